@@ -1,0 +1,2 @@
+// Package infra groups adapters to external systems and the code that runs them locally.
+package infra

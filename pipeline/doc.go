@@ -1,0 +1,2 @@
+// Package pipeline moves accepted rows from the edge through Kafka into the engine, exactly once.
+package pipeline

@@ -1,0 +1,2 @@
+// Package query analyzes, authorizes and rewrites SQL for the tenant, and renders result formats.
+package query
