@@ -1,0 +1,207 @@
+// Command svcd is the service: HTTP edge, ingest pipeline, query API and control plane,
+// with embedded engines, broker and event store by default.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/svc-data/svc/edge"
+	"github.com/svc-data/svc/infra/eventstore/boltstore"
+	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/es"
+	"github.com/svc-data/svc/query/tables"
+)
+
+func main() {
+	cfg, err := loadConfig(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "svcd:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("svcd stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// component is anything started and stopped with the service.
+type component interface {
+	Shutdown(ctx context.Context) error
+}
+
+// app holds what run started, to stop it in reverse order.
+type app struct {
+	log     *slog.Logger
+	stopped []component
+}
+
+func (a *app) started(c component) { a.stopped = append(a.stopped, c) }
+
+func (a *app) shutdown(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var errs []error
+	for i := len(a.stopped) - 1; i >= 0; i-- {
+		if err := a.stopped[i].Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type shutdownFunc func(ctx context.Context) error
+
+func (f shutdownFunc) Shutdown(ctx context.Context) error { return f(ctx) }
+
+func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
+	a := &app{log: log}
+	defer func() {
+		log.Info("shutting down")
+		err = errors.Join(err, a.shutdown(60*time.Second))
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return err
+	}
+
+	// Control plane.
+	store, err := openStore(cfg)
+	if err != nil {
+		return err
+	}
+	a.started(shutdownFunc(func(context.Context) error { return store.Close() }))
+	model := catalog.NewModel()
+	proj := catalog.NewProjector(store, model, time.Second, log)
+	if _, err := proj.CatchUp(ctx); err != nil {
+		return fmt.Errorf("rebuild read models: %w", err)
+	}
+	cat := catalog.NewService(store, model, proj)
+	boot, err := cat.EnsureBootstrap(ctx, cfg.BootstrapOrg, cfg.BootstrapAPIKey)
+	if err != nil {
+		return err
+	}
+	if boot.Token != "" {
+		if err := announceAdminKey(cfg, boot.Token, log); err != nil {
+			return err
+		}
+	}
+	projCtx, stopProj := context.WithCancel(context.WithoutCancel(ctx))
+	go proj.Run(projCtx)
+	a.started(shutdownFunc(func(context.Context) error { stopProj(); return nil }))
+
+	// Log.
+	seeds := kafka.ParseSeeds(cfg.KafkaSeeds)
+	if len(seeds) == 0 {
+		b, err := kafka.NewBroker(kafka.BrokerConfig{LibsDir: cfg.KafkaLibs, DataDir: filepath.Join(cfg.DataDir, "kafka"), Logger: log})
+		if err != nil {
+			return err
+		}
+		if err := b.Start(ctx); err != nil {
+			return err
+		}
+		a.started(b)
+		seeds = []string{b.Seeds()}
+	}
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Seeds: seeds, Logger: log})
+	if err != nil {
+		return err
+	}
+	a.started(shutdownFunc(func(context.Context) error { producer.Close(); return nil }))
+
+	// Engines, one per cluster, and the table manager over them.
+	engines := newEngines(cfg, log)
+	a.started(engines)
+	mgr := tables.NewManager(cat, engines)
+	for _, cl := range model.AllClusters() {
+		if err := startCluster(ctx, a, cfg, cl.ID, engines, mgr, producer, seeds, log); err != nil {
+			return err
+		}
+	}
+
+	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, Logger: log}, edge.Deps{
+		Catalog:    model,
+		Tables:     mgr,
+		Ingest:     pipeline.NewIngestor(producer),
+		DecodeRows: decodeRows,
+		Query:      newQueryRunner(engines, model),
+	})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	a.started(srv)
+	log.Info("svcd ready", "http", srv.Addr(), "data", cfg.DataDir, "kafka", seeds)
+	<-ctx.Done()
+	return nil
+}
+
+// startCluster brings up what a cluster needs: its engine, schema, topics and consumer.
+func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, engines *engines, mgr *tables.Manager,
+	producer *kafka.Producer, seeds []string, log *slog.Logger) error {
+	eng, err := engines.start(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
+		return err
+	}
+	if err := mgr.Reconcile(ctx, cluster); err != nil {
+		return err
+	}
+	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
+	if err := kafka.EnsureTopics(ctx, seeds, int32(cfg.IngestPartitions), ingest, dead); err != nil {
+		return err
+	}
+	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
+		MaxRows: cfg.BatchMaxRows, Linger: cfg.BatchLinger, Logger: log.With("cluster", cluster),
+		Dead: producer, DeadTopic: func(string) string { return dead },
+	}, eng, mgr)
+	if err != nil {
+		return err
+	}
+	a.started(cons)
+	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: "svc.ingest." + cluster.String(),
+		Topics: []string{ingest}, Logger: log.With("cluster", cluster)}, cons)
+	if err != nil {
+		return err
+	}
+	if err := gr.Start(ctx); err != nil {
+		return err
+	}
+	a.started(gr)
+	return nil
+}
+
+func openStore(cfg *Config) (es.Store, error) {
+	if cfg.EventStoreURL != "" {
+		return nil, errors.New("SVC_EVENTSTORE_URL: the EventStoreDB adapter is not built into this version")
+	}
+	return boltstore.Open(filepath.Join(cfg.DataDir, "events.db"))
+}
+
+// announceAdminKey prints a generated admin key once and keeps it in <data>/admin.key.
+func announceAdminKey(cfg *Config, token string, log *slog.Logger) error {
+	path := filepath.Join(cfg.DataDir, "admin.key")
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write admin key: %w", err)
+	}
+	if cfg.BootstrapAPIKey == "" {
+		fmt.Fprintf(os.Stderr, "\n  Admin API key (shown once, also saved to %s):\n\n    %s\n\n", path, token)
+	}
+	log.Info("bootstrap admin key created", "file", path)
+	return nil
+}

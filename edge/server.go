@@ -1,0 +1,225 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/tables"
+)
+
+// Config is the HTTP server's configuration.
+type Config struct {
+	Addr string
+	// MaxBodyBytes bounds a request body as received (compressed or not).
+	MaxBodyBytes int
+	// MaxConcurrentIngest bounds inserts in flight; more wait up to IngestWait, then get
+	// 503 with Retry-After.
+	MaxConcurrentIngest int
+	IngestWait          time.Duration
+	// IngestTimeout bounds the wait for the log's acknowledgment.
+	IngestTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+// Validate fills defaults.
+func (c *Config) Validate() error {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 64 << 20
+	}
+	if c.MaxConcurrentIngest <= 0 {
+		c.MaxConcurrentIngest = 256
+	}
+	if c.IngestWait <= 0 {
+		c.IngestWait = 2 * time.Second
+	}
+	if c.IngestTimeout <= 0 {
+		c.IngestTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// RowsDecoder appends the rows of a plain JSON body (one object or an array of objects)
+// to dst as newline-terminated compact objects and counts them.
+type RowsDecoder func(dst, body []byte) ([]byte, int, error)
+
+// Deps are the domain services the edge calls.
+type Deps struct {
+	Catalog    *catalog.Model
+	Tables     *tables.Manager
+	Ingest     *pipeline.Ingestor
+	DecodeRows RowsDecoder
+	Query      QueryRunner
+}
+
+// Server is the HTTP front door.
+type Server struct {
+	cfg     Config
+	deps    Deps
+	srv     *fasthttp.Server
+	ln      net.Listener
+	ingest  chan struct{} // tokens bounding concurrent inserts
+	wg      sync.WaitGroup
+	stopped bool
+	mu      sync.Mutex
+}
+
+// NewServer validates cfg and builds the routes.
+func NewServer(cfg Config, deps Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, deps: deps, ingest: make(chan struct{}, cfg.MaxConcurrentIngest)}
+	r := router.New()
+	r.GET("/health", s.health)
+	r.GET("/v1/tables", s.withKey(s.listTables))
+	r.POST("/v1/tables", s.withKey(s.createTable))
+	r.GET("/v1/tables/{table}", s.withKey(s.describeTable))
+	r.PATCH("/v1/tables/{table}", s.withKey(s.patchTable))
+	r.DELETE("/v1/tables/{table}", s.withKey(s.deleteTable))
+	r.POST("/v1/tables/{table}", s.withKey(s.insert))
+	r.POST("/v1/query", s.withKey(s.query))
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
+			"see /v1/openapi.json for the API"))
+	}
+	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
+		writeError(ctx, apiErr(405, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", ctx.Method(), ctx.Path()), ""))
+	}
+	s.srv = &fasthttp.Server{
+		Handler:               s.logged(r.Handler),
+		Name:                  "svc",
+		MaxRequestBodySize:    cfg.MaxBodyBytes,
+		ReadTimeout:           5 * time.Minute,
+		WriteTimeout:          5 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		StreamRequestBody:     false,
+		CloseOnShutdown:       true,
+	}
+	return s, nil
+}
+
+// Addr returns the bound address once started.
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return s.cfg.Addr
+	}
+	return s.ln.Addr().String()
+}
+
+// Start listens and serves in the background.
+func (s *Server) Start(context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	s.wg.Go(func() {
+		if err := s.srv.Serve(ln); err != nil {
+			s.cfg.Logger.Error("http server stopped", "err", err)
+		}
+	})
+	s.cfg.Logger.Info("http server listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for those in flight until ctx ends. Safe
+// without Start and twice.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped || s.ln == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	s.mu.Unlock()
+	err := s.srv.ShutdownWithContext(ctx)
+	s.wg.Wait()
+	return err
+}
+
+// logged gives every request an id and logs failures.
+func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		start := time.Now()
+		id := uuid.NewString()
+		ctx.SetUserValue(requestIDKey, id)
+		ctx.Response.Header.Set("X-Request-Id", id)
+		next(ctx)
+		if code := ctx.Response.StatusCode(); code >= 500 {
+			s.cfg.Logger.Warn("request failed", "request_id", id, "method", string(ctx.Method()),
+				"path", string(ctx.Path()), "status", code, "duration", time.Since(start))
+		}
+	}
+}
+
+const requestIDKey = "request_id"
+
+type keyHandler func(ctx *fasthttp.RequestCtx, p *Principal)
+
+// withKey authenticates before calling h.
+func (s *Server) withKey(h keyHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		p, err := s.authenticate(ctx)
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		h(ctx, p)
+	}
+}
+
+func (s *Server) health(ctx *fasthttp.RequestCtx) {
+	writeJSON(ctx, 200, map[string]string{"status": "ok"})
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(ctx, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body)
+}
+
+// readJSON decodes a request body into v, refusing unknown fields.
+func readJSON(ctx *fasthttp.RequestCtx, v any) error {
+	body := ctx.PostBody()
+	if len(body) == 0 {
+		return apiErr(400, "invalid_body", "the request body is empty; send a JSON object", "")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return apiErr(400, "invalid_json", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se), "")
+		case errors.As(err, &te):
+			return &APIError{Status: 400, Code: "invalid_" + te.Field, Field: te.Field,
+				Message: fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type, te.Value)}
+		}
+		return apiErr(400, "invalid_json", err.Error(), "")
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package edge
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/tables"
+)
+
+// tableView is a table as the API shows it.
+type tableView struct {
+	Name       string    `json:"name"`
+	Database   string    `json:"database"`
+	SortingKey string    `json:"sorting_key"`
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	// PhysicalSortingKey is the engine key of the generation new rows go to (paths typed
+	// from the data), null until the first rows arrive.
+	PhysicalSortingKey *string `json:"physical_sorting_key"`
+	// Generations counts the table's physical generations.
+	Generations int `json:"generations"`
+}
+
+func viewTable(t *catalog.Table) tableView {
+	v := tableView{Name: t.Name, Database: t.Database, SortingKey: t.SortingKey, ID: t.ID.String(),
+		CreatedAt: t.CreatedAt, Generations: len(t.Generations)}
+	if g, ok := t.Current(); ok {
+		k := g.PhysicalKey
+		v.PhysicalSortingKey = &k
+	}
+	return v
+}
+
+func (s *Server) tableParam(ctx *fasthttp.RequestCtx, p *Principal, db *catalog.Database) (*catalog.Table, error) {
+	name, _ := ctx.UserValue("table").(string)
+	t, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, name)
+	if !ok {
+		return nil, apiErr(404, "table_not_found", fmt.Sprintf("table %q does not exist in database %q", name, db.Name),
+			"create it with POST /v1/tables")
+	}
+	return t, nil
+}
+
+func (s *Server) listTables(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) || p.CustomRole() {
+		writeError(ctx, forbidden("list tables"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	out := []tableView{}
+	for _, t := range s.deps.Catalog.Tables(p.ClusterID, db.Name) {
+		out = append(out, viewTable(t))
+	}
+	writeJSON(ctx, 200, map[string]any{"tables": out})
+}
+
+func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) || p.CustomRole() {
+		writeError(ctx, forbidden("describe tables"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, viewTable(t))
+}
+
+type createTableRequest struct {
+	Name       *string `json:"name"`
+	SortingKey *string `json:"sorting_key"`
+}
+
+func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actManageTables) {
+		writeError(ctx, forbidden("create tables (admin permission required)"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req createTableRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if req.Name == nil {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "field \"name\" is required"})
+		return
+	}
+	key := ""
+	if req.SortingKey != nil {
+		key = *req.SortingKey
+	}
+	t, err := s.deps.Tables.CreateTable(ctx, p.OrgID, p.ClusterID, db.Name, *req.Name, key, "")
+	if err != nil {
+		writeError(ctx, tableError(err))
+		return
+	}
+	writeJSON(ctx, 200, viewTable(t))
+}
+
+func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actManageTables) {
+		writeError(ctx, forbidden("change sorting keys (admin permission required)"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req createTableRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if req.Name != nil && *req.Name != t.Name {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "tables cannot be renamed"})
+		return
+	}
+	if req.SortingKey != nil {
+		if t, err = s.deps.Tables.ChangeSortingKey(ctx, p.ClusterID, db.Name, t.Name, *req.SortingKey); err != nil {
+			writeError(ctx, tableError(err))
+			return
+		}
+	}
+	writeJSON(ctx, 200, viewTable(t))
+}
+
+func (s *Server) deleteTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actDeleteTable) {
+		writeError(ctx, forbidden("delete tables (admin permission required)"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if err := s.deps.Tables.DropTable(ctx, p.ClusterID, db.Name, t.Name); err != nil {
+		writeError(ctx, tableError(err))
+		return
+	}
+	writeJSON(ctx, 200, map[string]any{"deleted": true, "name": t.Name})
+}
+
+func tableError(err error) error {
+	if errors.Is(err, tables.ErrKeyUnusable) {
+		return &APIError{Status: 400, Code: "engine_error", Field: "sorting_key", Message: err.Error(),
+			Hint: "the engine refused this sorting key; check for repeated or non-comparable expressions"}
+	}
+	return err
+}
+
+// maxDecodedBytes bounds a request body after decompression.
+const maxDecodedBytes = 100 << 20
+
+func (s *Server) insert(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actInsert) {
+		writeError(ctx, forbidden("insert rows"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	args := ctx.QueryArgs()
+	if args.Has("transform") || args.Has("url") {
+		writeError(ctx, apiErr(400, "unsupported_insert_variant", "transform and url inserts are not available yet",
+			"send one JSON object or an array of JSON objects"))
+		return
+	}
+	idem := string(ctx.Request.Header.Peek("Idempotency-Key"))
+	if err := validIdempotencyKey(idem); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	body, err := requestBody(ctx)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	rows, n, err := s.deps.DecodeRows(make([]byte, 0, len(body)+len(body)/8), body)
+	if err != nil {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_rows", Message: err.Error(),
+			Hint: "send one JSON object or an array of JSON objects; nothing of this request was stored"})
+		return
+	}
+	if n == 0 {
+		writeJSON(ctx, 202, map[string]int{"successful_rows": 0, "quarantined_rows": 0})
+		return
+	}
+	// A bounded number of inserts wait for the log at once: beyond it, clients are told
+	// to come back rather than piling up memory here.
+	select {
+	case s.ingest <- struct{}{}:
+		defer func() { <-s.ingest }()
+	case <-time.After(s.cfg.IngestWait):
+		writeError(ctx, &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
+			Message: "too many inserts in flight; nothing of this request was stored",
+			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"})
+		return
+	}
+	actx, cancel := context.WithTimeout(context.Background(), s.cfg.IngestTimeout)
+	defer cancel()
+	err = s.deps.Ingest.Accept(actx, pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
+		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: rows})
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 202, map[string]int{"successful_rows": n, "quarantined_rows": 0})
+}
+
+// validIdempotencyKey enforces 1 to 128 visible ASCII characters without spaces.
+func validIdempotencyKey(k string) error {
+	if k == "" {
+		return nil
+	}
+	if len(k) > 128 {
+		return &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
+			Message: "Idempotency-Key is longer than 128 characters"}
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] <= ' ' || k[i] > '~' {
+			return &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
+				Message: "Idempotency-Key must be visible ASCII characters without spaces"}
+		}
+	}
+	return nil
+}
+
+// requestBody returns the body, gunzipped when Content-Encoding says gzip, bounded after
+// decompression.
+func requestBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
+	body := ctx.PostBody()
+	switch enc := string(bytes.ToLower(ctx.Request.Header.Peek("Content-Encoding"))); enc {
+	case "", "identity":
+		return body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, apiErr(400, "invalid_encoding", "the body is not valid gzip: "+err.Error(), "")
+		}
+		out, err := io.ReadAll(io.LimitReader(zr, maxDecodedBytes+1))
+		if err != nil {
+			return nil, apiErr(400, "invalid_encoding", "the body is not valid gzip: "+err.Error(), "")
+		}
+		if len(out) > maxDecodedBytes {
+			return nil, apiErr(413, "request_too_large", fmt.Sprintf("the body exceeds %d bytes after decompression", maxDecodedBytes),
+				"split the rows into several requests")
+		}
+		return out, nil
+	default:
+		return nil, apiErr(415, "unsupported_encoding", "Content-Encoding "+enc+" is not supported", "use gzip or none")
+	}
+}
