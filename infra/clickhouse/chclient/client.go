@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -57,6 +58,12 @@ func Open(cfg Config) (*Client, error) {
 		MaxIdleConns:    cfg.MaxConns,
 		ConnMaxLifetime: time.Hour,
 		Compression:     &clickhouse.Compression{Method: clickhouse.CompressionNone},
+		TransportFunc: func(t *http.Transport) (http.RoundTripper, error) {
+			// clickhouse-go sizes its transport for one connection at a time; queries and
+			// inserts of a whole node share this pool.
+			t.MaxIdleConns, t.MaxIdleConnsPerHost = cfg.MaxConns, cfg.MaxConns
+			return summaryTransport{next: t}, nil
+		},
 	}
 	if u.User != nil {
 		opts.Auth.Username = u.User.Username()
