@@ -61,6 +61,8 @@ func toAPIError(err error) *APIError {
 		return apiErr(404, "not_found", err.Error(), "")
 	case errors.Is(err, catalog.ErrExists):
 		return apiErr(409, "already_exists", err.Error(), "")
+	case errors.Is(err, catalog.ErrConflict):
+		return apiErr(409, "conflict", err.Error(), "")
 	case errors.Is(err, catalog.ErrProtected):
 		return apiErr(403, "protected", err.Error(), "")
 	case errors.Is(err, catalog.ErrInvalid):

@@ -30,7 +30,10 @@ type Config struct {
 	IngestWait          time.Duration
 	// IngestTimeout bounds the wait for the log's acknowledgment.
 	IngestTimeout time.Duration
-	Logger        *slog.Logger
+	// PublicURL is the address users reach the service at (for links such as the device
+	// approval page); empty derives it from each request's Host.
+	PublicURL string
+	Logger    *slog.Logger
 }
 
 // Validate fills defaults.
@@ -63,6 +66,7 @@ type RowsDecoder func(dst, body []byte) ([]byte, int, error)
 // Deps are the domain services the edge calls.
 type Deps struct {
 	Catalog    *catalog.Model
+	Commands   *catalog.Service
 	Tables     *tables.Manager
 	Ingest     *pipeline.Ingestor
 	DecodeRows RowsDecoder
@@ -77,6 +81,7 @@ type Server struct {
 	ln      net.Listener
 	ingest  chan struct{} // tokens bounding concurrent inserts
 	wg      sync.WaitGroup
+	polls   pollState
 	stopped bool
 	mu      sync.Mutex
 }
@@ -89,6 +94,32 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	s := &Server{cfg: cfg, deps: deps, ingest: make(chan struct{}, cfg.MaxConcurrentIngest)}
 	r := router.New()
 	r.GET("/health", s.health)
+	r.POST("/v1/auth/login", s.login)
+	r.POST("/v1/auth/logout", s.withKey(s.logout))
+	r.GET("/v1/me", s.withKey(s.me))
+	r.POST("/v1/users", s.withKey(s.createUser))
+	r.GET("/v1/organizations", s.withKey(s.listOrganizations))
+	r.POST("/v1/organizations", s.withKey(s.createOrganization))
+	r.GET("/v1/organizations/{org}", s.withKey(s.getOrganization))
+	r.PATCH("/v1/organizations/{org}", s.withKey(s.renameOrganization))
+	r.DELETE("/v1/organizations/{org}", s.withKey(s.deleteOrganization))
+	r.GET("/v1/organizations/{org}/members", s.withKey(s.listMembers))
+	r.POST("/v1/organizations/{org}/members", s.withKey(s.setMember))
+	r.PATCH("/v1/organizations/{org}/members/{user}", s.withKey(s.setMember))
+	r.DELETE("/v1/organizations/{org}/members/{user}", s.withKey(s.removeMember))
+	r.GET("/v1/clusters", s.withKey(s.listClusters))
+	r.GET("/v1/clusters/{cluster_id}", s.withKey(s.getCluster))
+	r.GET("/v1/keys", s.withKey(s.listKeys))
+	r.POST("/v1/keys", s.withKey(s.createKey))
+	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))
+	r.GET("/v1/databases", s.withKey(s.listDatabases))
+	r.POST("/v1/databases", s.withKey(s.createDatabase))
+	r.DELETE("/v1/databases/{database}", s.withKey(s.deleteDatabase))
+	r.POST("/v1/oauth/device/code", s.deviceCode)
+	r.POST("/v1/oauth/token", s.token)
+	r.GET("/device", s.devicePageGet)
+	r.POST("/device/login", s.deviceLogin)
+	r.POST("/device", s.deviceDecide)
 	r.GET("/v1/tables", s.withKey(s.listTables))
 	r.POST("/v1/tables", s.withKey(s.createTable))
 	r.GET("/v1/tables/{table}", s.withKey(s.describeTable))

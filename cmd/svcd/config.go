@@ -36,8 +36,12 @@ type Config struct {
 	// embedded file.
 	EventStoreURL string
 
-	BootstrapAPIKey string
-	BootstrapOrg    string
+	BootstrapAPIKey   string
+	BootstrapOrg      string
+	BootstrapUser     string
+	BootstrapPassword string
+	// PublicURL is where users reach the service (device login links).
+	PublicURL string
 
 	BatchMaxRows int
 	BatchLinger  time.Duration
@@ -62,6 +66,9 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.EventStoreURL, "eventstore-url", "SVC_EVENTSTORE_URL", "", "EventStoreDB connection string; empty uses the embedded store")
 	str(&c.BootstrapAPIKey, "bootstrap-api-key", "SVC_BOOTSTRAP_API_KEY", "", "admin API key created at the first start")
 	str(&c.BootstrapOrg, "bootstrap-org", "SVC_BOOTSTRAP_ORG", "default", "organization created at the first start")
+	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")
+	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
+	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: from each request)")
 	var err error
 	intFlag := func(p *int, name, env string, def int, usage string) {
 		v := def

@@ -88,12 +88,13 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		return fmt.Errorf("rebuild read models: %w", err)
 	}
 	cat := catalog.NewService(store, model, proj)
-	boot, err := cat.EnsureBootstrap(ctx, cfg.BootstrapOrg, cfg.BootstrapAPIKey)
+	boot, err := cat.EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: cfg.BootstrapOrg, Token: cfg.BootstrapAPIKey,
+		AdminUser: cfg.BootstrapUser, AdminPassword: cfg.BootstrapPassword})
 	if err != nil {
 		return err
 	}
 	if boot.Token != "" {
-		if err := announceAdminKey(cfg, boot.Token, log); err != nil {
+		if err := announceBootstrap(cfg, boot, log); err != nil {
 			return err
 		}
 	}
@@ -130,8 +131,9 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		}
 	}
 
-	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, Logger: log}, edge.Deps{
+	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, Logger: log}, edge.Deps{
 		Catalog:    model,
+		Commands:   cat,
 		Tables:     mgr,
 		Ingest:     pipeline.NewIngestor(producer),
 		DecodeRows: decodeRows,
@@ -193,15 +195,24 @@ func openStore(cfg *Config) (es.Store, error) {
 	return boltstore.Open(filepath.Join(cfg.DataDir, "events.db"))
 }
 
-// announceAdminKey prints a generated admin key once and keeps it in <data>/admin.key.
-func announceAdminKey(cfg *Config, token string, log *slog.Logger) error {
-	path := filepath.Join(cfg.DataDir, "admin.key")
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return fmt.Errorf("write admin key: %w", err)
-	}
+// announceBootstrap prints generated credentials once and keeps them in the data
+// directory with mode 0600: the admin key in admin.key, the admin password in
+// admin.password.
+func announceBootstrap(cfg *Config, b *catalog.Bootstrap, log *slog.Logger) error {
+	keyPath := filepath.Join(cfg.DataDir, "admin.key")
 	if cfg.BootstrapAPIKey == "" {
-		fmt.Fprintf(os.Stderr, "\n  Admin API key (shown once, also saved to %s):\n\n    %s\n\n", path, token)
+		if err := os.WriteFile(keyPath, []byte(b.Token+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write admin key: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "\n  Admin API key (shown once, also saved to %s):\n\n    %s\n", keyPath, b.Token)
 	}
-	log.Info("bootstrap admin key created", "file", path)
+	if b.Password != "" {
+		pwPath := filepath.Join(cfg.DataDir, "admin.password")
+		if err := os.WriteFile(pwPath, []byte(b.Password+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write admin password: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "\n  Admin user %q, password (shown once, also saved to %s):\n\n    %s\n\n", b.AdminUser.Username, pwPath, b.Password)
+	}
+	log.Info("bootstrap created", "organization", b.Organization.Name, "cluster", b.Cluster.Name, "admin_user", b.AdminUser.Username)
 	return nil
 }

@@ -30,7 +30,7 @@ func TestBootstrapSurvivesRestartAndRebuildsIdentically(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "events.db")
 	svc, closeStore := open(t, path)
-	b, err := svc.EnsureBootstrap(ctx, "acme", "svck_fixed_token_for_test")
+	b, err := svc.EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme", Token: "svck_fixed_token_for_test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestBootstrapSurvivesRestartAndRebuildsIdentically(t *testing.T) {
 
 	svc2, close2 := open(t, path)
 	defer close2()
-	b2, err := svc2.EnsureBootstrap(ctx, "acme", "other")
+	b2, err := svc2.EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme", Token: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestConcurrentCommandsOnOneAggregateLoseNothing(t *testing.T) {
 	ctx := context.Background()
 	svc, closeStore := open(t, filepath.Join(t.TempDir(), "events.db"))
 	defer closeStore()
-	b, err := svc.EnsureBootstrap(ctx, "acme", "")
+	b, err := svc.EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}

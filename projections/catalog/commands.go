@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,21 +92,9 @@ func (s *Service) append(ctx context.Context, stream string, exp es.Expected, ev
 	return res.Position, nil
 }
 
-// CreateOrganization creates an organization.
+// CreateOrganization creates an organization without members (the bootstrap's).
 func (s *Service) CreateOrganization(ctx context.Context, name string) (*Organization, error) {
-	if name == "" {
-		return nil, invalid("name", "organization name is empty")
-	}
-	id := uuid.New()
-	err := s.retry(ctx, func() (uint64, error) {
-		return s.append(ctx, orgStream(id), es.NoStream(), newEvent(EvOrganizationCreated,
-			OrganizationCreated{ID: id, Name: name, CreatedAt: s.now()}))
-	})
-	if err != nil {
-		return nil, err
-	}
-	o, _ := s.model.Organization(id)
-	return o, nil
+	return s.CreateOrganizationBy(ctx, name, uuid.Nil)
 }
 
 // CreateCluster creates a cluster of an organization.
@@ -396,6 +385,38 @@ func (s *Service) CreateAPIKey(ctx context.Context, nk NewAPIKey) (*APIKey, stri
 	if nk.Name == "" {
 		return nil, "", invalid("name", "key name is empty")
 	}
+	if len(nk.Name) > 256 {
+		return nil, "", invalid("name", "key name is longer than 256 characters")
+	}
+	switch {
+	case nk.Permission != "" && len(nk.Roles) > 0:
+		return nil, "", invalid("permission", "give exactly one of permission and database_roles, not both")
+	case nk.Permission == "" && len(nk.Roles) == 0:
+		return nil, "", invalid("permission", "give exactly one of permission and database_roles")
+	case nk.Permission != "":
+		switch nk.Permission {
+		case PermAdmin, PermReadWrite, PermWriteOnly, PermReadOnly:
+		default:
+			return nil, "", invalid("permission", "permission %q is not one of admin, read_write, write_only, read_only", nk.Permission)
+		}
+	default:
+		if len(nk.Roles) > 32 {
+			return nil, "", invalid("database_roles", "at most 32 roles per key, got %d", len(nk.Roles))
+		}
+		seen := map[string]bool{}
+		for _, r := range nk.Roles {
+			if seen[r] {
+				return nil, "", invalid("database_roles", "role %q is listed twice", r)
+			}
+			seen[r] = true
+			if _, ok := s.model.Role(nk.ClusterID, r); !ok {
+				return nil, "", invalid("database_roles", "role %q does not exist on this cluster (names are case-sensitive)", r)
+			}
+		}
+	}
+	if nk.ExpiresAt != nil && !nk.ExpiresAt.After(s.now()) {
+		return nil, "", invalid("expires_at", "expires_at must be in the future")
+	}
 	if c, ok := s.model.Cluster(nk.ClusterID); !ok || c.OrgID != nk.OrgID {
 		return nil, "", fmt.Errorf("%w: cluster %s", ErrNotFound, nk.ClusterID)
 	}
@@ -444,14 +465,28 @@ type Bootstrap struct {
 	Organization *Organization
 	Cluster      *Cluster
 	AdminKey     *APIKey
-	// Token is the admin key's token when this call created it, else empty.
-	Token string
+	AdminUser    *User
+	// Token is the admin key's token and Password the admin user's password when this
+	// call created them, else empty.
+	Token    string
+	Password string
 }
 
-// EnsureBootstrap creates, on an empty store, an organization, a default cluster, its
-// database "default" and an admin key (with token when not empty). On a store that has
-// an organization it returns what exists and creates nothing.
-func (s *Service) EnsureBootstrap(ctx context.Context, orgName, token string) (*Bootstrap, error) {
+// BootstrapConfig names what the first start creates.
+type BootstrapConfig struct {
+	Organization string
+	// Token is the admin key's token; empty generates one.
+	Token string
+	// AdminUser and AdminPassword name the first user, an administrator of the
+	// organization; an empty password generates one.
+	AdminUser     string
+	AdminPassword string
+}
+
+// EnsureBootstrap creates, on an empty store, an administrator user, an organization, a
+// default cluster with its database "default", and an admin key. On a store that has an
+// organization it returns what exists and creates nothing.
+func (s *Service) EnsureBootstrap(ctx context.Context, cfg BootstrapConfig) (*Bootstrap, error) {
 	if _, err := s.proj.CatchUp(ctx); err != nil {
 		return nil, err
 	}
@@ -462,7 +497,18 @@ func (s *Service) EnsureBootstrap(ctx context.Context, orgName, token string) (*
 		}
 		return b, nil
 	}
-	org, err := s.CreateOrganization(ctx, orgName)
+	if cfg.AdminUser == "" {
+		cfg.AdminUser = "admin"
+	}
+	password := cfg.AdminPassword
+	if password == "" {
+		password = strings.TrimPrefix(NewToken(), TokenPrefix)[:24]
+	}
+	user, err := s.CreateUser(ctx, cfg.AdminUser, "Administrator", password)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap admin user: %w", err)
+	}
+	org, err := s.CreateOrganizationBy(ctx, cfg.Organization, user.ID)
 	if err != nil {
 		return nil, fmt.Errorf("bootstrap organization: %w", err)
 	}
@@ -474,9 +520,13 @@ func (s *Service) EnsureBootstrap(ctx context.Context, orgName, token string) (*
 		return nil, fmt.Errorf("bootstrap database: %w", err)
 	}
 	key, tok, err := s.CreateAPIKey(ctx, NewAPIKey{OrgID: org.ID, ClusterID: cl.ID, Name: "bootstrap admin",
-		Permission: PermAdmin, Token: token})
+		Permission: PermAdmin, Token: cfg.Token})
 	if err != nil {
 		return nil, fmt.Errorf("bootstrap admin key: %w", err)
 	}
-	return &Bootstrap{Organization: org, Cluster: cl, AdminKey: key, Token: tok}, nil
+	b := &Bootstrap{Organization: org, Cluster: cl, AdminKey: key, AdminUser: user, Token: tok}
+	if cfg.AdminPassword == "" {
+		b.Password = password
+	}
+	return b, nil
 }

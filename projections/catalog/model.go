@@ -131,6 +131,7 @@ type Model struct {
 	tablesByID map[uuid.UUID]*Table
 	keys       map[uuid.UUID]*APIKey
 	keyHashes  map[string]*APIKey
+	identity
 }
 
 // NewModel returns an empty read model.
@@ -143,6 +144,7 @@ func NewModel() *Model {
 		tablesByID: map[uuid.UUID]*Table{},
 		keys:       map[uuid.UUID]*APIKey{},
 		keyHashes:  map[string]*APIKey{},
+		identity:   newIdentity(),
 	}
 	return m
 }
@@ -268,6 +270,8 @@ func (m *Model) apply(e es.Event) error {
 	default:
 		// Unknown types come from newer versions of the service; an older node skips
 		// them rather than refusing to start.
+		_, err := m.applyIdentity(e)
+		return err
 	}
 	return nil
 }
