@@ -1,0 +1,316 @@
+package query
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/format"
+	"github.com/svc-data/svc/query/statement"
+	"github.com/svc-data/svc/query/tables"
+)
+
+// Request is one SQL request on behalf of a principal.
+type Request struct {
+	OrgID     uuid.UUID
+	ClusterID uuid.UUID
+	Principal statement.Principal
+	// KeyID is the custom-role key's id (its database user), zero otherwise.
+	KeyID    uuid.UUID
+	Database string // selected logical database
+	SQL      string
+	Format   string
+	QueryID  string
+}
+
+// Response streams a result.
+type Response interface {
+	QueryID() string
+	ContentType() string
+	// WriteTo writes the whole result, streaming rows as the engine produces them.
+	WriteTo(w *bufio.Writer) error
+}
+
+// Error is a refusal the HTTP layer answers with its status and envelope.
+type Error struct {
+	Status     int
+	Code       string
+	Message    string
+	Hint       string
+	EngineCode int32
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Engines gives the engine of a cluster.
+type Engines interface {
+	QueryEngine(cluster uuid.UUID) (Engine, error)
+}
+
+// Runner runs the query API: analyze and authorize on the parsed statement, apply
+// control-plane commands, run engine SQL and stream the result.
+type Runner struct {
+	model   *catalog.Model
+	cmds    *catalog.Service
+	tables  *tables.Manager
+	engines Engines
+}
+
+// NewRunner returns a runner.
+func NewRunner(model *catalog.Model, cmds *catalog.Service, tbl *tables.Manager, engines Engines) *Runner {
+	return &Runner{model: model, cmds: cmds, tables: tbl, engines: engines}
+}
+
+// DefaultSettings apply to every user statement: paths of JSON documents are Dynamic,
+// and ordering or grouping by them is what users of a document store expect to do.
+var DefaultSettings = []statement.Setting{
+	{Name: "allow_suspicious_types_in_order_by", Value: "1"},
+	{Name: "allow_suspicious_types_in_group_by", Value: "1"},
+}
+
+// Env builds the analysis environment of a request.
+func (r *Runner) Env(req Request) statement.Env {
+	return statement.Env{
+		Principal: req.Principal,
+		Database:  req.Database,
+		Catalog:   catalogView{m: r.model, cluster: req.ClusterID},
+		Access:    accessView{m: r.model, cluster: req.ClusterID},
+	}
+}
+
+// Run analyzes and runs one request. Errors before the first row come back here with
+// their status; later ones end the stream in-band.
+func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
+	if req.Format == "" {
+		req.Format = format.Default
+	}
+	if !isFormat(req.Format) {
+		return nil, &Error{Status: 400, Code: "unsupported_format", Message: (&format.UnknownError{Name: req.Format}).Error()}
+	}
+	if req.QueryID == "" {
+		req.QueryID = uuid.NewString()
+	}
+	env := r.Env(req)
+	start := time.Now()
+	st, err := statement.Analyze(req.SQL, env)
+	if err != nil {
+		var se *statement.Error
+		if errors.As(err, &se) {
+			return nil, &Error{Status: se.Status, Code: se.Code, Message: se.Message, Hint: se.Hint}
+		}
+		return nil, err
+	}
+	if st.Command != nil {
+		if err := r.apply(ctx, req, st.Command); err != nil {
+			return nil, err
+		}
+		return &result{queryID: req.QueryID, format: req.Format, start: start, empty: true}, nil
+	}
+	eng, err := r.engines.QueryEngine(req.ClusterID)
+	if err != nil {
+		return nil, &Error{Status: 503, Code: "engine_unavailable", Message: err.Error(), Hint: "retry shortly"}
+	}
+	settings := map[string]string{}
+	for _, s := range DefaultSettings {
+		settings[s.Name] = s.Value
+	}
+	for _, s := range st.Settings {
+		settings[s.Name] = s.Value
+	}
+	rows, err := eng.Stream(ctx, st.SQL, Options{QueryID: req.QueryID, Settings: settings})
+	if err != nil {
+		return nil, engineError(err, env)
+	}
+	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult}
+	// Peek the first row so that errors the engine raises at once (unknown columns,
+	// type errors, memory limits at start) get a proper status rather than an in-band
+	// error after a 200.
+	res.more = rows.Next()
+	if !res.more {
+		if err := rows.Err(); err != nil {
+			rows.Close()
+			return nil, engineError(err, env)
+		}
+	}
+	return res, nil
+}
+
+func isFormat(name string) bool {
+	for _, n := range format.Names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// engineError turns an engine failure into the API's error, keeping the engine's code
+// and text with engine names translated back to logical ones.
+func engineError(err error, env statement.Env) error {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		return &Error{Status: 400, Code: "engine_error", EngineCode: ex.Code,
+			Message: statement.TranslateError(fmt.Sprintf("Code: %d. DB::Exception: %s", ex.Code, ex.Message), env)}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
+	}
+	return &Error{Status: 503, Code: "engine_unavailable", Message: statement.TranslateError(err.Error(), env),
+		Hint: "the engine did not answer; retry shortly"}
+}
+
+// result is a response being streamed.
+type result struct {
+	queryID string
+	format  string
+	start   time.Time
+	rows    Rows
+	more    bool
+	env     statement.Env
+	empty   bool
+}
+
+func (r *result) QueryID() string { return r.queryID }
+
+func (r *result) ContentType() string {
+	w, _ := format.New(r.format, nil, nil)
+	return w.ContentType()
+}
+
+func (r *result) WriteTo(bw *bufio.Writer) error {
+	defer bw.Flush()
+	w, err := format.New(r.format, bw, nil)
+	if err != nil {
+		return err
+	}
+	if r.rows == nil {
+		if err := w.Begin([]format.Column{}); err != nil {
+			return err
+		}
+		return w.End(format.Stats{Elapsed: time.Since(r.start)})
+	}
+	defer r.rows.Close()
+	cols := r.rows.Columns()
+	if r.empty {
+		// DDL and INSERT ... SELECT answer an empty result set.
+		cols = []format.Column{}
+	}
+	if err := w.Begin(cols); err != nil {
+		return err
+	}
+	lastProgress := time.Now()
+	for more := r.more; more; more = r.rows.Next() {
+		if r.empty {
+			continue
+		}
+		if err := w.Row(r.rows.Values()); err != nil {
+			return err // the client went away
+		}
+		if time.Since(lastProgress) > time.Second {
+			lastProgress = time.Now()
+			sum := r.rows.Summary()
+			if err := w.Progress(sum.RowsRead, sum.BytesRead, time.Since(r.start)); err != nil {
+				return err
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.rows.Err(); err != nil {
+		e := engineError(err, r.env)
+		_ = w.Fail(e)
+		return e
+	}
+	sum := r.rows.Summary()
+	stats := format.Stats{Elapsed: time.Since(r.start), RowsRead: sum.RowsRead, BytesRead: sum.BytesRead}
+	if r.empty && sum.Known {
+		written := sum.WrittenRows
+		stats.WrittenRows = &written
+	}
+	return w.End(stats)
+}
+
+// apply carries out a control-plane statement.
+func (r *Runner) apply(ctx context.Context, req Request, cmd statement.Command) error {
+	switch c := cmd.(type) {
+	case *statement.CreateTable:
+		if _, exists := r.model.Table(req.ClusterID, c.Database, c.Table); exists {
+			if c.IfNotExists {
+				return nil
+			}
+			return &Error{Status: 409, Code: "table_exists", Message: fmt.Sprintf("table %q already exists in database %q", c.Table, c.Database),
+				Hint: "use CREATE TABLE IF NOT EXISTS"}
+		}
+		_, err := r.tables.CreateTable(ctx, req.OrgID, req.ClusterID, c.Database, c.Table, c.SortingKey, "")
+		return err
+	case *statement.AlterSortingKey:
+		_, err := r.tables.ChangeSortingKey(ctx, req.ClusterID, c.Database, c.Table, c.SortingKey)
+		return err
+	case *statement.CreateRole:
+		return r.cmds.CreateRole(ctx, req.ClusterID, c.Name, c.IfNotExists)
+	case *statement.DropRole:
+		return r.cmds.DropRole(ctx, req.ClusterID, c.Name, c.IfExists)
+	}
+	return &Error{Status: 400, Code: "unsupported_statement", Message: fmt.Sprintf("%T is not supported yet", cmd)}
+}
+
+// catalogView is the organization's catalog on one cluster, as analysis sees it.
+type catalogView struct {
+	m       *catalog.Model
+	cluster uuid.UUID
+}
+
+func (c catalogView) Database(name string) (string, bool) {
+	d, ok := c.m.Database(c.cluster, name)
+	if !ok {
+		return "", false
+	}
+	return d.Engine, true
+}
+
+func (c catalogView) Databases() []statement.Database {
+	var out []statement.Database
+	for _, d := range c.m.Databases(c.cluster) {
+		out = append(out, statement.Database{Name: d.Name, Engine: d.Engine})
+	}
+	return out
+}
+
+func (c catalogView) Table(db, table string) (statement.Table, bool) {
+	t, ok := c.m.Table(c.cluster, db, table)
+	if !ok {
+		return statement.Table{}, false
+	}
+	g, _ := t.Current()
+	return statement.Table{Generation: g.N}, true
+}
+
+// accessView is the cluster's roles, grants, policies and profiles.
+type accessView struct {
+	m       *catalog.Model
+	cluster uuid.UUID
+}
+
+func (a accessView) RoleExists(name string) bool {
+	_, ok := a.m.Role(a.cluster, name)
+	return ok
+}
+
+func (a accessView) Grants(string) []statement.Grant { return nil }
+
+// DatabaseUserExists: every custom-role key has a database user named after it.
+func (a accessView) DatabaseUserExists(name string) bool {
+	return strings.HasPrefix(name, catalog.KeyUserPrefix)
+}
+
+func (a accessView) RowPolicies(string, string) []statement.RowPolicy { return nil }
+
+func (a accessView) SettingsProfiles() []statement.SettingsProfile { return nil }
