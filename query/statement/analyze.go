@@ -83,7 +83,7 @@ func (a *analyzer) statement() (*Statement, *Error) {
 // selectStatement handles SELECT and WITH ... SELECT.
 func (a *analyzer) selectStatement() (*Statement, *Error) {
 	if !a.env.Principal.canRead() {
-		return nil, forbidden(CodeForbidden, 0, "use a key with read permission", "%s cannot read", a.env.Principal)
+		return nil, forbidden(CodeForbidden, -1, "use a key with read permission", "%s cannot read", a.env.Principal)
 	}
 	stmts, err := parseStatements(a.sql, 0)
 	if err != nil {

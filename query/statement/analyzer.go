@@ -33,11 +33,12 @@ type analyzer struct {
 
 // tableRead records one table the statement reads and what of it.
 type tableRead struct {
-	ref    TableRef
-	system bool
-	whole  bool            // the whole document (*, t.*, f(*))
-	cols   map[string]bool // top-level document keys used
-	pos    int
+	ref     TableRef
+	system  bool
+	whole   bool           // the whole document (*, t.*, f(*))
+	cols    map[string]int // top-level document keys used, with the first position
+	pos     int
+	wholeAt int
 }
 
 type settingUse struct {
@@ -60,21 +61,24 @@ func (a *analyzer) read(ref TableRef, system bool, pos int) *tableRead {
 	if r, ok := a.readIdx[key]; ok {
 		return r
 	}
-	r := &tableRead{ref: ref, system: system, cols: map[string]bool{}, pos: pos}
+	r := &tableRead{ref: ref, system: system, cols: map[string]int{}, pos: pos, wholeAt: -1}
 	a.readIdx[key] = r
 	a.reads = append(a.reads, r)
 	return r
 }
 
-func (a *analyzer) useColumn(r *tableRead, col string) {
-	if r != nil && !a.noAccounting {
-		r.cols[col] = true
+func (a *analyzer) useColumn(r *tableRead, col string, pos int) {
+	if r == nil || a.noAccounting {
+		return
+	}
+	if _, seen := r.cols[col]; !seen {
+		r.cols[col] = pos
 	}
 }
 
-func (a *analyzer) useWhole(r *tableRead) {
-	if r != nil && !a.noAccounting {
-		r.whole = true
+func (a *analyzer) useWhole(r *tableRead, pos int) {
+	if r != nil && !a.noAccounting && !r.whole {
+		r.whole, r.wholeAt = true, pos
 	}
 }
 
@@ -142,18 +146,22 @@ func (a *analyzer) checkSelectGrant(r *tableRead) *Error {
 		}
 	}
 	if r.whole {
-		return forbidden(CodeForbidden, r.pos, "name the granted paths instead of * (granted: "+strings.Join(sortedKeys(allowed), ", ")+")",
+		return forbidden(CodeForbidden, r.wholeAt, "name the granted paths instead of * (granted: "+strings.Join(sortedKeys(allowed), ", ")+")",
 			"the roles of this key may read only some columns of %s.%s, and the statement reads whole documents", db, table)
 	}
 	var denied []string
-	for c := range r.cols {
+	at := -1
+	for c, pos := range r.cols {
 		if !allowed[c] {
 			denied = append(denied, c)
+			if at < 0 || pos < at {
+				at = pos
+			}
 		}
 	}
 	if len(denied) > 0 {
 		sort.Strings(denied)
-		return forbidden(CodeForbidden, r.pos, "granted columns: "+strings.Join(sortedKeys(allowed), ", "),
+		return forbidden(CodeForbidden, at, "granted columns: "+strings.Join(sortedKeys(allowed), ", "),
 			"the roles of this key may not read %s of %s.%s", strings.Join(denied, ", "), db, table)
 	}
 	return nil

@@ -60,7 +60,7 @@ func (a *analyzer) drop(t *tokens) (*Statement, *Error) {
 // schema or access control.
 func (a *analyzer) requireAdmin(what string) *Error {
 	if !a.env.Principal.isAdmin() {
-		return forbidden(CodeForbidden, 0, "use an admin key or an organization administrator's session",
+		return forbidden(CodeForbidden, -1, "use an admin key or an organization administrator's session",
 			"%s requires admin permission (%s)", what, a.env.Principal)
 	}
 	return nil
@@ -234,6 +234,10 @@ func unwrapColumnExprs(items []ch.Expr) []ch.Expr {
 func (a *analyzer) alter(t *tokens) (*Statement, *Error) {
 	const hint = "ALTER TABLE events MODIFY ORDER BY (user.id, toDate(ts))"
 	t.next() // ALTER
+	if w := t.peek(); !w.is("TABLE") {
+		return nil, badRequest(CodeUnsupportedStatement, w.pos, supportedHint,
+			"ALTER %s is not supported; replace the definition with CREATE ... OR REPLACE", strings.ToUpper(w.text))
+	}
 	if err := t.expect(hint, "TABLE"); err != nil {
 		err.Code = CodeUnsupportedStatement
 		return nil, err

@@ -37,7 +37,7 @@ type pathRef struct {
 
 func (p *pathRef) FormatSQL(f *ch.Formatter) {
 	if p.qualifier != "" {
-		f.WriteString(quoteName(p.qualifier, false))
+		f.WriteString(quoteName(p.qualifier, isKeyword(p.qualifier)))
 		f.WriteByte('.')
 	}
 	f.WriteString(docColumn)
@@ -66,7 +66,7 @@ func (k *keptRef) FormatSQL(f *ch.Formatter) {
 // renderIdent writes a checked identifier: quoted ones in backticks (double
 // quotes become backticks), unquoted ones as written.
 func renderIdent(id *ch.Ident) string {
-	if id.QuoteType == ch.Unquoted && isPlain(id.Name) {
+	if id.QuoteType == ch.Unquoted && isPlain(id.Name) && !isKeyword(id.Name) {
 		return id.Name
 	}
 	return "`" + id.Name + "`"
@@ -206,7 +206,7 @@ func (t *tableNode) FormatSQL(f *ch.Formatter) {
 	f.WriteString(t.text)
 	if t.alias != "" {
 		f.WriteString(" AS ")
-		f.WriteString(quoteName(t.alias, false))
+		f.WriteString(quoteName(t.alias, isKeyword(t.alias)))
 	}
 }
 

@@ -1,6 +1,10 @@
 package statement
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Env is everything Analyze needs to know besides the statement text: who is
 // asking, where, and what the organization has defined. The HTTP layer builds
@@ -83,6 +87,26 @@ const (
 	PrivInsert
 )
 
+// MarshalText renders privileges as "SELECT", "INSERT" or "SELECT, INSERT".
+func (p Privilege) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (p *Privilege) UnmarshalText(b []byte) error {
+	*p = 0
+	for _, part := range strings.Split(string(b), ",") {
+		switch strings.TrimSpace(part) {
+		case "SELECT":
+			*p |= PrivSelect
+		case "INSERT":
+			*p |= PrivInsert
+		case "":
+		default:
+			return fmt.Errorf("unknown privilege %q", part)
+		}
+	}
+	return nil
+}
+
 func (p Privilege) String() string {
 	switch p {
 	case PrivSelect:
@@ -135,6 +159,24 @@ const (
 	ConstraintReadonly
 	ConstraintConst
 )
+
+// MarshalText renders the constraint as "", "READONLY" or "CONST".
+func (c Constraint) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (c *Constraint) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "":
+		*c = ConstraintNone
+	case "READONLY":
+		*c = ConstraintReadonly
+	case "CONST":
+		*c = ConstraintConst
+	default:
+		return fmt.Errorf("unknown constraint %q", b)
+	}
+	return nil
+}
 
 func (c Constraint) String() string {
 	switch c {

@@ -14,7 +14,7 @@ const explainHint = "EXPLAIN [AST | SYNTAX | QUERY TREE | PLAN | PIPELINE | ESTI
 
 func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 	if !a.env.Principal.canRead() {
-		return nil, forbidden(CodeForbidden, 0, "use a key with read permission", "%s cannot read", a.env.Principal)
+		return nil, forbidden(CodeForbidden, -1, "use a key with read permission", "%s cannot read", a.env.Principal)
 	}
 	t.next() // EXPLAIN
 	kind := ""
@@ -81,7 +81,7 @@ const describeHint = "DESCRIBE [TABLE] events, DESCRIBE (SELECT ...), DESCRIBE s
 
 func (a *analyzer) describe(t *tokens) (*Statement, *Error) {
 	if !a.env.Principal.canRead() {
-		return nil, forbidden(CodeForbidden, 0, "use a key with read permission", "%s cannot read", a.env.Principal)
+		return nil, forbidden(CodeForbidden, -1, "use a key with read permission", "%s cannot read", a.env.Principal)
 	}
 	t.next() // DESCRIBE | DESC
 	t.accept("TABLE")

@@ -21,7 +21,7 @@ func (a *analyzer) expr(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 	switch n := e.(type) {
 	case *ch.Ident:
 		if n.Name == "*" && n.QuoteType == 0 {
-			a.starUse(sc)
+			a.starUse(sc, int(n.Pos()))
 			return n, nil
 		}
 		if isLiteralWord(n) {
@@ -347,7 +347,7 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 // or a document-carrying subquery) and records the column used.
 func (a *analyzer) docPath(src *source, segs []*ch.Ident, qualify bool) (ch.Expr, *Error) {
 	if src.kind == srcTable {
-		a.useColumn(src.read, segs[0].Name)
+		a.useColumn(src.read, segs[0].Name, int(segs[0].Pos()))
 	}
 	a.pathRewrites++
 	q := ""
@@ -380,10 +380,10 @@ func joinNames(segs []*ch.Ident) string {
 
 // starUse records that * (in a select list or a function argument) takes
 // the whole documents of the level's tables.
-func (a *analyzer) starUse(sc *scope) {
+func (a *analyzer) starUse(sc *scope, pos int) {
 	for _, src := range sc.sources {
 		if src.kind == srcTable {
-			a.useWhole(src.read)
+			a.useWhole(src.read, pos)
 		}
 	}
 }
@@ -397,9 +397,9 @@ func (a *analyzer) qualifiedStar(n *ch.NestedIdentifier, sc *scope) (ch.Expr, *E
 		return nil, notFound(CodeUnknownTable, int(n.Pos()), "", "no table or alias %s in this query", n.Ident.Name)
 	}
 	if src.kind == srcTable {
-		a.useWhole(src.read)
+		a.useWhole(src.read, int(n.Pos()))
 	}
-	return &rawSQL{text: quoteName(src.name, false) + ".*"}, nil
+	return &rawSQL{text: quoteName(src.name, isKeyword(src.name)) + ".*"}, nil
 }
 
 // checkAlias enforces the invariants of scope.go on a new alias, lambda
@@ -507,6 +507,7 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 		items = f.Params.Items.Items
 	}
 	if isCurrentDatabaseFunction(name) && len(items) == 0 && (f.Params == nil || f.Params.ColumnArgList == nil) {
+		a.pathRewrites++ // name the column after what the user wrote
 		return &rawSQL{text: sqlString(a.env.Database)}, nil
 	}
 	switch lname {
@@ -533,7 +534,7 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 		}
 		if isStar(it) {
 			if lname != "count" {
-				a.starUse(sc)
+				a.starUse(sc, int(it.Pos()))
 			}
 			continue
 		}
@@ -545,7 +546,7 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 	if f.Params.ColumnArgList != nil {
 		for i, it := range f.Params.ColumnArgList.Items {
 			if isStar(it) {
-				a.starUse(sc)
+				a.starUse(sc, int(it.Pos()))
 				continue
 			}
 			var err *Error

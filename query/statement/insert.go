@@ -77,7 +77,7 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 	start := t.peek().pos
 	p := a.env.Principal
 	if !p.byGrants() && !(p.canRead() && p.canWrite()) {
-		return nil, forbidden(CodeForbidden, 0, "use a key with read_write or admin permission",
+		return nil, forbidden(CodeForbidden, -1, "use a key with read_write or admin permission",
 			"INSERT ... SELECT needs read and write permission (%s)", p)
 	}
 	if db != a.env.Database {

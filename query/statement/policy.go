@@ -35,7 +35,9 @@ func (a *analyzer) policyFilter(db, table string, pos int) (string, *Error) {
 		} else {
 			permissive = append(permissive, "("+f+")")
 		}
-		a.policies = append(a.policies, db+"."+table+"."+pol.Name)
+		if name := db + "." + table + "." + pol.Name; !slices.Contains(a.policies, name) {
+			a.policies = append(a.policies, name)
+		}
 	}
 	if len(permissive) == 0 && len(restrictive) == 0 {
 		return "", nil
@@ -64,10 +66,10 @@ func (a *analyzer) compileFilter(pol RowPolicy, table string) (string, *Error) {
 	}
 	sc := newScope(nil, nil, nil)
 	sc.sources = []*source{{kind: srcTable, name: table, table: table}}
-	saved := a.noAccounting
+	savedAcc, savedPol := a.noAccounting, a.noPolicies
 	a.noAccounting, a.noPolicies = true, true
 	e, err := a.expr(exprs[0], sc)
-	a.noAccounting, a.noPolicies = saved, false
+	a.noAccounting, a.noPolicies = savedAcc, savedPol
 	if err != nil {
 		return "", fail()
 	}

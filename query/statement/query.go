@@ -257,7 +257,7 @@ func (a *analyzer) selectItems(q *ch.SelectQuery, sc *scope) ([]output, *Error) 
 		switch e := it.Expr.(type) {
 		case *ch.Ident:
 			if e.Name == "*" && e.QuoteType == 0 {
-				a.starUse(sc)
+				a.starUse(sc, int(e.Pos()))
 				outs = append(outs, starOutputs(sc.sources)...)
 				continue
 			}
@@ -275,6 +275,12 @@ func (a *analyzer) selectItems(q *ch.SelectQuery, sc *scope) ([]output, *Error) 
 			}
 		}
 		orig := render(it.Expr)
+		switch e := it.Expr.(type) {
+		case *ch.Path:
+			orig = joinNames(e.Fields)
+		case *ch.Ident:
+			orig = e.Name
+		}
 		before := a.pathRewrites
 		ne, err := a.expr(it.Expr, sc)
 		if err != nil {

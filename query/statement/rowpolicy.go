@@ -104,7 +104,7 @@ func (a *analyzer) requireScheduling(what string) *Error {
 		return err
 	}
 	if a.env.Cluster.InternalOrganization {
-		return forbidden(CodeForbidden, 0, "", "the internal organization does not support %s", what)
+		return forbidden(CodeForbidden, -1, "", "the internal organization does not support %s", what)
 	}
 	return nil
 }
@@ -121,7 +121,7 @@ func (a *analyzer) createRowPolicy(t *tokens) (*Statement, *Error) {
 		return nil, badRequest(CodeSyntax, t.peek().pos, h, "IF NOT EXISTS and OR REPLACE cannot be combined")
 	}
 	orReplace = orReplace || orRepl
-	if err := a.requireScheduling("row policies"); err != nil {
+	if err := a.requireScheduling("managing row policies"); err != nil {
 		return nil, err
 	}
 	name, _, err := plainName(t, "a policy name", h)
@@ -231,12 +231,12 @@ func (a *analyzer) policyTarget(t *tokens, h string) (db, table string, qualifie
 			return
 		}
 	}
-	if db != a.env.Database {
-		err = badRequest(CodeRowPolicy, pos, "select the database with the database parameter", "the policy's table must be in the selected database %s", a.env.Database)
+	if db == systemDatabase || a.env.Database == systemDatabase {
+		err = badRequest(CodeRowPolicy, pos, h, "system databases do not support row policies")
 		return
 	}
-	if db == systemDatabase {
-		err = badRequest(CodeRowPolicy, pos, h, "system databases do not support row policies")
+	if db != a.env.Database {
+		err = badRequest(CodeRowPolicy, pos, "select the database with the database parameter", "the policy's table must be in the selected database %s", a.env.Database)
 		return
 	}
 	if _, err = a.engineDatabase(db, pos); err != nil {
@@ -298,7 +298,7 @@ func (a *analyzer) dropRowPolicy(t *tokens) (*Statement, *Error) {
 		return nil, err
 	}
 	ifExists := t.accept("IF", "EXISTS")
-	if err := a.requireScheduling("row policies"); err != nil {
+	if err := a.requireScheduling("managing row policies"); err != nil {
 		return nil, err
 	}
 	name, _, err := plainName(t, "a policy name", h)

@@ -29,7 +29,7 @@ func (a *analyzer) createScheduling(t *tokens) (*Statement, *Error) {
 	if orReplace && ifNot {
 		return nil, badRequest(CodeSyntax, t.peek().pos, hint, "IF NOT EXISTS and OR REPLACE cannot be combined")
 	}
-	if err := a.requireScheduling("workload scheduling"); err != nil {
+	if err := a.requireScheduling("managing workloads and resources"); err != nil {
 		return nil, err
 	}
 	name, pos, err := plainName(t, "a "+strings.ToLower(what)+" name", hint)
@@ -196,7 +196,7 @@ func (a *analyzer) dropScheduling(t *tokens) (*Statement, *Error) {
 	}
 	t.next()
 	ifExists := t.accept("IF", "EXISTS")
-	if err := a.requireScheduling("workload scheduling"); err != nil {
+	if err := a.requireScheduling("managing workloads and resources"); err != nil {
 		return nil, err
 	}
 	name, _, err := plainName(t, "a "+strings.ToLower(what)+" name", hint)
