@@ -499,7 +499,7 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 		return nil, err
 	}
 	if why := deniedFunction(name); why != "" {
-		return nil, badRequest(CodeFunction, pos, "", "function %s is not allowed: it %s", name, why)
+		return nil, badRequest(CodeFunction, pos, "", "function %s is not allowed (%s)", name, why)
 	}
 	lname := strings.ToLower(name)
 	var items []ch.Expr

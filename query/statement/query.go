@@ -337,7 +337,7 @@ func (a *analyzer) modifier(m *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 				return nil, err
 			}
 			if why := deniedFunction(id.Name); why != "" {
-				return nil, badRequest(CodeFunction, int(id.Pos()), "", "function %s is not allowed: it %s", id.Name, why)
+				return nil, badRequest(CodeFunction, int(id.Pos()), "", "function %s is not allowed (%s)", id.Name, why)
 			}
 			normalizeIdent(id)
 		}
