@@ -87,11 +87,10 @@ func normalizeIdent(id *ch.Ident) {
 // then the set operation and the next SELECT.
 type selectNode struct {
 	outNode
-	q          *ch.SelectQuery // clauses rewritten in place
-	with       []*ch.CTEStmt   // remaining WITH expressions
-	distinctOn []ch.Expr
-	op         string // "UNION ALL", ... before next
-	next       *selectNode
+	q    *ch.SelectQuery // clauses rewritten in place
+	with []*ch.CTEStmt   // remaining WITH expressions
+	op   string          // "UNION ALL", ... before next
+	next *selectNode
 }
 
 func (s *selectNode) FormatSQL(f *ch.Formatter) {
@@ -122,16 +121,6 @@ func (s *selectNode) formatOne(f *ch.Formatter) {
 	f.WriteString("SELECT ")
 	if q.HasDistinct {
 		f.WriteString("DISTINCT ")
-		if len(s.distinctOn) > 0 {
-			f.WriteString("ON (")
-			for i, e := range s.distinctOn {
-				if i > 0 {
-					f.WriteString(", ")
-				}
-				f.WriteExpr(e)
-			}
-			f.WriteString(") ")
-		}
 	}
 	if q.Top != nil {
 		f.WriteExpr(q.Top)

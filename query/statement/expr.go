@@ -46,6 +46,7 @@ func (a *analyzer) expr(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 			if err := a.checkAlias(n.Alias, sc); err != nil {
 				return nil, err
 			}
+			defer sc.mask(n.Alias.Name)()
 		}
 		var err *Error
 		n.Expr, err = a.expr(n.Expr, sc)
@@ -213,13 +214,8 @@ func (a *analyzer) expr(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 	case *ch.ArrayParamList:
 		return n, a.exprList(n.Items, sc)
 	case *ch.MapLiteral:
-		for i := range n.KeyValues {
-			var err *Error
-			if n.KeyValues[i].Value, err = a.expr(n.KeyValues[i].Value, sc); err != nil {
-				return nil, err
-			}
-		}
-		return n, nil
+		// The engine reads { as the start of a query parameter.
+		return nil, badRequest(CodeUnsupportedSyntax, int(n.Pos()), "write map('key', value, ...)", "{...} map literals are not supported")
 	case *ch.SubQuery:
 		return a.subquery(n.Select, sc)
 	case *ch.SelectQuery:
@@ -297,11 +293,11 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 		}
 		if len(segs) > 1 {
 			joined := joinNames(segs)
-			if sc.aliases[joined] {
+			if sc.aliases[joined] && sc.masked[joined] == 0 {
 				return &keptRef{segs: []*ch.Ident{{Name: joined, QuoteType: ch.BackTicks}}}, nil
 			}
 		}
-		if sc.aliases[first] || sc.with[first] {
+		if sc.isAlias(first) {
 			return &keptRef{segs: segs}, nil
 		}
 	}

@@ -12,8 +12,8 @@ import (
 type fromWork struct {
 	arrayJoins  []*ch.ColumnExprList
 	constraints []ch.Expr
-	// wrapped: a source is a row-policy wrapper subquery.
-	wrapped bool
+	// hasDoc: a source is one of our tables or carries its documents.
+	hasDoc bool
 }
 
 // from resolves every table source of a FROM clause. Every source the
@@ -87,6 +87,11 @@ func (a *analyzer) joinTable(jt *ch.JoinTableExpr, sc *scope, fw *fromWork) *Err
 		if id.Name == docColumn {
 			return badRequest(CodeReservedName, int(id.Pos()), "choose another alias", "%q is reserved", docColumn)
 		}
+		if id.QuoteType == ch.Unquoted && isKeyword(id.Name) {
+			// FROM t PASTE JOIN u reads PASTE as an alias in the parser.
+			return badRequest(CodeUnsupportedSyntax, int(id.Pos()), "quote the alias with backticks if it is meant as one",
+				"%s is a keyword, not an alias", id.Name)
+		}
 		alias, expr = id, ae.Expr
 	}
 	var src *source
@@ -112,6 +117,7 @@ func (a *analyzer) joinTable(jt *ch.JoinTableExpr, sc *scope, fw *fromWork) *Err
 	}
 	te.Expr = node
 	sc.sources = append(sc.sources, src)
+	fw.hasDoc = fw.hasDoc || src.hasDoc()
 	return nil
 }
 
@@ -185,7 +191,6 @@ func (a *analyzer) orgTable(db, name string, alias *ch.Ident, jt *ch.JoinTableEx
 		b.WriteByte(')')
 		text = b.String()
 		jt.Table.HasFinal, jt.HasFinal, jt.SampleRatio = false, false, nil
-		fw.wrapped = true
 	}
 	return src, &tableNode{text: text, alias: src.name}, nil
 }

@@ -119,7 +119,10 @@ func (a *analyzer) selectLevel(q *ch.SelectQuery, parent *scope, ctes *map[strin
 		return nil, nil, err
 	}
 	for _, c := range node.with {
-		if c.Expr, err = a.expr(c.Expr, sc); err != nil {
+		unmask := sc.mask(c.Alias.(*ch.Ident).Name)
+		c.Expr, err = a.expr(c.Expr, sc)
+		unmask()
+		if err != nil {
 			return nil, nil, err
 		}
 	}
@@ -131,14 +134,8 @@ func (a *analyzer) selectLevel(q *ch.SelectQuery, parent *scope, ctes *map[strin
 		return nil, nil, err
 	}
 	if q.DistinctOn != nil {
-		for _, id := range q.DistinctOn.Idents {
-			e, err := a.expr(id, sc)
-			if err != nil {
-				return nil, nil, err
-			}
-			node.distinctOn = append(node.distinctOn, e)
-		}
-		q.DistinctOn = nil
+		return nil, nil, badRequest(CodeUnsupportedSyntax, int(q.DistinctOn.Pos()), "keep the first row per key with LIMIT 1 BY: SELECT ... ORDER BY ... LIMIT 1 BY user.id",
+			"DISTINCT ON is not supported")
 	}
 	if q.Prewhere != nil {
 		if q.Prewhere.Expr, err = a.expr(q.Prewhere.Expr, sc); err != nil {
@@ -150,9 +147,11 @@ func (a *analyzer) selectLevel(q *ch.SelectQuery, parent *scope, ctes *map[strin
 			return nil, nil, err
 		}
 	}
-	if q.Prewhere != nil && fw.wrapped {
-		// A row-policy wrapper is a subquery, which has no PREWHERE;
-		// PREWHERE is an optimization of WHERE, so fold it in.
+	if q.Prewhere != nil && fw.hasDoc {
+		// Our tables are Merge views, which do not support PREWHERE on
+		// document paths, and row-policy wrappers are subqueries, which have
+		// no PREWHERE at all. PREWHERE is an optimization of WHERE (the
+		// engine moves conditions to PREWHERE itself), so fold it in.
 		if q.Where == nil {
 			q.Where = &ch.WhereClause{Expr: q.Prewhere.Expr}
 		} else {
@@ -282,7 +281,12 @@ func (a *analyzer) selectItems(q *ch.SelectQuery, sc *scope) ([]output, *Error) 
 			orig = e.Name
 		}
 		before := a.pathRewrites
+		unmask := func() {}
+		if it.Alias != nil {
+			unmask = sc.mask(it.Alias.Name)
+		}
 		ne, err := a.expr(it.Expr, sc)
+		unmask()
 		if err != nil {
 			return nil, err
 		}

@@ -66,6 +66,25 @@ type scope struct {
 	ctes map[string]*cte
 	// lambdas is the stack of lambda parameter sets being walked.
 	lambdas []map[string]bool
+	// masked counts the aliases whose own expression is being walked:
+	// there the name means the column, as in SELECT toDate(ts) AS ts.
+	masked map[string]int
+}
+
+// isAlias reports whether name is an expression alias or WITH name visible
+// here.
+func (s *scope) isAlias(name string) bool {
+	return (s.aliases[name] || s.with[name]) && s.masked[name] == 0
+}
+
+// mask hides alias name while its own expression is walked; the returned
+// function restores it.
+func (s *scope) mask(name string) func() {
+	if s.masked == nil {
+		s.masked = map[string]int{}
+	}
+	s.masked[name]++
+	return func() { s.masked[name]-- }
 }
 
 // cte is an analyzed table CTE, inlined at every reference.
@@ -143,12 +162,13 @@ func (s *scope) hasUnknownColumns() bool {
 	return false
 }
 
-// sourceNameTaken reports whether name is the name of a source on this or an
-// enclosing level (aliases may not take it, see the invariants above).
+// sourceNameTaken reports whether name is the name of a document source on
+// this or an enclosing level (aliases may not take it, see the invariants
+// above).
 func (s *scope) sourceNameTaken(name string) bool {
 	for sc := s; sc != nil; sc = sc.parent {
 		for _, src := range sc.sources {
-			if src.name == name || src.table == name {
+			if src.hasDoc() && (src.name == name || src.table == name) {
 				return true
 			}
 		}
