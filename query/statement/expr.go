@@ -336,6 +336,11 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 			return &keptRef{segs: segs}, nil
 		}
 	}
+	if len(segs) > 1 {
+		// a.b where a names nothing in reach: the engine would fail to
+		// resolve it, so say so in the caller's terms.
+		return nil, notFound(CodeUnknownTable, int(segs[0].Pos()), "", "no table, alias or column named %s in this query", first)
+	}
 	return &keptRef{segs: segs}, nil
 }
 
@@ -430,17 +435,46 @@ func (a *analyzer) binary(n *ch.BinaryOperation, sc *scope) (ch.Expr, *Error) {
 	if n.LeftExpr, err = a.expr(n.LeftExpr, sc); err != nil {
 		return nil, err
 	}
-	if op := strings.ToUpper(string(n.Operation)); strings.HasSuffix(op, "IN") {
-		// x IN cte_name reads the CTE: inline it like a FROM reference.
-		if id, ok := n.RightExpr.(*ch.Ident); ok {
-			if c := sc.ctes[id.Name]; c != nil {
-				n.RightExpr = &rawSQL{text: "(" + c.text + ")"}
-				return n, nil
-			}
-		}
+	if op := strings.ToUpper(string(n.Operation)); op == "IN" || strings.HasSuffix(op, " IN") {
+		n.RightExpr, err = a.inOperand(n.RightExpr, sc)
+		return n, err
 	}
 	n.RightExpr, err = a.expr(n.RightExpr, sc)
 	return n, err
+}
+
+// inOperand walks the right side of IN. The engine reads a name there as a
+// table when it can (x IN db.t, x IN (t)), so a name must become a document
+// path or an inlined CTE; anything else is refused.
+func (a *analyzer) inOperand(e ch.Expr, sc *scope) (ch.Expr, *Error) {
+	if id, ok := e.(*ch.Ident); ok {
+		if c := sc.ctes[id.Name]; c != nil {
+			return &rawSQL{text: "(" + c.text + ")"}, nil
+		}
+	}
+	out, err := a.expr(e, sc)
+	if err != nil {
+		return nil, err
+	}
+	inner := out
+	for {
+		switch n := inner.(type) {
+		case *ch.ParamExprList:
+			if n.Items != nil && len(n.Items.Items) == 1 && n.ColumnArgList == nil {
+				inner = n.Items.Items[0]
+				continue
+			}
+		case *ch.ColumnExpr:
+			if n.Alias == nil {
+				inner = n.Expr
+				continue
+			}
+		case *keptRef:
+			return nil, badRequest(CodeUnsupportedSyntax, int(e.Pos()), "write IN (SELECT ...) or IN (value, ...)",
+				"IN with a name is not supported: the engine could read it as a table")
+		}
+		return out, nil
+	}
 }
 
 func (a *analyzer) lambda(n *ch.BinaryOperation, sc *scope) (ch.Expr, *Error) {
@@ -520,6 +554,13 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 		return f, nil
 	}
 	for i, it := range items {
+		if i == 1 && inFunctions[lname] {
+			var err *Error
+			if items[i], err = a.inOperand(it, sc); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if i == 0 && dateUnitFunctions[lname] {
 			if id := unitArg(it); id != nil {
 				if err := a.unitIdent(id); err != nil {

@@ -165,3 +165,10 @@ func isAggregateFunction(name string) bool {
 		}
 	}
 }
+
+// inFunctions are the function forms of IN, whose second argument the
+// engine may read as a table name.
+var inFunctions = map[string]bool{
+	"in": true, "notin": true, "globalin": true, "globalnotin": true,
+	"nullin": true, "notnullin": true, "globalnullin": true, "globalnotnullin": true,
+}

@@ -323,8 +323,12 @@ func assertNoLeak(t *testing.T, c goldenCase, st *Statement) {
 			continue
 		}
 		// Path segments (after a dot) and aliases (after AS) may take any
-		// name; a name in any other place is a table or database reference.
+		// name.
 		if i > 0 && (toks[i-1].isOp(".") || toks[i-1].is("AS")) {
+			continue
+		}
+		// A name in table position is a database qualifier: db.table.
+		if i+1 >= len(toks) || !toks[i+1].isOp(".") {
 			continue
 		}
 		name := tok.text

@@ -65,6 +65,9 @@ func chainNext(q *ch.SelectQuery) (*ch.SelectQuery, string, *Error) {
 // Table CTEs it defines are added to *ctes for the rest of the chain.
 func (a *analyzer) selectLevel(q *ch.SelectQuery, parent *scope, ctes *map[string]*cte, with *map[string]bool) (*selectNode, []output, *Error) {
 	node := &selectNode{q: q}
+	if len(q.SelectItems) == 0 {
+		return nil, nil, badRequest(CodeSyntax, int(q.Pos()), "", "the select list is empty")
+	}
 	var withNames []*ch.Ident
 	if q.With != nil {
 		for _, c := range q.With.CTEs {
