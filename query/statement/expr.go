@@ -198,7 +198,12 @@ func (a *analyzer) expr(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 			if _, ok := n.Index.(*ch.NumberLiteral); !ok {
 				return nil, unsupportedNode(n.Index)
 			}
-			return n, nil
+			// x.1 is tupleElement(x, 1); written out, since a rewritten x
+			// (doc.x) followed by .1 would not read back the same.
+			return &ch.FunctionExpr{
+				Name:   &ch.Ident{Name: "tupleElement", QuoteType: ch.Unquoted},
+				Params: &ch.ParamExprList{Items: &ch.ColumnExprList{Items: []ch.Expr{n.Object, n.Index}}},
+			}, nil
 		}
 		n.Index, err = a.expr(n.Index, sc)
 		return n, err
