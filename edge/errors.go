@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query"
 )
 
 // APIError is an error answered with the service's error envelope:
@@ -52,6 +53,10 @@ func toAPIError(err error) *APIError {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return &APIError{Status: qe.Status, Code: qe.Code, Message: qe.Message, Hint: qe.Hint, EngineCode: qe.EngineCode}
 	}
 	var fe *catalog.FieldError
 	switch {

@@ -4,35 +4,15 @@ import (
 	"bufio"
 	"context"
 
-	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
-	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/statement"
 )
-
-// QueryRequest is a SQL request on behalf of a principal.
-type QueryRequest struct {
-	OrgID      uuid.UUID
-	ClusterID  uuid.UUID
-	Permission string   // "" for custom-role keys and user sessions
-	Roles      []string // custom-role keys
-	Database   *catalog.Database
-	SQL        string
-	Format     string
-	QueryID    string
-}
-
-// QueryResponse streams a result.
-type QueryResponse interface {
-	QueryID() string
-	ContentType() string
-	// WriteTo writes the whole result, streaming rows as the engine produces them.
-	WriteTo(w *bufio.Writer) error
-}
 
 // QueryRunner runs SQL requests.
 type QueryRunner interface {
-	Run(ctx context.Context, req QueryRequest) (QueryResponse, error)
+	Run(ctx context.Context, req query.Request) (query.Response, error)
 }
 
 type queryBody struct {
@@ -40,8 +20,19 @@ type queryBody struct {
 	Format string  `json:"format"`
 }
 
+// statementPrincipal tells the analysis who is asking.
+func statementPrincipal(p *Principal) statement.Principal {
+	switch {
+	case p.User != nil:
+		return statement.Member(p.OrgRole == "admin")
+	case p.CustomRole():
+		return statement.KeyWithRoles(p.Key.Roles...)
+	}
+	return statement.KeyWithPermission(statement.Permission(p.Permission()))
+}
+
 func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
-	if !p.can(actQuery) {
+	if !p.can(actQuery) && p.Permission() != "write_only" {
 		writeError(ctx, forbidden("run queries"))
 		return
 	}
@@ -59,10 +50,10 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, &APIError{Status: 400, Code: "invalid_sql", Field: "sql", Message: "field \"sql\" is required"})
 		return
 	}
-	req := QueryRequest{OrgID: p.OrgID, ClusterID: p.ClusterID, Permission: p.Permission(), Database: db,
+	req := query.Request{OrgID: p.OrgID, ClusterID: p.ClusterID, Principal: statementPrincipal(p), Database: db.Name,
 		SQL: *body.SQL, Format: body.Format, QueryID: string(ctx.QueryArgs().Peek("query_id"))}
-	if p.Key != nil {
-		req.Roles = p.Key.Roles
+	if p.Key != nil && p.CustomRole() {
+		req.KeyID = p.Key.ID
 	}
 	res, err := s.deps.Query.Run(ctx, req)
 	if err != nil {
@@ -74,7 +65,7 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 	ctx.SetStatusCode(200)
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		if err := res.WriteTo(w); err != nil {
-			s.cfg.Logger.Warn("query result stream failed", "query_id", res.QueryID(), "err", err)
+			s.cfg.Logger.Warn("query result stream ended with an error", "query_id", res.QueryID(), "err", err)
 		}
 	})
 }

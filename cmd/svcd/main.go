@@ -19,6 +19,7 @@ import (
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/projections/es"
+	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/tables"
 )
 
@@ -137,7 +138,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Tables:     mgr,
 		Ingest:     pipeline.NewIngestor(producer),
 		DecodeRows: decodeRows,
-		Query:      newQueryRunner(engines, model),
+		Query:      query.NewRunner(model, cat, mgr, engines),
 	})
 	if err != nil {
 		return err
