@@ -13,13 +13,13 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -119,8 +119,9 @@ func Logs(t testing.TB, res *resource.Resource, emit func(ctx context.Context, l
 	return requests()
 }
 
-// Metrics records measurements with emit and exports one collection through the SDK's
-// otlpmetrichttp exporter (gzip, protobuf).
+// Metrics records measurements with emit and exports them through the SDK's otlpmetrichttp
+// exporter (gzip, protobuf) with a periodic reader, flushed once: the first request holds the
+// measurements (shutting down sends a second collection).
 func Metrics(t testing.TB, res *resource.Resource, opts []otlpmetrichttp.Option, views []sdkmetric.View, emit func(ctx context.Context, mp *sdkmetric.MeterProvider)) []Request {
 	t.Helper()
 	ctx := context.Background()
@@ -133,20 +134,13 @@ func Metrics(t testing.TB, res *resource.Resource, opts []otlpmetrichttp.Option,
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := sdkmetric.NewManualReader()
+	reader := sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(time.Hour))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader), sdkmetric.WithView(views...))
 	emit(ctx, mp)
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatal(err)
-	}
-	if err := exp.Export(ctx, &rm); err != nil {
+	if err := mp.ForceFlush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := mp.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := exp.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return requests()
