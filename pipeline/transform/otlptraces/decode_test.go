@@ -261,6 +261,8 @@ func TestErrors(t *testing.T) {
 	f(`{"resourceSpans": {}}`, "application/json", nil, "invalid OTLP JSON: proto:")
 	f(`{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "z!"}]}]}]}`, "application/json", nil, "invalid OTLP JSON: proto:")
 	f("\x0a\x05\x0a\x03", "application/x-protobuf", nil, "invalid OTLP protobuf")
+	// A span named "\xff": protobuf strings must be UTF-8, so the whole request is refused.
+	f("\x0a\x07\x12\x05\x12\x03\x2a\x01\xff", "application/x-protobuf", nil, "invalid OTLP protobuf: string field contains invalid UTF-8")
 }
 
 func TestMaxBytes(t *testing.T) {
