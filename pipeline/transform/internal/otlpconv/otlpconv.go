@@ -5,7 +5,6 @@ package otlpconv
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -171,11 +170,9 @@ func ValidID(id []byte, size int) bool {
 	return false
 }
 
-// errTooDeep is returned when an attribute value nests deeper than MaxDepth.
+// errTooDeep is returned when an attribute value nests deeper than MaxDepth; the record is
+// then rejected.
 var errTooDeep = fmt.Errorf("a value nests arrays or maps deeper than %d levels", MaxDepth)
-
-// IsTooDeep reports whether err says a value nests too deeply; the record is then rejected.
-func IsTooDeep(err error) bool { return errors.Is(err, errTooDeep) }
 
 // AppendAttributes appends key-value pairs as a JSON object whose values keep their types.
 // A key that appears again is dropped: the first value wins, as in the Collector's pdata, and
