@@ -255,6 +255,10 @@ func (r *Reader) Object(fn func(key []byte) error) error {
 
 // Array steps through the elements of the next value, which must be an array, calling fn with
 // each element's index. fn may consume the element; an element it leaves is skipped.
+//
+// Object and Array repeat their opening and separator handling rather than share helpers:
+// they are the plain JSON decoder's innermost loop, and the shared version measured about 5%
+// slower.
 func (r *Reader) Array(fn func(i int) error) error {
 	r.skipSpace()
 	if r.pos >= len(r.src) || r.src[r.pos] != '[' {
