@@ -107,6 +107,20 @@ func sampleBody(n int) []byte {
 	return b.Bytes()
 }
 
+// logBody is an array of n log lines with long messages, where strings dominate.
+func logBody(n int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"ts":"2025-06-01T12:00:%02dZ","level":"info","host":"web-%d","message":"GET /api/v1/carts/%d?include=items,prices,discounts&currency=EUR 200 1532 bytes in 12.3 ms user_agent=Mozilla/5.0 (X11; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0 referer=https://shop.example.com/cart request_id=6f1c2d3e-0000-4000-8000-%012d"}`, i%60, i%16, i, i)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
 func BenchmarkDecodeJSON(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -114,6 +128,7 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	}{
 		{"compact", sampleBody(1000)},
 		{"indented", indent(sampleBody(1000))},
+		{"logs", logBody(1000)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var buf Buffer

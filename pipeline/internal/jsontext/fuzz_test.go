@@ -16,6 +16,9 @@ func FuzzAppendCompact(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `[]`, `{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, ` [ 1 , -0.5e+3 , true ] `,
 		`"\ud83d\ude00"`, `{"a":1,}`, `[01]`, "\"\xff\"", `{"a" "b"}`, `1e`, `-`, `nul`,
+		// Long strings, read eight bytes at a time, with the byte that ends a run at each offset.
+		`["0123456789abcdef\"0123456789abcdef", "0123456789abcdé0123456789abcdef"]`,
+		"[\"0123456789\x01bcdef\", \"01234567890123456789\\n0123\", \"01234567\x7f9abcdef~~~~~~~~\"]",
 	} {
 		f.Add([]byte(s))
 	}

@@ -178,3 +178,21 @@ func oracle(in []byte) (compact []byte, ok bool) {
 	}
 	return buf.Bytes(), true
 }
+
+// TestSkipPlain puts every byte value at every offset of a run of plain bytes: the word-wise
+// scan must stop exactly where the table says.
+func TestSkipPlain(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 24; pos++ {
+			s := []byte(strings.Repeat("a", 24))
+			s[pos] = byte(c)
+			want := len(s)
+			if !plain[c] {
+				want = pos
+			}
+			if got := skipPlain(s, 0); got != want {
+				t.Fatalf("byte 0x%02x at %d: stopped at %d, want %d", c, pos, got, want)
+			}
+		}
+	}
+}
