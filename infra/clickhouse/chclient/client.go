@@ -120,7 +120,9 @@ func (c *Client) InsertRows(ctx context.Context, database, table, token string, 
 	b.WriteString(QuoteIdent(table))
 	b.WriteString(" SETTINGS insert_deduplication_token = ")
 	b.WriteString(QuoteString(token))
-	b.WriteString(" FORMAT JSONAsObject\n")
+	// A document naming one path twice ({"a":1,"a":2}, or "a.b" beside {"a":{"b":..}})
+	// keeps the first value, as the transforms do, instead of failing a whole batch.
+	b.WriteString(", type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n")
 	b.Write(rows)
 	return Classify(c.conn.Exec(ctx, b.String()))
 }
