@@ -219,6 +219,10 @@ func (s *Server) insert(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	rows, n, err := s.deps.DecodeRows(make([]byte, 0, len(body)+len(body)/8), body)
+	if errors.Is(err, pipeline.ErrTooLarge) {
+		writeError(ctx, err)
+		return
+	}
 	if err != nil {
 		writeError(ctx, &APIError{Status: 400, Code: "invalid_rows", Message: err.Error(),
 			Hint: "send one JSON object or an array of JSON objects; nothing of this request was stored"})
