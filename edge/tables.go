@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -202,6 +203,11 @@ func (s *Server) insert(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
+	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
+		writeError(ctx, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
+			"GRANT INSERT ON "+db.Name+"."+t.Name+" TO <role> with an admin key"))
+		return
+	}
 	args := ctx.QueryArgs()
 	if args.Has("transform") || args.Has("url") {
 		writeError(ctx, apiErr(400, "unsupported_insert_variant", "transform and url inserts are not available yet",
@@ -296,4 +302,19 @@ func requestBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	default:
 		return nil, apiErr(415, "unsupported_encoding", "Content-Encoding "+enc+" is not supported", "use gzip or none")
 	}
+}
+
+// roleMayInsert reports whether a role of a custom-role key holds INSERT on db.table.
+func (s *Server) roleMayInsert(p *Principal, db, table string) bool {
+	for _, role := range p.Key.Roles {
+		if _, ok := s.deps.Catalog.Role(p.ClusterID, role); !ok {
+			continue // dropped roles grant nothing
+		}
+		for _, g := range s.deps.Catalog.Grants(p.ClusterID, role) {
+			if (g.Database == "*" || g.Database == db) && (g.Table == "*" || g.Table == table) && slices.Contains(g.Privileges, "INSERT") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -258,6 +258,35 @@ func (r *Runner) apply(ctx context.Context, req Request, cmd statement.Command) 
 		return r.cmds.CreateRole(ctx, req.ClusterID, c.Name, c.IfNotExists)
 	case *statement.DropRole:
 		return r.cmds.DropRole(ctx, req.ClusterID, c.Name, c.IfExists)
+	case *statement.GrantPrivileges:
+		// One event per grant, in order: a failing grant leaves earlier ones in place.
+		for _, g := range c.Grants {
+			cg := catalog.Grant{Database: g.Database, Table: g.Table, Columns: g.Columns}
+			if g.Privileges&statement.PrivSelect != 0 {
+				cg.Privileges = append(cg.Privileges, "SELECT")
+			}
+			if g.Privileges&statement.PrivInsert != 0 {
+				cg.Privileges = append(cg.Privileges, "INSERT")
+			}
+			if err := r.cmds.GrantToRole(ctx, req.ClusterID, g.Role, cg); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *statement.CreateRowPolicy:
+		p := c.Policy
+		return r.cmds.CreateRowPolicy(ctx, req.ClusterID, catalog.RowPolicy{Name: p.Name, Database: p.Database, Table: p.Table,
+			Filter: p.Filter, Restrictive: p.Restrictive, Roles: p.Roles}, c.IfNotExists, c.OrReplace)
+	case *statement.DropRowPolicy:
+		return r.cmds.DropRowPolicy(ctx, req.ClusterID, c.Database, c.Table, c.Name, c.IfExists)
+	case *statement.CreateSettingsProfile:
+		p := catalog.SettingsProfile{Name: c.Profile.Name, Roles: c.Profile.Roles}
+		for _, ps := range c.Profile.Settings {
+			p.Settings = append(p.Settings, catalog.ProfileSetting{Name: ps.Name, Value: ps.Value, Constraint: ps.Constraint.String()})
+		}
+		return r.cmds.CreateSettingsProfile(ctx, req.ClusterID, p, c.IfNotExists, c.OrReplace)
+	case *statement.DropSettingsProfile:
+		return r.cmds.DropSettingsProfile(ctx, req.ClusterID, c.Name, c.IfExists)
 	}
 	return &Error{Status: 400, Code: "unsupported_statement", Message: fmt.Sprintf("%T is not supported yet", cmd)}
 }
@@ -304,13 +333,47 @@ func (a accessView) RoleExists(name string) bool {
 	return ok
 }
 
-func (a accessView) Grants(string) []statement.Grant { return nil }
+func (a accessView) Grants(role string) []statement.Grant {
+	var out []statement.Grant
+	for _, g := range a.m.Grants(a.cluster, role) {
+		sg := statement.Grant{Role: role, Database: g.Database, Table: g.Table, Columns: g.Columns}
+		for _, p := range g.Privileges {
+			switch p {
+			case "SELECT":
+				sg.Privileges |= statement.PrivSelect
+			case "INSERT":
+				sg.Privileges |= statement.PrivInsert
+			}
+		}
+		out = append(out, sg)
+	}
+	return out
+}
 
 // DatabaseUserExists: every custom-role key has a database user named after it.
 func (a accessView) DatabaseUserExists(name string) bool {
 	return strings.HasPrefix(name, catalog.KeyUserPrefix)
 }
 
-func (a accessView) RowPolicies(string, string) []statement.RowPolicy { return nil }
+func (a accessView) RowPolicies(db, table string) []statement.RowPolicy {
+	var out []statement.RowPolicy
+	for _, p := range a.m.RowPolicies(a.cluster, db, table) {
+		out = append(out, statement.RowPolicy{Name: p.Name, Database: p.Database, Table: p.Table, Filter: p.Filter,
+			Restrictive: p.Restrictive, Roles: p.Roles})
+	}
+	return out
+}
 
-func (a accessView) SettingsProfiles() []statement.SettingsProfile { return nil }
+func (a accessView) SettingsProfiles() []statement.SettingsProfile {
+	var out []statement.SettingsProfile
+	for _, p := range a.m.SettingsProfiles(a.cluster) {
+		sp := statement.SettingsProfile{Name: p.Name, Roles: p.Roles}
+		for _, ps := range p.Settings {
+			var c statement.Constraint
+			_ = c.UnmarshalText([]byte(ps.Constraint))
+			sp.Settings = append(sp.Settings, statement.ProfileSetting{Name: ps.Name, Value: ps.Value, Constraint: c})
+		}
+		out = append(out, sp)
+	}
+	return out
+}

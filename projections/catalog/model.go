@@ -132,19 +132,21 @@ type Model struct {
 	keys       map[uuid.UUID]*APIKey
 	keyHashes  map[string]*APIKey
 	identity
+	accessModel
 }
 
 // NewModel returns an empty read model.
 func NewModel() *Model {
 	m := &Model{
-		orgs:       map[uuid.UUID]*Organization{},
-		clusters:   map[uuid.UUID]*Cluster{},
-		databases:  map[dbKey]*Database{},
-		tables:     map[dbKey]map[string]*Table{},
-		tablesByID: map[uuid.UUID]*Table{},
-		keys:       map[uuid.UUID]*APIKey{},
-		keyHashes:  map[string]*APIKey{},
-		identity:   newIdentity(),
+		orgs:        map[uuid.UUID]*Organization{},
+		clusters:    map[uuid.UUID]*Cluster{},
+		databases:   map[dbKey]*Database{},
+		tables:      map[dbKey]map[string]*Table{},
+		tablesByID:  map[uuid.UUID]*Table{},
+		keys:        map[uuid.UUID]*APIKey{},
+		keyHashes:   map[string]*APIKey{},
+		identity:    newIdentity(),
+		accessModel: newAccessModel(),
 	}
 	return m
 }
@@ -270,7 +272,11 @@ func (m *Model) apply(e es.Event) error {
 	default:
 		// Unknown types come from newer versions of the service; an older node skips
 		// them rather than refusing to start.
-		_, err := m.applyIdentity(e)
+		handled, err := m.applyAccess(e)
+		if handled || err != nil {
+			return err
+		}
+		_, err = m.applyIdentity(e)
 		return err
 	}
 	return nil
