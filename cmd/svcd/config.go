@@ -45,6 +45,9 @@ type Config struct {
 
 	BatchMaxRows int
 	BatchLinger  time.Duration
+
+	// DeviceCodeTTL is how long a device login waits for approval.
+	DeviceCodeTTL time.Duration
 }
 
 func loadConfig(args []string) (*Config, error) {
@@ -87,8 +90,13 @@ func loadConfig(args []string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	deviceTTL := envOr("SVC_DEVICE_CODE_TTL", "15m")
+	fs.StringVar(&deviceTTL, "device-code-ttl", deviceTTL, "how long a device login waits for approval ($SVC_DEVICE_CODE_TTL)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if c.DeviceCodeTTL, err = time.ParseDuration(deviceTTL); err != nil || c.DeviceCodeTTL < time.Second || c.DeviceCodeTTL > time.Hour {
+		return nil, fmt.Errorf("device code ttl %q: want a duration from 1s to 1h", deviceTTL)
 	}
 	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
 		return nil, fmt.Errorf("batch linger: %w", err)

@@ -157,7 +157,9 @@ func TestPermissionMatrix(t *testing.T) {
 		{"insert", []string{"admin", "read_write", "write_only", "role", "session_admin", "oauth_admin"},
 			func() (string, string, any) { return "POST", "/v1/tables/m", `{"a":1}` }, 202},
 		{"query", []string{"admin", "read_write", "read_only", "role", "session_admin", "session_member", "oauth_admin"},
-			func() (string, string, any) { return "POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM m"} }, 200},
+			func() (string, string, any) {
+				return "POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM m"}
+			}, 200},
 		{"list keys", append([]string{"admin"}, users...), func() (string, string, any) { return "GET", "/v1/keys", nil }, 200},
 		{"create key", admins, func() (string, string, any) {
 			return "POST", "/v1/keys", map[string]string{"name": unique(), "permission": "read_only"}

@@ -89,6 +89,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		return fmt.Errorf("rebuild read models: %w", err)
 	}
 	cat := catalog.NewService(store, model, proj)
+	cat.DeviceCodeTTL = cfg.DeviceCodeTTL
 	boot, err := cat.EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: cfg.BootstrapOrg, Token: cfg.BootstrapAPIKey,
 		AdminUser: cfg.BootstrapUser, AdminPassword: cfg.BootstrapPassword})
 	if err != nil {

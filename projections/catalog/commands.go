@@ -47,11 +47,14 @@ type Service struct {
 	model *Model
 	proj  *Projector
 	now   func() time.Time
+	// DeviceCodeTTL is how long a device authorization request waits for approval.
+	DeviceCodeTTL time.Duration
 }
 
 // NewService returns a command service writing to store and reading model.
 func NewService(store es.Store, model *Model, proj *Projector) *Service {
-	return &Service{store: store, model: model, proj: proj, now: func() time.Time { return time.Now().UTC() }}
+	return &Service{store: store, model: model, proj: proj, now: func() time.Time { return time.Now().UTC() },
+		DeviceCodeTTL: DeviceCodeTTL}
 }
 
 // Model returns the read model the service keeps current.

@@ -394,7 +394,7 @@ func (s *Service) RequestDevice(ctx context.Context, clientID, scope string) (*D
 	err := s.retry(ctx, func() (uint64, error) {
 		return s.append(ctx, deviceStream(id), es.NoStream(), newEvent(EvDeviceRequested, DeviceRequested{
 			ID: id, DeviceCodeHash: HashToken(code), UserCode: userCode, ClientID: clientID, Scope: scope,
-			ExpiresAt: s.now().Add(DeviceCodeTTL), Interval: DevicePollSecs}))
+			ExpiresAt: s.now().Add(s.DeviceCodeTTL), Interval: DevicePollSecs}))
 	})
 	if err != nil {
 		return nil, "", err
