@@ -13,6 +13,7 @@ import (
 // QueryRunner runs SQL requests.
 type QueryRunner interface {
 	Run(ctx context.Context, req query.Request) (query.Response, error)
+	ImportURL(ctx context.Context, imp query.Import) (query.ImportResult, error)
 }
 
 type queryBody struct {

@@ -33,7 +33,10 @@ type Config struct {
 	// PublicURL is the address users reach the service at (for links such as the device
 	// approval page); empty derives it from each request's Host.
 	PublicURL string
-	Logger    *slog.Logger
+	// URLImportAllow lists networks (CIDR) and host names URL imports may reach beyond
+	// the public internet, e.g. "10.1.0.0/16,files.internal".
+	URLImportAllow []string
+	Logger         *slog.Logger
 }
 
 // Validate fills defaults.
@@ -59,31 +62,26 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// RowsDecoder appends the rows of a plain JSON body (one object or an array of objects)
-// to dst as newline-terminated compact objects and counts them.
-type RowsDecoder func(dst, body []byte) ([]byte, int, error)
-
 // Deps are the domain services the edge calls.
 type Deps struct {
-	Catalog    *catalog.Model
-	Commands   *catalog.Service
-	Tables     *tables.Manager
-	Ingest     *pipeline.Ingestor
-	DecodeRows RowsDecoder
-	Query      QueryRunner
+	Catalog  *catalog.Model
+	Commands *catalog.Service
+	Tables   *tables.Manager
+	Ingest   *pipeline.Ingestor
+	Query    QueryRunner
 }
 
 // Server is the HTTP front door.
 type Server struct {
-	cfg     Config
-	deps    Deps
-	srv     *fasthttp.Server
-	ln      net.Listener
-	ingest  chan struct{} // tokens bounding concurrent inserts
-	wg      sync.WaitGroup
-	polls   pollState
-	stopped bool
-	mu      sync.Mutex
+	cfg      Config
+	deps     Deps
+	srv      *fasthttp.Server
+	ln       net.Listener
+	inflight chan struct{} // tokens bounding concurrent inserts
+	wg       sync.WaitGroup
+	polls    pollState
+	stopped  bool
+	mu       sync.Mutex
 }
 
 // NewServer validates cfg and builds the routes.
@@ -91,7 +89,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, deps: deps, ingest: make(chan struct{}, cfg.MaxConcurrentIngest)}
+	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest)}
 	r := router.New()
 	r.GET("/health", s.health)
 	r.POST("/v1/auth/login", s.login)
@@ -125,7 +123,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/tables/{table}", s.withKey(s.describeTable))
 	r.PATCH("/v1/tables/{table}", s.withKey(s.patchTable))
 	r.DELETE("/v1/tables/{table}", s.withKey(s.deleteTable))
-	r.POST("/v1/tables/{table}", s.withKey(s.insert))
+	r.POST("/v1/tables/{table}", s.insertRoute)
 	r.POST("/v1/query", s.withKey(s.query))
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),

@@ -1,18 +1,13 @@
 package edge
 
 import (
-	"bytes"
-	"compress/gzip"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/tables"
 )
@@ -185,81 +180,6 @@ func tableError(err error) error {
 	return err
 }
 
-// maxDecodedBytes bounds a request body after decompression.
-const maxDecodedBytes = 100 << 20
-
-func (s *Server) insert(ctx *fasthttp.RequestCtx, p *Principal) {
-	if !p.can(actInsert) {
-		writeError(ctx, forbidden("insert rows"))
-		return
-	}
-	db, err := s.database(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	t, err := s.tableParam(ctx, p, db)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
-		writeError(ctx, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
-			"GRANT INSERT ON "+db.Name+"."+t.Name+" TO <role> with an admin key"))
-		return
-	}
-	args := ctx.QueryArgs()
-	if args.Has("transform") || args.Has("url") {
-		writeError(ctx, apiErr(400, "unsupported_insert_variant", "transform and url inserts are not available yet",
-			"send one JSON object or an array of JSON objects"))
-		return
-	}
-	idem := string(ctx.Request.Header.Peek("Idempotency-Key"))
-	if err := validIdempotencyKey(idem); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	body, err := requestBody(ctx)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	rows, n, err := s.deps.DecodeRows(make([]byte, 0, len(body)+len(body)/8), body)
-	if errors.Is(err, pipeline.ErrTooLarge) {
-		writeError(ctx, err)
-		return
-	}
-	if err != nil {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_rows", Message: err.Error(),
-			Hint: "send one JSON object or an array of JSON objects; nothing of this request was stored"})
-		return
-	}
-	if n == 0 {
-		writeJSON(ctx, 202, map[string]int{"successful_rows": 0, "quarantined_rows": 0})
-		return
-	}
-	// A bounded number of inserts wait for the log at once: beyond it, clients are told
-	// to come back rather than piling up memory here.
-	select {
-	case s.ingest <- struct{}{}:
-		defer func() { <-s.ingest }()
-	case <-time.After(s.cfg.IngestWait):
-		writeError(ctx, &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
-			Message: "too many inserts in flight; nothing of this request was stored",
-			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"})
-		return
-	}
-	actx, cancel := context.WithTimeout(context.Background(), s.cfg.IngestTimeout)
-	defer cancel()
-	err = s.deps.Ingest.Accept(actx, pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
-		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: rows})
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	writeJSON(ctx, 202, map[string]int{"successful_rows": n, "quarantined_rows": 0})
-}
-
 // validIdempotencyKey enforces 1 to 128 visible ASCII characters without spaces.
 func validIdempotencyKey(k string) error {
 	if k == "" {
@@ -276,32 +196,6 @@ func validIdempotencyKey(k string) error {
 		}
 	}
 	return nil
-}
-
-// requestBody returns the body, gunzipped when Content-Encoding says gzip, bounded after
-// decompression.
-func requestBody(ctx *fasthttp.RequestCtx) ([]byte, error) {
-	body := ctx.PostBody()
-	switch enc := string(bytes.ToLower(ctx.Request.Header.Peek("Content-Encoding"))); enc {
-	case "", "identity":
-		return body, nil
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return nil, apiErr(400, "invalid_encoding", "the body is not valid gzip: "+err.Error(), "")
-		}
-		out, err := io.ReadAll(io.LimitReader(zr, maxDecodedBytes+1))
-		if err != nil {
-			return nil, apiErr(400, "invalid_encoding", "the body is not valid gzip: "+err.Error(), "")
-		}
-		if len(out) > maxDecodedBytes {
-			return nil, apiErr(413, "request_too_large", fmt.Sprintf("the body exceeds %d bytes after decompression", maxDecodedBytes),
-				"split the rows into several requests")
-		}
-		return out, nil
-	default:
-		return nil, apiErr(415, "unsupported_encoding", "Content-Encoding "+enc+" is not supported", "use gzip or none")
-	}
 }
 
 // roleMayInsert reports whether a role of a custom-role key holds INSERT on db.table.

@@ -42,6 +42,8 @@ type Config struct {
 	BootstrapPassword string
 	// PublicURL is where users reach the service (device login links).
 	PublicURL string
+	// URLImportAllow lists networks and hosts URL imports may reach beyond public ones.
+	URLImportAllow []string
 
 	BatchMaxRows int
 	BatchLinger  time.Duration
@@ -90,6 +92,8 @@ func loadConfig(args []string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	allow := envOr("SVC_URL_IMPORT_ALLOW", "")
+	fs.StringVar(&allow, "url-import-allow", allow, "CIDRs and host names URL imports may reach beyond public addresses ($SVC_URL_IMPORT_ALLOW)")
 	deviceTTL := envOr("SVC_DEVICE_CODE_TTL", "15m")
 	fs.StringVar(&deviceTTL, "device-code-ttl", deviceTTL, "how long a device login waits for approval ($SVC_DEVICE_CODE_TTL)")
 	if err := fs.Parse(args); err != nil {
@@ -97,6 +101,11 @@ func loadConfig(args []string) (*Config, error) {
 	}
 	if c.DeviceCodeTTL, err = time.ParseDuration(deviceTTL); err != nil || c.DeviceCodeTTL < time.Second || c.DeviceCodeTTL > time.Hour {
 		return nil, fmt.Errorf("device code ttl %q: want a duration from 1s to 1h", deviceTTL)
+	}
+	for _, a := range strings.Split(allow, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.URLImportAllow = append(c.URLImportAllow, a)
+		}
 	}
 	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
 		return nil, fmt.Errorf("batch linger: %w", err)

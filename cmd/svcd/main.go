@@ -133,13 +133,12 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		}
 	}
 
-	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, Logger: log}, edge.Deps{
-		Catalog:    model,
-		Commands:   cat,
-		Tables:     mgr,
-		Ingest:     pipeline.NewIngestor(producer),
-		DecodeRows: decodeRows,
-		Query:      query.NewRunner(model, cat, mgr, engines),
+	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow, Logger: log}, edge.Deps{
+		Catalog:  model,
+		Commands: cat,
+		Tables:   mgr,
+		Ingest:   pipeline.NewIngestor(producer),
+		Query:    query.NewRunner(model, cat, mgr, engines),
 	})
 	if err != nil {
 		return err
