@@ -205,3 +205,15 @@ func TestAppendRejectsBeforeCalling(t *testing.T) {
 		t.Fatal("a rejected append reached the client")
 	}
 }
+
+func TestCallPanicIsAnError(t *testing.T) {
+	s, err := newStore(refusedURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.do(context.Background(), func(context.Context, *esclient.Client) error { panic("unreachable code") })
+	if err == nil || !strings.Contains(err.Error(), "unreachable code") {
+		t.Fatalf("do = %v, want the panic as an error", err)
+	}
+}

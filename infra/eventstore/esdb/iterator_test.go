@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ type fakeStream struct {
 	events []*esclient.ResolvedEvent
 	end    error         // returned after the events; io.EOF when nil
 	block  bool          // Recv blocks after the events until Close
+	panics bool          // Recv panics after the events
 	closed chan struct{} // closed by Close
 	once   sync.Once
 	recvs  atomic.Int32
@@ -38,6 +40,9 @@ func newFake(events ...*esclient.RecordedEvent) *fakeStream {
 
 func (f *fakeStream) Recv() (*esclient.ResolvedEvent, error) {
 	i := int(f.recvs.Add(1)) - 1
+	if f.panics && i == len(f.events) {
+		panic("unreachable code") // as the client does on a response it does not know
+	}
 	select {
 	case <-f.closed:
 		return nil, io.EOF // what the client answers once closed
@@ -260,5 +265,20 @@ func TestIteratorCanceledBeforeOpen(t *testing.T) {
 	waitReleased(t, released)
 	if fake.recvs.Load() != 0 {
 		t.Fatal("read from a stream whose context had ended")
+	}
+}
+
+func TestIteratorClientPanicIsAnError(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	fake := newFake(recorded("s", "a", 0, 100, `{}`, ""))
+	fake.panics = true
+	it, released := iterate(t, context.Background(), fake, fromStreamRead, true)
+	got, err := es.Collect(context.Background(), it)
+	if len(got) != 1 || err == nil || !strings.Contains(err.Error(), "unreachable code") {
+		t.Fatalf("collect = %d events, %v; want 1 then the panic as an error", len(got), err)
+	}
+	waitReleased(t, released)
+	if !fake.isClosed() {
+		t.Fatal("server stream left open after a panic")
 	}
 }

@@ -383,6 +383,7 @@ func (s *Store) do(ctx context.Context, fn func(context.Context, *esclient.Clien
 	go func() {
 		defer release()
 		defer cancel()
+		defer recoverInto(done)
 		err := fn(callCtx, c)
 		if isConnectionClosed(err) {
 			// Nothing reached the server, so one retry on a new client is safe.
@@ -406,6 +407,19 @@ func (s *Store) do(ctx context.Context, fn func(context.Context, *esclient.Clien
 			return ctx.Err()
 		}
 	}
+}
+
+// recoverInto reports a panic of the client as the call's error. The client panics on
+// a read response it does not know ("unreachable code"), which a newer server could send;
+// that must fail the call, not the process.
+func recoverInto(done chan<- error) {
+	if v := recover(); v != nil {
+		done <- clientPanic(v)
+	}
+}
+
+func clientPanic(v any) error {
+	return fmt.Errorf("EventStoreDB client failed (please report this with the server version): %v", v)
 }
 
 // recvStream is what an iterator reads: the client's *esdb.ReadStream, or a fake in tests.
@@ -445,6 +459,11 @@ func (it *iterator) pump(ctx context.Context, release func(), r reader) {
 	defer release()
 	defer close(it.events)
 	defer it.cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			it.perr = fmt.Errorf("%s: %w", r.step, clientPanic(v))
+		}
+	}()
 	if ctx.Err() != nil {
 		it.perr = describe(ctx, r.step, r.addr, ctx.Err())
 		return
