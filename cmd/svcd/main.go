@@ -15,6 +15,7 @@ import (
 
 	"github.com/svc-data/svc/edge"
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
+	"github.com/svc-data/svc/infra/eventstore/esdb"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
@@ -78,7 +79,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	}
 
 	// Control plane.
-	store, err := openStore(cfg)
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -189,9 +190,11 @@ func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, e
 	return nil
 }
 
-func openStore(cfg *Config) (es.Store, error) {
+// openStore opens EventStoreDB when SVC_EVENTSTORE_URL names one, else the embedded
+// bbolt file.
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (es.Store, error) {
 	if cfg.EventStoreURL != "" {
-		return nil, errors.New("SVC_EVENTSTORE_URL: the EventStoreDB adapter is not built into this version")
+		return esdb.Open(ctx, cfg.EventStoreURL, esdb.WithLogger(log))
 	}
 	return boltstore.Open(filepath.Join(cfg.DataDir, "events.db"))
 }
