@@ -22,6 +22,9 @@ type tableView struct {
 	// PhysicalSortingKey is the engine key of the generation new rows go to (paths typed
 	// from the data), null until the first rows arrive.
 	PhysicalSortingKey *string `json:"physical_sorting_key"`
+	// AutomaticSortingKey is the key an automatic table (sorting_key "") chose from its
+	// data for new rows, null until the first rows arrive or when the key is explicit.
+	AutomaticSortingKey *string `json:"automatic_sorting_key"`
 	// Generations counts the table's physical generations.
 	Generations int `json:"generations"`
 }
@@ -32,6 +35,10 @@ func viewTable(t *catalog.Table) tableView {
 	if g, ok := t.Current(); ok {
 		k := g.PhysicalKey
 		v.PhysicalSortingKey = &k
+		if t.SortingKey == "" {
+			chosen := g.ChosenKey
+			v.AutomaticSortingKey = &chosen
+		}
 	}
 	return v
 }

@@ -495,3 +495,13 @@ func (w *worker) retry(ctx context.Context, op func() error) error {
 		delay = min(delay*2, w.c.cfg.RetryMax)
 	}
 }
+
+// PlannedGenerations reads the table generations a committed batch plan will insert
+// into; empty metadata plans nothing.
+func PlannedGenerations(metadata string) (map[uuid.UUID]int, error) {
+	p, err := decodePlan(metadata)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return p.gens, nil
+}

@@ -13,6 +13,9 @@ func IngestTopic(cluster uuid.UUID) string { return "svc." + cluster.String() + 
 // DeadTopic is the topic that keeps rows the engine rejected, with the reason.
 func DeadTopic(cluster uuid.UUID) string { return "svc." + cluster.String() + ".dead" }
 
+// ConsumerGroup is the consumer group that inserts a cluster's rows.
+func ConsumerGroup(cluster uuid.UUID) string { return "svc.ingest." + cluster.String() }
+
 // MaxRequestBytes caps the rows of one request so that it fits one log record: a request
 // is then accepted or refused as a whole.
 const MaxRequestBytes = 48 << 20

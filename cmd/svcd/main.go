@@ -178,7 +178,7 @@ func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, e
 		return err
 	}
 	a.started(cons)
-	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: "svc.ingest." + cluster.String(),
+	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: pipeline.ConsumerGroup(cluster),
 		Topics: []string{ingest}, Logger: log.With("cluster", cluster)}, cons)
 	if err != nil {
 		return err
@@ -187,6 +187,13 @@ func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, e
 		return err
 	}
 	a.started(gr)
+	rctx, stopResort := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Seeds: seeds, Group: pipeline.ConsumerGroup}, 5*time.Second, log.With("cluster", cluster))
+	}()
+	a.started(shutdownFunc(func(context.Context) error { stopResort(); <-done; return nil }))
 	return nil
 }
 

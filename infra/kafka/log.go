@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -333,4 +334,38 @@ func ParseSeeds(s string) []string {
 		}
 	}
 	return out
+}
+
+// PlanInspector reads the batch plans committed in a cluster's consumer group.
+type PlanInspector struct {
+	Seeds []string
+	// Group names the consumer group of a cluster.
+	Group func(cluster uuid.UUID) string
+}
+
+// PendingGenerations implements tables.PlanInspector.
+func (p PlanInspector) PendingGenerations(ctx context.Context, cluster uuid.UUID) (map[uuid.UUID][]int, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Seeds...))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	offsets, err := kadm.NewClient(cl).FetchOffsets(ctx, p.Group(cluster))
+	if err != nil {
+		return nil, err
+	}
+	if err := offsets.Error(); err != nil {
+		return nil, err
+	}
+	out := map[uuid.UUID][]int{}
+	for _, o := range offsets.Sorted() {
+		gens, err := pipeline.PlannedGenerations(o.Metadata)
+		if err != nil {
+			continue // not a plan this version wrote; it names no generation
+		}
+		for id, g := range gens {
+			out[id] = append(out[id], g)
+		}
+	}
+	return out, nil
 }

@@ -41,7 +41,7 @@ func TestBootstrapSurvivesRestartAndRebuildsIdentically(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl, _ := svc.Model().Table(b.Cluster.ID, "default", "events")
-	if _, err := svc.CreateGeneration(ctx, tbl.ID, 1, "user.id", "doc.user.id.:Int64"); err != nil {
+	if _, err := svc.CreateGeneration(ctx, tbl.ID, 1, "user.id", "doc.user.id.:Int64", ""); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(svc.Model(), b)

@@ -311,7 +311,7 @@ func (s *Service) ChangeSortingKey(ctx context.Context, cluster uuid.UUID, datab
 // CreateGeneration records generation n of a table, compiled from logicalKey. It is
 // idempotent: when generation n already exists, it returns the table unchanged, so
 // nodes racing to create the same generation agree on the winner's.
-func (s *Service) CreateGeneration(ctx context.Context, tableID uuid.UUID, n int, logicalKey, physicalKey string) (*Table, error) {
+func (s *Service) CreateGeneration(ctx context.Context, tableID uuid.UUID, n int, logicalKey, physicalKey, chosenKey string) (*Table, error) {
 	t0, ok := s.model.TableByID(tableID)
 	if !ok {
 		return nil, fmt.Errorf("%w: table %s", ErrNotFound, tableID)
@@ -333,13 +333,32 @@ func (s *Service) CreateGeneration(ctx context.Context, tableID uuid.UUID, n int
 		}
 		return s.append(ctx, databaseStream(t0.ClusterID, t0.Database), st.expected(), newEvent(EvGenerationCreated,
 			GenerationCreated{TableID: tableID, Database: t0.Database, Name: t0.Name, N: n, LogicalKey: logicalKey,
-				PhysicalKey: physicalKey, CreatedAt: s.now()}))
+				PhysicalKey: physicalKey, ChosenKey: chosenKey, CreatedAt: s.now()}))
 	})
 	if err != nil {
 		return nil, err
 	}
 	t, _ := s.model.TableByID(tableID)
 	return t, nil
+}
+
+// ResortedGeneration records that generation n of a table now has physicalKey.
+func (s *Service) ResortedGeneration(ctx context.Context, tableID uuid.UUID, n int, physicalKey string) error {
+	t0, ok := s.model.TableByID(tableID)
+	if !ok {
+		return fmt.Errorf("%w: table %s", ErrNotFound, tableID)
+	}
+	return s.retry(ctx, func() (uint64, error) {
+		st, err := s.loadDatabase(ctx, t0.ClusterID, t0.Database)
+		if err != nil {
+			return 0, err
+		}
+		if t := st.tables[t0.Name]; !st.live || t == nil || t.id != tableID {
+			return 0, fmt.Errorf("%w: table %s", ErrNotFound, tableID)
+		}
+		return s.append(ctx, databaseStream(t0.ClusterID, t0.Database), st.expected(), newEvent(EvGenerationResorted,
+			GenerationResorted{TableID: tableID, Database: t0.Database, Name: t0.Name, N: n, PhysicalKey: physicalKey}))
+	})
 }
 
 // DeleteTable removes a table from the catalog. The caller drops its engine tables.

@@ -16,6 +16,7 @@ const (
 	EvTableCreated        = "table.created"
 	EvTableKeyChanged     = "table.sorting_key_changed"
 	EvGenerationCreated   = "table.generation_created"
+	EvGenerationResorted  = "table.generation_resorted"
 	EvTableDeleted        = "table.deleted"
 	EvAPIKeyCreated       = "api_key.created"
 	EvAPIKeyDeleted       = "api_key.deleted"
@@ -90,9 +91,20 @@ type GenerationCreated struct {
 	N        int       `json:"n"`
 	// LogicalKey is the sorting key the generation was compiled from; PhysicalKey the
 	// engine ORDER BY expression list it got.
-	LogicalKey  string    `json:"logical_key"`
+	LogicalKey  string `json:"logical_key"`
+	PhysicalKey string `json:"physical_key"`
+	// ChosenKey is the key the table chose from the data when its key is automatic.
+	ChosenKey string    `json:"chosen_key,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// GenerationResorted records that an older generation was re-sorted into a newer key.
+type GenerationResorted struct {
+	TableID     uuid.UUID `json:"table_id"`
+	Database    string    `json:"database"`
+	Name        string    `json:"name"`
+	N           int       `json:"n"`
 	PhysicalKey string    `json:"physical_key"`
-	CreatedAt   time.Time `json:"created_at"`
 }
 
 // TableDeleted records that a table and its data are gone.

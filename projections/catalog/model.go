@@ -76,6 +76,7 @@ type Generation struct {
 	N           int
 	LogicalKey  string
 	PhysicalKey string
+	ChosenKey   string
 	CreatedAt   time.Time
 }
 
@@ -239,7 +240,21 @@ func (m *Model) apply(e es.Event) error {
 		}
 		m.replaceTable(v.TableID, func(t *Table) {
 			t.Generations = append(slices.Clip(t.Generations), Generation{N: v.N, LogicalKey: v.LogicalKey,
-				PhysicalKey: v.PhysicalKey, CreatedAt: v.CreatedAt})
+				PhysicalKey: v.PhysicalKey, ChosenKey: v.ChosenKey, CreatedAt: v.CreatedAt})
+		})
+	case EvGenerationResorted:
+		v, err := decode[GenerationResorted](e)
+		if err != nil {
+			return err
+		}
+		m.replaceTable(v.TableID, func(t *Table) {
+			gens := slices.Clone(t.Generations)
+			for i := range gens {
+				if gens[i].N == v.N {
+					gens[i].PhysicalKey = v.PhysicalKey
+				}
+			}
+			t.Generations = gens
 		})
 	case EvTableDeleted:
 		v, err := decode[TableDeleted](e)

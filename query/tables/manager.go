@@ -277,9 +277,16 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	if err != nil {
 		return nil, err
 	}
-	k, err := sortkey.Parse(t.SortingKey)
+	logical, chosen := t.SortingKey, ""
+	if logical == "" {
+		if chosen, err = chooseKey(ctx, e, t.ColumnType, sample); err != nil {
+			return nil, err
+		}
+		logical = chosen
+	}
+	k, err := sortkey.Parse(logical)
 	if err != nil {
-		return nil, fmt.Errorf("stored sorting key of %s: %w", t.Name, err)
+		return nil, fmt.Errorf("sorting key %q of %s: %w", logical, t.Name, err)
 	}
 	types, err := inferTypes(ctx, e, t.ColumnType, k.Paths(), sample)
 	if err != nil {
@@ -300,7 +307,7 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	if err != nil || len(keys) != 1 {
 		return nil, fmt.Errorf("read back generation %d of %s: %v", n, t.Name, err)
 	}
-	return m.cat.CreateGeneration(ctx, t.ID, n, t.SortingKey, keys[0])
+	return m.cat.CreateGeneration(ctx, t.ID, n, t.SortingKey, keys[0], chosen)
 }
 
 // maxSampleBytes bounds the rows sent to the engine to infer key types.
@@ -315,15 +322,7 @@ func inferTypes(ctx context.Context, e Engine, columnType string, paths []string
 	if len(paths) == 0 {
 		return types, nil
 	}
-	var data strings.Builder
-	for _, row := range sample {
-		if data.Len()+len(row) > maxSampleBytes && data.Len() > 0 {
-			break
-		}
-		data.Write(row)
-		data.WriteByte('\n')
-	}
-	src := fmt.Sprintf("format(JSONAsObject, %s, %s)", literal("doc "+columnType), literal(data.String()))
+	src := sampleSource(columnType, sample)
 	for _, path := range paths {
 		col := sortkey.Subcolumn(strings.Split(path, "."), "")
 		declared, err := e.QueryStrings(ctx, fmt.Sprintf("SELECT toTypeName(%s) FROM %s LIMIT 1", col, src))
