@@ -69,6 +69,7 @@ type Deps struct {
 	Tables   *tables.Manager
 	Ingest   *pipeline.Ingestor
 	Query    QueryRunner
+	Ops      Ops
 }
 
 // Server is the HTTP front door.
@@ -124,6 +125,9 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.PATCH("/v1/tables/{table}", s.withKey(s.patchTable))
 	r.DELETE("/v1/tables/{table}", s.withKey(s.deleteTable))
 	r.POST("/v1/tables/{table}", s.insertRoute)
+	r.GET("/v1/tables/{table}/freshness", s.withKey(s.freshness))
+	r.GET("/v1/tables/{table}/dead_letters", s.withKey(s.deadLetters))
+	r.GET("/metrics", s.metrics)
 	r.POST("/v1/query", s.withKey(s.query))
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),

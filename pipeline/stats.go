@@ -91,3 +91,15 @@ func (s *Stats) Freshness(id uuid.UUID) (t TableStats, p50, p99 time.Duration, o
 	out.lags = nil
 	return out, pct(0.50), pct(0.99), true
 }
+
+// Tables returns the ids of the tables this consumer inserted into.
+func (s *Stats) Tables() []uuid.UUID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]uuid.UUID, 0, len(s.tables))
+	for id := range s.tables {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

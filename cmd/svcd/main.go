@@ -128,10 +128,13 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	engines := newEngines(cfg, log)
 	a.started(engines)
 	mgr := tables.NewManager(cat, engines)
+	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
 	for _, cl := range model.AllClusters() {
-		if err := startCluster(ctx, a, cfg, cl.ID, engines, mgr, producer, seeds, log); err != nil {
+		cons, err := startCluster(ctx, a, cfg, cl.ID, engines, mgr, producer, seeds, log)
+		if err != nil {
 			return err
 		}
+		observe.add(cl.ID, cons)
 	}
 
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow, Logger: log}, edge.Deps{
@@ -155,36 +158,36 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 
 // startCluster brings up what a cluster needs: its engine, schema, topics and consumer.
 func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, engines *engines, mgr *tables.Manager,
-	producer *kafka.Producer, seeds []string, log *slog.Logger) error {
+	producer *kafka.Producer, seeds []string, log *slog.Logger) (*pipeline.Consumer, error) {
 	eng, err := engines.start(ctx, cluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.Reconcile(ctx, cluster); err != nil {
-		return err
+		return nil, err
 	}
 	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
 	if err := kafka.EnsureTopics(ctx, seeds, int32(cfg.IngestPartitions), ingest, dead); err != nil {
-		return err
+		return nil, err
 	}
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: cfg.BatchMaxRows, Linger: cfg.BatchLinger, Logger: log.With("cluster", cluster),
 		Dead: producer, DeadTopic: func(string) string { return dead },
 	}, eng, mgr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a.started(cons)
 	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: pipeline.ConsumerGroup(cluster),
 		Topics: []string{ingest}, Logger: log.With("cluster", cluster)}, cons)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := gr.Start(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	a.started(gr)
 	rctx, stopResort := context.WithCancel(context.WithoutCancel(ctx))
@@ -194,7 +197,7 @@ func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, e
 		mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Seeds: seeds, Group: pipeline.ConsumerGroup}, 5*time.Second, log.With("cluster", cluster))
 	}()
 	a.started(shutdownFunc(func(context.Context) error { stopResort(); <-done; return nil }))
-	return nil
+	return cons, nil
 }
 
 // openStore opens EventStoreDB when SVC_EVENTSTORE_URL names one, else the embedded
