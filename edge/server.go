@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -197,6 +198,15 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		id := uuid.NewString()
 		ctx.SetUserValue(requestIDKey, id)
 		ctx.Response.Header.Set("X-Request-Id", id)
+		// A bug in one handler must cost one request, not the process and every
+		// request in flight with it.
+		defer func() {
+			if r := recover(); r != nil {
+				s.cfg.Logger.Error("handler panicked", "request_id", id, "method", string(ctx.Method()),
+					"path", string(ctx.Path()), "panic", r, "stack", string(debug.Stack()))
+				writeError(ctx, apiErr(500, "internal_error", "the request failed inside the service; it was logged as "+id, ""))
+			}
+		}()
 		next(ctx)
 		if code := ctx.Response.StatusCode(); code >= 500 {
 			s.cfg.Logger.Warn("request failed", "request_id", id, "method", string(ctx.Method()),

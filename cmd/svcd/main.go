@@ -143,6 +143,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Tables:   mgr,
 		Ingest:   pipeline.NewIngestor(producer),
 		Query:    query.NewRunner(model, cat, mgr, engines),
+		Ops:      observe,
 	})
 	if err != nil {
 		return err
