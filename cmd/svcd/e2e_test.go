@@ -87,13 +87,13 @@ func TestBadInputIsRefusedWholeWithANamedProblem(t *testing.T) {
 		status           int
 		code, mention    string
 	}{
-		{"malformed JSON", "/v1/tables/t", `[{"a":1},{"a":`, nil, 400, "invalid_rows", "byte"},
+		{"malformed JSON", "/v1/tables/t", `[{"a":1},{"a":`, nil, 400, "invalid_rows", "offset"},
 		{"non-object element", "/v1/tables/t", `[{"a":1},"x",{"a":3}]`, nil, 400, "invalid_rows", "element"},
 		{"unknown table", "/v1/tables/nope", `{"a":1}`, nil, 404, "table_not_found", "nope"},
 		{"missing key", "/v1/tables/t", `{"a":1}`, []string{"Authorization", ""}, 401, "unauthenticated", "credentials"},
 		{"wrong key", "/v1/tables/t", `{"a":1}`, []string{"Authorization", "Bearer svck_wrong"}, 401, "unauthenticated", "credentials"},
 		{"bad idempotency key", "/v1/tables/t", `{"a":1}`, []string{"Idempotency-Key", "has space"}, 400, "invalid_idempotency_key", "spaces"},
-		{"bad gzip", "/v1/tables/t", `{"a":1}`, []string{"Content-Encoding", "gzip"}, 400, "invalid_encoding", "gzip"},
+		{"bad gzip", "/v1/tables/t", `{"a":1}`, []string{"Content-Encoding", "gzip"}, 400, "invalid_rows", "gzip"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
