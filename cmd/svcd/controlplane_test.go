@@ -332,6 +332,7 @@ func TestDatabasesAndRestartRebuildsTheSameModels(t *testing.T) {
 	}
 	s.Must(200, "POST", "/v1/tables?database=lake", map[string]string{"name": "t"})
 	s.Must(202, "POST", "/v1/tables/t?database=lake", `{"a":1}`)
+	s.WaitCount("lake.t", 1, 30*time.Second)
 	before := map[string]string{}
 	for _, p := range []string{"/v1/databases", "/v1/keys", "/v1/organizations", "/v1/tables?database=lake"} {
 		before[p] = string(s.Must(200, "GET", p, nil).Body)
