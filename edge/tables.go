@@ -25,13 +25,22 @@ type tableView struct {
 	// AutomaticSortingKey is the key an automatic table (sorting_key "") chose from its
 	// data for new rows, null until the first rows arrive or when the key is explicit.
 	AutomaticSortingKey *string `json:"automatic_sorting_key"`
-	// Generations counts the table's physical generations.
-	Generations int `json:"generations"`
+	// Generations are the table's physical tables, oldest first: rows are inserted into
+	// the last; older ones are re-sorted into its key in the background.
+	Generations []generationView `json:"generations"`
+}
+
+type generationView struct {
+	Number             int    `json:"number"`
+	PhysicalSortingKey string `json:"physical_sorting_key"`
 }
 
 func viewTable(t *catalog.Table) tableView {
 	v := tableView{Name: t.Name, Database: t.Database, SortingKey: t.SortingKey, ID: t.ID.String(),
-		CreatedAt: t.CreatedAt, Generations: len(t.Generations)}
+		CreatedAt: t.CreatedAt, Generations: []generationView{}}
+	for _, g := range t.Generations {
+		v.Generations = append(v.Generations, generationView{Number: g.N, PhysicalSortingKey: g.PhysicalKey})
+	}
 	if g, ok := t.Current(); ok {
 		k := g.PhysicalKey
 		v.PhysicalSortingKey = &k

@@ -142,6 +142,7 @@ var rejectedCodes = map[int32]bool{
 	72:  true, // CANNOT_PARSE_NUMBER
 	117: true, // INCORRECT_DATA
 	131: true, // TOO_LARGE_STRING_SIZE
+	153: true, // ILLEGAL_DIVISION: a row's own sorting-key expression divides by zero
 	306: true, // TOO_DEEP_RECURSION
 	321: true, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
 	349: true, // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
