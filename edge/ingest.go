@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -63,6 +65,12 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
 	n, err := s.ingest(ctx, p, string(ctx.Request.Header.Peek("Idempotency-Key")), &buf, decode)
 	if err != nil {
 		writeError(ctx, err)
+		return
+	}
+	// OTLP exporters read the answer of an export as an OTLP response.
+	if signal, ok := strings.CutPrefix(name, "otlp-"); ok {
+		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
+		writeOTLPSuccess(ctx, signal, string(ctx.Request.Header.ContentType()), &buf)
 		return
 	}
 	writeJSON(ctx, 202, map[string]any{"successful_rows": n, "quarantined_rows": buf.Rejected})
