@@ -80,7 +80,7 @@ func TestOpenTelemetrySDKExportersThroughTransforms(t *testing.T) {
 	logger := lp.Logger("e2e-logger")
 	for i := range 3 {
 		var rec otellog.Record
-		rec.SetBody(otellog.StringValue(fmt.Sprintf("payment %d accepted", i)))
+		rec.SetBody(attribute.StringValue(fmt.Sprintf("payment %d accepted", i)))
 		rec.SetSeverity(otellog.SeverityInfo)
 		rec.SetSeverityText("INFO")
 		rec.SetTimestamp(time.Now())
