@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/pipeline"
@@ -93,6 +94,15 @@ func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name stri
 	return e.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(d.Engine)+" SYNC")
 }
 
+// keyCheckTypes are the types a key's paths are tried with: the data decides a path's
+// type later, so a key is usable if it works with one of them (lower(x) wants a String,
+// intDiv(100, x) a number).
+var keyCheckTypes = []string{"String", "Int64", "Float64", "DateTime64(9)"}
+
+// typeErrors are engine error codes meaning "wrong argument type", which a different path
+// type may cure.
+var typeErrors = map[int32]bool{43: true, 53: true, 386: true, 70: true}
+
 // CheckKey validates a sorting key's syntax and lets the engine judge it, by creating a
 // throwaway table with it; the engine's own error comes back for an unusable key.
 func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) error {
@@ -107,16 +117,26 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) e
 	if err != nil {
 		return err
 	}
-	types := map[string]string{}
-	for _, p := range k.Paths() {
-		types[p] = "String"
+	var first error
+	for _, typ := range keyCheckTypes {
+		types := map[string]string{}
+		for _, p := range k.Paths() {
+			types[p] = typ
+		}
+		name := "_svc." + ident("key_check_"+strings.ReplaceAll(uuid.NewString(), "-", ""))
+		err = e.Exec(ctx, "CREATE TABLE "+name+" (doc JSON) ENGINE = MergeTree ORDER BY ("+k.Compile(types)+") SETTINGS "+GenerationSettings)
+		if err == nil {
+			return e.Exec(ctx, "DROP TABLE IF EXISTS "+name+" SYNC")
+		}
+		if first == nil {
+			first = err
+		}
+		var ex *clickhouse.Exception
+		if !errors.As(err, &ex) || !typeErrors[ex.Code] {
+			break
+		}
 	}
-	name := "_svc." + ident("key_check_"+strings.ReplaceAll(uuid.NewString(), "-", ""))
-	err = e.Exec(ctx, "CREATE TABLE "+name+" (doc JSON) ENGINE = MergeTree ORDER BY ("+k.Compile(types)+") SETTINGS "+GenerationSettings)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrKeyUnusable, err)
-	}
-	return e.Exec(ctx, "DROP TABLE IF EXISTS "+name+" SYNC")
+	return fmt.Errorf("%w: %w", ErrKeyUnusable, first)
 }
 
 // CreateTable creates a table: its read view in the engine, then the catalog entry. Rows
