@@ -321,6 +321,11 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 		}
 	}
 	for s := sc; s != nil; s = s.parent {
+		if s != sc && first != docColumn && s.isAlias(first) {
+			// The engine lets a subquery use the aliases of the levels
+			// around it.
+			return &keptRef{segs: segs}, nil
+		}
 		var known []*source
 		if first != docColumn {
 			known = s.knownColumn(first)
