@@ -62,7 +62,7 @@
 // of the statement can change what the filter reads. "doc" may not be used as
 // an alias, lambda parameter, WITH or CTE name, and aliases may not take the
 // name of a table of the query. EXPLAIN is refused when a policy applies (the
-// plan would show the filter); DESCRIBE applies none (it shows no rows).
+// plan would show the filter); DESCRIBE applies them like a read.
 //
 // Settings. A SETTINGS clause (at any level) may set only the allow-list of
 // settings.go: limits, performance and join/aggregation knobs, output

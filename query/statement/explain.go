@@ -105,8 +105,8 @@ func (a *analyzer) describe(t *tokens) (*Statement, *Error) {
 	if _, aliased := jt.Table.Expr.(*ch.AliasExpr); aliased {
 		return nil, badRequest(CodeUnsupportedSyntax, start, describeHint, "DESCRIBE takes no alias")
 	}
-	// Describing shows names and types only: no row policy applies.
-	a.noPolicies = true
+	// Row policies still apply: describing a subquery evaluates its scalar
+	// subqueries, whose values can show in types (FixedString(n)).
 	sc := newScope(nil, nil, nil)
 	if _, err := a.from(q.From, sc); err != nil {
 		return nil, err
