@@ -28,7 +28,7 @@ func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 	}
 	var settings []string
 	for t.peek().kind == tokIdent && t.peekN(1).isOp("=") {
-		name, pos, err := plainName(t, "an EXPLAIN setting", explainHint)
+		name, _, err := plainName(t, "an EXPLAIN setting", explainHint)
 		if err != nil {
 			return nil, err
 		}
@@ -37,7 +37,6 @@ func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 		if v.kind != tokNumber && !(v.kind == tokIdent && (v.is("true") || v.is("false"))) {
 			return nil, badRequest(CodeSyntax, v.pos, explainHint, "EXPLAIN setting %s takes a number", name)
 		}
-		_ = pos
 		settings = append(settings, name+" = "+strings.ToLower(v.text))
 		if !t.acceptOp(",") {
 			break
@@ -73,8 +72,7 @@ func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 		b.WriteString(" " + strings.Join(settings, ", "))
 	}
 	b.WriteString(" " + query)
-	st, err := a.readStatement(KindExplain, b.String(), true)
-	return st, err
+	return a.readStatement(KindExplain, b.String(), true)
 }
 
 const describeHint = "DESCRIBE [TABLE] events, DESCRIBE (SELECT ...), DESCRIBE system.tables"

@@ -2,6 +2,7 @@ package statement
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
@@ -235,7 +236,7 @@ func (a *analyzer) expr(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 func unsupportedNode(e ch.Expr) *Error {
 	name := strings.TrimPrefix(fmt.Sprintf("%T", e), "*parser.")
 	pos := -1
-	if e != nil {
+	if e != nil && !reflect.ValueOf(e).IsNil() {
 		pos = int(e.Pos())
 	}
 	return badRequest(CodeUnsupportedSyntax, pos, "", "unsupported syntax (%s)", name)
