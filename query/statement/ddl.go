@@ -205,12 +205,7 @@ func (a *analyzer) sortingKey(exprs []ch.Expr, pos int, tupleOK bool) (string, *
 			return "", err
 		}
 		texts = append(texts, render(e))
-		sc := newScope(nil, nil, nil)
-		sc.sources = []*source{{kind: srcTable, name: "t", table: "t"}}
-		a.noAccounting, a.noPolicies = true, true
-		_, err := a.expr(e, sc)
-		a.noAccounting, a.noPolicies = false, false
-		if err != nil {
+		if _, err := a.rewriteForTable(e, "t"); err != nil {
 			return "", err
 		}
 	}

@@ -28,7 +28,7 @@ func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 	}
 	var settings []string
 	for t.peek().kind == tokIdent && t.peekN(1).isOp("=") {
-		name, pos, err := plainName(t, "an EXPLAIN setting", explainHint)
+		name, _, err := plainName(t, "an EXPLAIN setting", explainHint)
 		if err != nil {
 			return nil, err
 		}
@@ -37,7 +37,6 @@ func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 		if v.kind != tokNumber && !(v.kind == tokIdent && (v.is("true") || v.is("false"))) {
 			return nil, badRequest(CodeSyntax, v.pos, explainHint, "EXPLAIN setting %s takes a number", name)
 		}
-		_ = pos
 		settings = append(settings, name+" = "+strings.ToLower(v.text))
 		if !t.acceptOp(",") {
 			break
@@ -73,8 +72,7 @@ func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 		b.WriteString(" " + strings.Join(settings, ", "))
 	}
 	b.WriteString(" " + query)
-	st, err := a.readStatement(KindExplain, b.String(), true)
-	return st, err
+	return a.readStatement(KindExplain, b.String(), true)
 }
 
 const describeHint = "DESCRIBE [TABLE] events, DESCRIBE (SELECT ...), DESCRIBE system.tables"
@@ -105,8 +103,8 @@ func (a *analyzer) describe(t *tokens) (*Statement, *Error) {
 	if _, aliased := jt.Table.Expr.(*ch.AliasExpr); aliased {
 		return nil, badRequest(CodeUnsupportedSyntax, start, describeHint, "DESCRIBE takes no alias")
 	}
-	// Describing shows names and types only: no row policy applies.
-	a.noPolicies = true
+	// Row policies still apply: describing a subquery evaluates its scalar
+	// subqueries, whose values can show in types (FixedString(n)).
 	sc := newScope(nil, nil, nil)
 	if _, err := a.from(q.From, sc); err != nil {
 		return nil, err

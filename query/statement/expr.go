@@ -2,6 +2,7 @@ package statement
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
@@ -235,7 +236,7 @@ func (a *analyzer) expr(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 func unsupportedNode(e ch.Expr) *Error {
 	name := strings.TrimPrefix(fmt.Sprintf("%T", e), "*parser.")
 	pos := -1
-	if e != nil {
+	if e != nil && !reflect.ValueOf(e).IsNil() {
 		pos = int(e.Pos())
 	}
 	return badRequest(CodeUnsupportedSyntax, pos, "", "unsupported syntax (%s)", name)
@@ -321,6 +322,11 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 		}
 	}
 	for s := sc; s != nil; s = s.parent {
+		if s != sc && first != docColumn && s.isAlias(first) {
+			// The engine lets a subquery use the aliases of the levels
+			// around it.
+			return &keptRef{segs: segs}, nil
+		}
 		var known []*source
 		if first != docColumn {
 			known = s.knownColumn(first)

@@ -215,7 +215,7 @@ func quoteTable(db, table string) string {
 
 func (a *analyzer) fromSubquery(q *ch.SelectQuery, alias *ch.Ident, sc *scope) (*source, ch.Expr, *Error) {
 	if q == nil {
-		return nil, nil, unsupportedNode(q)
+		return nil, nil, badRequest(CodeUnsupportedSyntax, -1, "", "empty subquery")
 	}
 	// A FROM subquery cannot see the sources of its own level.
 	sel, outs, err := a.query(q, sc.parent, sc.ctes, sc.with)

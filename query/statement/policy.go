@@ -64,16 +64,23 @@ func (a *analyzer) compileFilter(pol RowPolicy, table string) (string, *Error) {
 	if err := checkScalar(exprs[0]); err != nil {
 		return "", fail()
 	}
-	sc := newScope(nil, nil, nil)
-	sc.sources = []*source{{kind: srcTable, name: table, table: table}}
-	savedAcc, savedPol := a.noAccounting, a.noPolicies
-	a.noAccounting, a.noPolicies = true, true
-	e, err := a.expr(exprs[0], sc)
-	a.noAccounting, a.noPolicies = savedAcc, savedPol
+	e, err := a.rewriteForTable(exprs[0], table)
 	if err != nil {
 		return "", fail()
 	}
 	return render(e), nil
+}
+
+// rewriteForTable walks e as a row-wise expression over the document of one
+// table (a policy filter, a sorting key): paths become doc paths, functions
+// and names are checked, and no grant or policy applies.
+func (a *analyzer) rewriteForTable(e ch.Expr, table string) (ch.Expr, *Error) {
+	sc := newScope(nil, nil, nil)
+	sc.sources = []*source{{kind: srcTable, name: table, table: table}}
+	savedAcc, savedPol := a.noAccounting, a.noPolicies
+	a.noAccounting, a.noPolicies = true, true
+	defer func() { a.noAccounting, a.noPolicies = savedAcc, savedPol }()
+	return a.expr(e, sc)
 }
 
 // checkScalar accepts a row-wise expression: no subqueries, aggregates,

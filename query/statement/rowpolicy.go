@@ -280,12 +280,7 @@ func (a *analyzer) policyFilterText(start, end int, table string) (string, *Erro
 		return "", err
 	}
 	text := render(exprs[0])
-	sc := newScope(nil, nil, nil)
-	sc.sources = []*source{{kind: srcTable, name: table, table: table}}
-	a.noAccounting, a.noPolicies = true, true
-	_, err = a.expr(exprs[0], sc)
-	a.noAccounting, a.noPolicies = false, false
-	if err != nil {
+	if _, err := a.rewriteForTable(exprs[0], table); err != nil {
 		return "", err
 	}
 	return text, nil

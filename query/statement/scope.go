@@ -117,7 +117,7 @@ func (s *scope) inLambda(name string) bool {
 // for db.table) names on this level; n is how many segments it took.
 func (s *scope) sourceNamed(segs []*ch.Ident) (*source, int) {
 	for _, src := range s.sources {
-		if src.name == segs[0].Name && (src.aliased || src.kind != srcTable || src.table == segs[0].Name) {
+		if src.name != "" && src.name == segs[0].Name {
 			return src, 1
 		}
 	}

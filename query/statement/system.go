@@ -79,11 +79,7 @@ func (a *analyzer) systemTable(name string, alias *ch.Ident, pos int) (*source, 
 		src.columns[c] = true
 	}
 	src.anyColumns = v.columns == nil
-	text := v.build(a)
-	if strings.HasPrefix(text, "(") || alias != nil || name != src.name {
-		return src, &tableNode{text: text, alias: src.name}, nil
-	}
-	return src, &tableNode{text: text, alias: name}, nil
+	return src, &tableNode{text: v.build(a), alias: src.name}, nil
 }
 
 // orgDatabases returns the organization's databases with engine names that

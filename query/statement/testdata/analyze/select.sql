@@ -66,3 +66,7 @@ SELECT region, team, count() FROM events GROUP BY GROUPING SETS ((region, team),
 SELECT toStartOfDay(ts::DateTime) AS d, count() AS c FROM events GROUP BY d ORDER BY d WITH FILL STEP INTERVAL 1 DAY
 -- case limit_by
 SELECT user.id, ts FROM events ORDER BY ts DESC LIMIT 1 BY user.id
+-- case outer_alias_in_subquery
+SELECT 1 AS x, (SELECT x) FROM events
+-- case tuple_element
+SELECT (1, 'a').1, meta.1 FROM events

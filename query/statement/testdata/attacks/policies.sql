@@ -92,3 +92,5 @@ DROP ROW POLICY eu_only ON events
 SELECT * FROM events SETTINGS use_concurrency_control = 0
 -- case role_insert_ungranted as=roles:analyst expect=refuse
 INSERT INTO events SELECT * FROM events
+-- case describe_scalar_side_channel as=roles:eu expect=ok
+DESCRIBE (SELECT toFixedString('', (SELECT length(user.name) FROM events LIMIT 1)) AS x)
