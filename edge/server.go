@@ -130,6 +130,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/tables/{table}/dead_letters", s.withKey(s.deadLetters))
 	r.GET("/metrics", s.metrics)
 	r.POST("/v1/query", s.withKey(s.query))
+	r.POST("/v1/query/cancel", s.withKey(s.cancelQuery))
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
 			"see /v1/openapi.json for the API"))

@@ -61,6 +61,7 @@ type Runner struct {
 	cmds    *catalog.Service
 	tables  *tables.Manager
 	engines Engines
+	running running
 }
 
 // NewRunner returns a runner.
@@ -124,11 +125,25 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	for _, s := range st.Settings {
 		settings[s.Name] = s.Value
 	}
-	rows, err := eng.Stream(ctx, st.SQL, Options{QueryID: req.QueryID, Settings: settings})
+	// The query outlives this call (the rows stream after it returns), so it runs on its
+	// own context, ended by the stream's end or by POST /v1/query/cancel.
+	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if err := r.running.start(req.QueryID, &runningQuery{org: req.OrgID, cluster: req.ClusterID, database: req.Database, cancel: cancel}); err != nil {
+		cancel()
+		return nil, err
+	}
+	finish := func() { cancel(); r.running.done(req.QueryID) }
+	rows, err := eng.Stream(qctx, st.SQL, Options{QueryID: req.QueryID, Settings: settings})
 	if err != nil {
+		canceled := qctx.Err() != nil
+		finish()
+		if canceled {
+			return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
+		}
 		return nil, engineError(err, env)
 	}
-	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult}
+	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
+		finish: finish, canceled: qctx.Err}
 	// Peek the first row so that errors the engine raises at once (unknown columns,
 	// type errors, memory limits at start) get a proper status rather than an in-band
 	// error after a 200.
@@ -136,6 +151,10 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	if !res.more {
 		if err := rows.Err(); err != nil {
 			rows.Close()
+			finish()
+			if qctx.Err() != nil {
+				return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
+			}
 			return nil, engineError(err, env)
 		}
 	}
@@ -168,13 +187,15 @@ func engineError(err error, env statement.Env) error {
 
 // result is a response being streamed.
 type result struct {
-	queryID string
-	format  string
-	start   time.Time
-	rows    Rows
-	more    bool
-	env     statement.Env
-	empty   bool
+	queryID  string
+	format   string
+	start    time.Time
+	rows     Rows
+	more     bool
+	env      statement.Env
+	empty    bool
+	finish   func()
+	canceled func() error
 }
 
 func (r *result) QueryID() string { return r.queryID }
@@ -196,6 +217,7 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 		}
 		return w.End(format.Stats{Elapsed: time.Since(r.start)})
 	}
+	defer r.finish()
 	defer r.rows.Close()
 	cols := r.rows.Columns()
 	if r.empty {
@@ -226,6 +248,9 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 	}
 	if err := r.rows.Err(); err != nil {
 		e := engineError(err, r.env)
+		if r.canceled() != nil {
+			e = &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
+		}
 		_ = w.Fail(e)
 		return e
 	}
