@@ -36,6 +36,7 @@ func apiErr(status int, code, msg, hint string) *APIError {
 
 func writeError(ctx *fasthttp.RequestCtx, err error) {
 	e := toAPIError(err)
+	ctx.SetUserValue(apiErrorKey, e)
 	body, _ := json.Marshal(struct {
 		Error *APIError `json:"error"`
 	}{e})

@@ -33,6 +33,7 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, err)
 		return
 	}
+	ctx.SetUserValue(principalKey, p)
 	if args.Has("url") {
 		if args.Has("transform") {
 			writeError(ctx, apiErr(400, "transform_with_url", "transforms are not supported with URL inserts",
@@ -183,6 +184,7 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 		fail(err)
 		return
 	}
+	ctx.SetUserValue(principalKey, p)
 	if inflateErr != nil {
 		fail(decodeError(inflateErr))
 		return

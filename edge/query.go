@@ -35,7 +35,7 @@ func statementPrincipal(p *Principal) statement.Principal {
 }
 
 func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
-	if !p.can(actQuery) && p.Permission() != "write_only" {
+	if !p.can(actQuery) {
 		writeError(ctx, forbidden("run queries"))
 		return
 	}

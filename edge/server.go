@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/fasthttp/router"
-	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 )
 
@@ -71,6 +71,8 @@ type Deps struct {
 	Ingest   *pipeline.Ingestor
 	Query    QueryRunner
 	Ops      Ops
+	// RequestLog records API requests; nil records nothing.
+	RequestLog *requestlog.Log
 }
 
 // Server is the HTTP front door.
@@ -93,6 +95,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest)}
 	r := router.New()
+	r.SaveMatchedRoutePath = true
+	r.GET("/v1/logs", s.withKey(s.listLogs))
 	r.GET("/health", s.health)
 	r.POST("/v1/auth/login", s.login)
 	r.POST("/v1/auth/logout", s.withKey(s.logout))
@@ -196,9 +200,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
-		id := uuid.NewString()
+		trace, id := traceIDs(ctx)
 		ctx.SetUserValue(requestIDKey, id)
 		ctx.Response.Header.Set("X-Request-Id", id)
+		defer s.recordRequest(ctx, start, trace, id)
 		// A bug in one handler must cost one request, not the process and every
 		// request in flight with it.
 		defer func() {
@@ -228,6 +233,7 @@ func (s *Server) withKey(h keyHandler) fasthttp.RequestHandler {
 			writeError(ctx, err)
 			return
 		}
+		ctx.SetUserValue(principalKey, p)
 		h(ctx, p)
 	}
 }

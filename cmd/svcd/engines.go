@@ -14,6 +14,7 @@ import (
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 )
 
@@ -113,3 +114,8 @@ func (e *engines) Shutdown(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// logEngines adapts the registry to the request log's port.
+type logEngines struct{ e *engines }
+
+func (l logEngines) Engine(cluster uuid.UUID) (requestlog.Engine, error) { return l.e.client(cluster) }

@@ -21,6 +21,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/projections/es"
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 )
 
@@ -129,6 +130,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(engines)
 	mgr := tables.NewManager(cat, engines)
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
+	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
 	for _, cl := range model.AllClusters() {
 		cons, err := startCluster(ctx, a, cfg, cl.ID, engines, mgr, producer, seeds, log)
 		if err != nil {
@@ -136,14 +138,19 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		}
 		observe.add(cl.ID, cons)
 	}
+	logCtx, stopLog := context.WithCancel(context.WithoutCancel(ctx))
+	logDone := make(chan struct{})
+	go func() { defer close(logDone); reqlog.Run(logCtx, time.Second) }()
+	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow, Logger: log}, edge.Deps{
-		Catalog:  model,
-		Commands: cat,
-		Tables:   mgr,
-		Ingest:   pipeline.NewIngestor(producer),
-		Query:    query.NewRunner(model, cat, mgr, engines),
-		Ops:      observe,
+		Catalog:    model,
+		Commands:   cat,
+		Tables:     mgr,
+		Ingest:     pipeline.NewIngestor(producer),
+		Query:      query.NewRunner(model, cat, mgr, engines),
+		Ops:        observe,
+		RequestLog: reqlog,
 	})
 	if err != nil {
 		return err
@@ -166,6 +173,9 @@ func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, e
 	}
 	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
 		return nil, err
+	}
+	if err := requestlog.Schema(ctx, eng); err != nil {
+		return nil, fmt.Errorf("create request log: %w", err)
 	}
 	if err := mgr.Reconcile(ctx, cluster); err != nil {
 		return nil, err
