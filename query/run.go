@@ -108,6 +108,21 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		}
 		return nil, err
 	}
+	if st.NeedsGeneration {
+		if err := r.firstGeneration(ctx, req, st, env); err != nil {
+			return nil, err
+		}
+		if st, err = statement.Analyze(req.SQL, env); err != nil {
+			var se *statement.Error
+			if errors.As(err, &se) {
+				return nil, &Error{Status: se.Status, Code: se.Code, Message: se.Message, Hint: se.Hint}
+			}
+			return nil, err
+		}
+		if st.NeedsGeneration {
+			return nil, &Error{Status: 409, Code: "table_not_ready", Message: "the table's first generation could not be made; retry"}
+		}
+	}
 	if st.Command != nil {
 		if err := r.apply(ctx, req, st.Command); err != nil {
 			return nil, err
@@ -401,4 +416,35 @@ func (a accessView) SettingsProfiles() []statement.SettingsProfile {
 		out = append(out, sp)
 	}
 	return out
+}
+
+// firstGeneration creates the first generation of an INSERT ... SELECT's target, typing
+// its key from the first rows the SELECT produces.
+func (r *Runner) firstGeneration(ctx context.Context, req Request, st *statement.Statement, env statement.Env) error {
+	w := st.Writes[0]
+	t, ok := r.model.Table(req.ClusterID, w.Database, w.Table)
+	if !ok {
+		return &Error{Status: 404, Code: "table_not_found", Message: fmt.Sprintf("table %s.%s does not exist", w.Database, w.Table)}
+	}
+	eng, err := r.engines.QueryEngine(req.ClusterID)
+	if err != nil {
+		return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
+	}
+	rows, err := eng.Stream(ctx, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", Options{QueryID: req.QueryID + "-sample"})
+	if err != nil {
+		return engineError(err, env)
+	}
+	var sample [][]byte
+	for rows.Next() {
+		if s, ok := rows.Values()[0].(string); ok {
+			sample = append(sample, []byte(s))
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return engineError(err, env)
+	}
+	_, _, err = r.tables.Target(ctx, t.ID, sample)
+	return err
 }

@@ -290,7 +290,7 @@ func TestCustomRoleKeysGrantsPoliciesAndProfiles(t *testing.T) {
 	} {
 		s.Must(200, "POST", "/v1/query", map[string]string{"sql": sql})
 	}
-	s.Must(400, "POST", "/v1/query", map[string]string{"sql": "CREATE ROLE eng_reader"})
+	s.Must(409, "POST", "/v1/query", map[string]string{"sql": "CREATE ROLE eng_reader"})
 	eng, _ := createKey(t, s, map[string]any{"name": "eng", "database_roles": []string{"eng_reader"}})
 	narrow, _ := createKey(t, s, map[string]any{"name": "narrow", "database_roles": []string{"narrow"}})
 	all, _ := createKey(t, s, map[string]any{"name": "all", "database_roles": []string{"everything"}})

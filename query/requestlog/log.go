@@ -224,18 +224,19 @@ func (l *Log) Query(ctx context.Context, org, cluster uuid.UUID, f Filter) (Page
 	for _, line := range lines {
 		var r struct {
 			Entry
-			CreatedAt    string `json:"created_at"`
-			Status       int    `json:"status"`
-			RequestSize  int    `json:"request_size,string"`
-			ErrorCode    string `json:"error_code"`
-			ErrorMessage string `json:"error_message"`
+			CreatedAt    string      `json:"created_at"`
+			Status       int         `json:"status"`
+			RequestSize  json.Number `json:"request_size"`
+			ErrorCode    string      `json:"error_code"`
+			ErrorMessage string      `json:"error_message"`
 		}
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			return page, fmt.Errorf("read request log: %w", err)
 		}
 		en := r.Entry
 		en.CreatedAt, _ = time.Parse("2006-01-02 15:04:05.000", r.CreatedAt)
-		en.Status, en.RequestSize = r.Status, r.RequestSize
+		size, _ := strconv.Atoi(strings.Trim(r.RequestSize.String(), `"`))
+		en.Status, en.RequestSize = r.Status, size
 		if r.ErrorCode != "" || r.ErrorMessage != "" {
 			en.Error = &Error{Code: r.ErrorCode, Message: r.ErrorMessage}
 		}

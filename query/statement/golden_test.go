@@ -221,6 +221,9 @@ func describe(sql string, st *Statement, err error) string {
 	if st.EmptyResult {
 		b.WriteString("empty result\n")
 	}
+	if st.NeedsGeneration {
+		fmt.Fprintf(&b, "needs a generation; source: %s\n", st.Source)
+	}
 	return b.String()
 }
 

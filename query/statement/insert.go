@@ -100,10 +100,6 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 		return nil, forbidden(CodeForbidden, pos, "ask an administrator to GRANT INSERT ON "+db+"."+table+" to one of your roles",
 			"no role of this key may insert into %s.%s", db, table)
 	}
-	if info.Generation <= 0 {
-		return nil, conflict(CodeNoGeneration, pos, "insert a first row with POST /v1/tables/"+table+", then retry",
-			"table %s.%s has no storage generation yet", db, table)
-	}
 	q, err := parseOneQuery(a.sql, start, len(a.sql), "")
 	if err != nil {
 		return nil, withParseHint(err, a.sql)
@@ -137,13 +133,19 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 		}
 	}
 	target := TableRef{Database: db, Table: table, EngineDatabase: engineDB, EngineTable: table + "__g" + strconv.Itoa(info.Generation)}
-	project := "formatRowNoNewline('JSONEachRow', *)"
+	project := "formatRowNoNewline('JSONEachRow', *) AS doc"
 	if len(outs) == 1 && outs[0].doc {
 		project = docColumn
 	}
 	query := "SELECT " + project + " FROM (" + render(sel) + ")"
 	if err := a.verify(query); err != nil {
 		return nil, err
+	}
+	if info.Generation <= 0 {
+		// The table has no storage yet: its first generation's key is typed from the
+		// rows this query produces. The caller creates it from Source and analyzes again.
+		return &Statement{Kind: KindInsertSelect, Source: query, NeedsGeneration: true, Reads: a.readRefs(),
+			Writes: []TableRef{target}, EmptyResult: true, RowPolicies: a.policies}, nil
 	}
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + quoteTable(target.EngineDatabase, target.EngineTable) + " (doc)")

@@ -80,6 +80,12 @@ type Statement struct {
 	// RowPolicies names the row policies injected into the reads, as
 	// "db.table.policy".
 	RowPolicies []string
+	// NeedsGeneration (INSERT ... SELECT only): the target table has no
+	// storage generation yet, so SQL is empty. Source is the verified query
+	// producing the documents (one column, doc), from which the caller types
+	// the first generation's key before analyzing the statement again.
+	NeedsGeneration bool
+	Source          string
 }
 
 // TableRef names a table both ways.
