@@ -334,18 +334,18 @@ func (s *Server) removeMember(ctx *fasthttp.RequestCtx, p *Principal) {
 }
 
 // clusterView is a cluster as the API shows it. Lifecycle fields describe an embedded
-// engine that is always running until cluster lifecycle management arrives.
+// engine that runs until cluster lifecycle management arrives.
 type clusterView struct {
-	ID                 string             `json:"id"`
-	Name               string             `json:"name"`
-	CreatedAt          string             `json:"created_at"`
-	Status             clusterStatus      `json:"status"`
-	Resources          *struct{}          `json:"resources"`
-	CanPause           bool               `json:"can_pause"`
-	CanResume          bool               `json:"can_resume"`
-	S3Storage          *catalog.S3Storage `json:"s3_storage"`
-	DatabaseS3Access   *struct{}          `json:"database_s3_access"`
-	IdleTimeoutMinutes int                `json:"idle_timeout_minutes"`
+	ID                 string                    `json:"id"`
+	Name               string                    `json:"name"`
+	CreatedAt          string                    `json:"created_at"`
+	Status             clusterStatus             `json:"status"`
+	Resources          *clusterResources         `json:"resources"`
+	CanPause           bool                      `json:"can_pause"`
+	CanResume          bool                      `json:"can_resume"`
+	S3Storage          *s3View                   `json:"s3_storage"`
+	DatabaseS3Access   *catalog.DatabaseS3Access `json:"database_s3_access"`
+	IdleTimeoutMinutes int                       `json:"idle_timeout_minutes"`
 }
 
 type clusterStatus struct {
@@ -354,9 +354,36 @@ type clusterStatus struct {
 	Message *string `json:"message"`
 }
 
+type sizeBytes struct {
+	CPUCores    float64 `json:"cpu_cores"`
+	MemoryBytes int64   `json:"memory_bytes"`
+}
+
+type clusterResources struct {
+	Shards                int       `json:"shards"`
+	Replicas              int       `json:"replicas"`
+	CPUCoresPerReplica    float64   `json:"cpu_cores_per_replica"`
+	MemoryBytesPerReplica int64     `json:"memory_bytes_per_replica"`
+	MinimumSize           sizeBytes `json:"minimum_size"`
+	MaximumSize           sizeBytes `json:"maximum_size"`
+}
+
+func toBytes(z catalog.ClusterSize) sizeBytes {
+	return sizeBytes{CPUCores: z.CPUCores, MemoryBytes: int64(z.MemoryGiB * (1 << 30))}
+}
+
 func viewCluster(c *catalog.Cluster) clusterView {
-	return clusterView{ID: c.ID.String(), Name: c.Name, CreatedAt: c.CreatedAt.Format(time.RFC3339),
-		Status: clusterStatus{Phase: "ready", Ready: true}}
+	v := clusterView{ID: c.ID.String(), Name: c.Name, CreatedAt: c.CreatedAt.Format(time.RFC3339),
+		Status: clusterStatus{Phase: "ready", Ready: true}, IdleTimeoutMinutes: c.IdleTimeoutMinutes,
+		DatabaseS3Access: c.DatabaseS3Access}
+	if c.Replicas > 0 {
+		v.Resources = &clusterResources{Shards: 1, Replicas: c.Replicas, CPUCoresPerReplica: c.Size.CPUCores,
+			MemoryBytesPerReplica: int64(c.Size.MemoryGiB * (1 << 30)), MinimumSize: toBytes(c.MinSize), MaximumSize: toBytes(c.MaxSize)}
+	}
+	if c.S3 != nil {
+		v.S3Storage = &s3View{Data: c.S3.Data, Backups: c.S3.Backups}
+	}
+	return v
 }
 
 func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) {

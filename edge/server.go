@@ -73,6 +73,7 @@ type Deps struct {
 	Ops      Ops
 	// RequestLog records API requests; nil records nothing.
 	RequestLog *requestlog.Log
+	Clusters   ClusterRunner
 }
 
 // Server is the HTTP front door.
@@ -112,6 +113,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.PATCH("/v1/organizations/{org}/members/{user}", s.withKey(s.setMember))
 	r.DELETE("/v1/organizations/{org}/members/{user}", s.withKey(s.removeMember))
 	r.GET("/v1/clusters", s.withKey(s.listClusters))
+	r.POST("/v1/clusters", s.withKey(s.createCluster))
+	r.GET("/v1/clusters/sizes", s.clusterSizes)
 	r.GET("/v1/clusters/{cluster_id}", s.withKey(s.getCluster))
 	r.GET("/v1/keys", s.withKey(s.listKeys))
 	r.POST("/v1/keys", s.withKey(s.createKey))

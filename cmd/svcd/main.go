@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -48,14 +49,21 @@ type component interface {
 // app holds what run started, to stop it in reverse order.
 type app struct {
 	log     *slog.Logger
+	mu      sync.Mutex
 	stopped []component
 }
 
-func (a *app) started(c component) { a.stopped = append(a.stopped, c) }
+func (a *app) started(c component) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = append(a.stopped, c)
+}
 
 func (a *app) shutdown(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	var errs []error
 	for i := len(a.stopped) - 1; i >= 0; i-- {
 		if err := a.stopped[i].Shutdown(ctx); err != nil {
@@ -131,12 +139,11 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	mgr := tables.NewManager(cat, engines)
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
+	n := &node{a: a, cfg: cfg, engines: engines, mgr: mgr, producer: producer, seeds: seeds, log: log, ops: observe, ctx: ctx}
 	for _, cl := range model.AllClusters() {
-		cons, err := startCluster(ctx, a, cfg, cl.ID, engines, mgr, producer, seeds, log)
-		if err != nil {
+		if err := n.StartCluster(ctx, cl); err != nil {
 			return err
 		}
-		observe.add(cl.ID, cons)
 	}
 	logCtx, stopLog := context.WithCancel(context.WithoutCancel(ctx))
 	logDone := make(chan struct{})
@@ -151,6 +158,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Query:      query.NewRunner(model, cat, mgr, engines),
 		Ops:        observe,
 		RequestLog: reqlog,
+		Clusters:   n,
 	})
 	if err != nil {
 		return err
@@ -161,6 +169,29 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(srv)
 	log.Info("svcd ready", "http", srv.Addr(), "data", cfg.DataDir, "kafka", seeds)
 	<-ctx.Done()
+	return nil
+}
+
+// node starts clusters, at start and when one is created.
+type node struct {
+	a        *app
+	cfg      *Config
+	engines  *engines
+	mgr      *tables.Manager
+	producer *kafka.Producer
+	seeds    []string
+	log      *slog.Logger
+	ops      *ops
+	ctx      context.Context // the service's lifetime
+}
+
+// StartCluster implements edge.ClusterRunner.
+func (n *node) StartCluster(_ context.Context, c *catalog.Cluster) error {
+	cons, err := startCluster(n.ctx, n.a, n.cfg, c.ID, n.engines, n.mgr, n.producer, n.seeds, n.log)
+	if err != nil {
+		return err
+	}
+	n.ops.add(c.ID, cons)
 	return nil
 }
 

@@ -100,23 +100,46 @@ func (s *Service) CreateOrganization(ctx context.Context, name string) (*Organiz
 	return s.CreateOrganizationBy(ctx, name, uuid.Nil)
 }
 
-// CreateCluster creates a cluster of an organization.
+// CreateCluster creates a cluster of an organization with the default shape.
 func (s *Service) CreateCluster(ctx context.Context, org uuid.UUID, name string) (*Cluster, error) {
-	if _, ok := s.model.Organization(org); !ok {
-		return nil, fmt.Errorf("%w: organization %s", ErrNotFound, org)
+	return s.CreateClusterWith(ctx, ClusterCreated{OrgID: org, Name: name})
+}
+
+// CreateClusterWith creates a cluster of spec.OrgID named spec.Name with spec's shape;
+// cluster names are unique within the organization (case-insensitively).
+func (s *Service) CreateClusterWith(ctx context.Context, spec ClusterCreated) (*Cluster, error) {
+	if _, ok := s.model.Organization(spec.OrgID); !ok {
+		return nil, fmt.Errorf("%w: organization %s", ErrNotFound, spec.OrgID)
 	}
-	if name == "" {
-		return nil, invalid("name", "cluster name is empty")
+	if spec.Name == "" || len(spec.Name) > 64 {
+		return nil, invalid("name", "cluster name must be 1 to 64 characters")
 	}
-	id := uuid.New()
+	if err := ValidateOrganizationName(spec.Name); err != nil {
+		return nil, invalid("name", "cluster name %q may contain only letters, digits, '.', '_' and '-'", spec.Name)
+	}
+	spec.ID = uuid.New()
+	spec.CreatedAt = s.now()
 	err := s.retry(ctx, func() (uint64, error) {
-		return s.append(ctx, clusterStream(id), es.NoStream(), newEvent(EvClusterCreated,
-			ClusterCreated{ID: id, OrgID: org, Name: name, CreatedAt: s.now()}))
+		// The organization's stream orders cluster names, so two creations of one name
+		// cannot both pass.
+		st, err := s.loadOrg(ctx, spec.OrgID)
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range s.model.Clusters(spec.OrgID) {
+			if strings.EqualFold(c.Name, spec.Name) {
+				return 0, fmt.Errorf("%w: cluster %q", ErrExists, spec.Name)
+			}
+		}
+		if _, err := s.append(ctx, orgStream(spec.OrgID), es.Exact(st.version), newEvent(EvClusterNamed, ClusterNamed{OrgID: spec.OrgID, ClusterID: spec.ID, Name: spec.Name})); err != nil {
+			return 0, err
+		}
+		return s.append(ctx, clusterStream(spec.ID), es.NoStream(), newEvent(EvClusterCreated, spec))
 	})
 	if err != nil {
 		return nil, err
 	}
-	c, _ := s.model.Cluster(id)
+	c, _ := s.model.Cluster(spec.ID)
 	return c, nil
 }
 

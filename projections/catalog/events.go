@@ -44,6 +44,26 @@ type ClusterCreated struct {
 	OrgID     uuid.UUID `json:"org_id"`
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
+	// Shape of the cluster; zero values come from clusters made before these fields.
+	Replicas           int               `json:"replicas,omitempty"`
+	Size               ClusterSize       `json:"size"`
+	MinSize            ClusterSize       `json:"min_size"`
+	MaxSize            ClusterSize       `json:"max_size"`
+	IdleTimeoutMinutes int               `json:"idle_timeout_minutes"`
+	S3                 *S3Storage        `json:"s3_storage,omitempty"`
+	DatabaseS3Access   *DatabaseS3Access `json:"database_s3_access,omitempty"`
+}
+
+// ClusterSize is a (cpu cores, memory) pair of the size catalog.
+type ClusterSize struct {
+	CPUCores  float64 `json:"cpu_cores"`
+	MemoryGiB float64 `json:"memory_gib"`
+}
+
+// DatabaseS3Access lets a cluster's databases use their own buckets.
+type DatabaseS3Access struct {
+	ExternalID        string `json:"external_id"`
+	DatabaseBucketTag string `json:"database_bucket_tag"`
 }
 
 // DatabaseCreated records a logical database on a cluster.

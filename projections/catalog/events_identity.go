@@ -25,6 +25,7 @@ const (
 	EvDeviceApproved      = "device_authorization.approved"
 	EvDeviceDenied        = "device_authorization.denied"
 	EvDeviceTokenIssued   = "device_authorization.token_issued"
+	EvClusterNamed        = "organization.cluster_named"
 	EvRoleCreated         = "role.created"
 	EvRoleDropped         = "role.dropped"
 )
@@ -146,6 +147,13 @@ type DeviceDenied struct {
 type DeviceTokenIssued struct {
 	ID        uuid.UUID `json:"id"`
 	SessionID uuid.UUID `json:"session_id"`
+}
+
+// ClusterNamed reserves a cluster name in its organization's stream.
+type ClusterNamed struct {
+	OrgID     uuid.UUID `json:"org_id"`
+	ClusterID uuid.UUID `json:"cluster_id"`
+	Name      string    `json:"name"`
 }
 
 // RoleCreated records a database role on a cluster.

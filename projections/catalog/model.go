@@ -25,10 +25,16 @@ type Organization struct {
 
 // Cluster is a set of engine resources of an organization.
 type Cluster struct {
-	ID        uuid.UUID
-	OrgID     uuid.UUID
-	Name      string
-	CreatedAt time.Time
+	ID                 uuid.UUID
+	OrgID              uuid.UUID
+	Name               string
+	CreatedAt          time.Time
+	Replicas           int
+	Size               ClusterSize
+	MinSize, MaxSize   ClusterSize
+	IdleTimeoutMinutes int
+	S3                 *S3Storage
+	DatabaseS3Access   *DatabaseS3Access
 }
 
 // S3Location is a bucket and a path inside it.
@@ -193,7 +199,9 @@ func (m *Model) apply(e es.Event) error {
 		if err != nil {
 			return err
 		}
-		m.clusters[v.ID] = &Cluster{ID: v.ID, OrgID: v.OrgID, Name: v.Name, CreatedAt: v.CreatedAt}
+		m.clusters[v.ID] = &Cluster{ID: v.ID, OrgID: v.OrgID, Name: v.Name, CreatedAt: v.CreatedAt, Replicas: v.Replicas,
+			Size: v.Size, MinSize: v.MinSize, MaxSize: v.MaxSize, IdleTimeoutMinutes: v.IdleTimeoutMinutes, S3: v.S3,
+			DatabaseS3Access: v.DatabaseS3Access}
 	case EvDatabaseCreated:
 		v, err := decode[DatabaseCreated](e)
 		if err != nil {

@@ -113,7 +113,7 @@ func (m *Model) applyIdentity(e es.Event) (bool, error) {
 			m.users[v.ID] = &u
 			m.usernames[strings.ToLower(u.Username)] = &u
 		}
-	case EvUsernameClaimed, EvOrgNameClaimed, EvOrgNameReleased:
+	case EvUsernameClaimed, EvOrgNameClaimed, EvOrgNameReleased, EvClusterNamed:
 		// Uniqueness claims live in their own streams; the read model needs nothing.
 	case EvOrganizationRenamed:
 		v, err := decode[OrganizationRenamed](e)
