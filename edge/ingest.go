@@ -128,6 +128,10 @@ func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf
 // decodeError maps a decoder's error to the API's: 413 for size limits, 415 for content
 // types and codings it does not read, 400 naming the problem for the rest.
 func decodeError(err error) error {
+	var hs *hecStatus
+	if errors.As(err, &hs) {
+		return err
+	}
 	hint := "nothing of this request was stored"
 	switch {
 	case errors.Is(err, rows.ErrTooLarge):
