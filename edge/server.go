@@ -74,6 +74,14 @@ type Deps struct {
 	// RequestLog records API requests; nil records nothing.
 	RequestLog *requestlog.Log
 	Clusters   ClusterRunner
+	// Search is the log-search language; nil until the SPL compiler is wired.
+	Search SearchService
+}
+
+// SearchService is the log-search language as the edge needs it.
+type SearchService interface {
+	// Validate checks a search text and its time window; its errors answer 400.
+	Validate(spl, earliest, latest string) error
 }
 
 // Server is the HTTP front door.
@@ -129,6 +137,11 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/services/collector/raw/1.0", s.hecRaw)
 	r.GET("/services/collector/health", s.hecHealth)
 	r.GET("/services/collector/health/1.0", s.hecHealth)
+	r.GET("/v1/apps/logsearch/searches", s.withKey(s.listSearches))
+	r.POST("/v1/apps/logsearch/searches", s.withKey(s.createSearch))
+	r.GET("/v1/apps/logsearch/searches/{id}", s.withKey(s.getSearch))
+	r.PATCH("/v1/apps/logsearch/searches/{id}", s.withKey(s.updateSearch))
+	r.DELETE("/v1/apps/logsearch/searches/{id}", s.withKey(s.deleteSearch))
 	r.POST("/v1/oauth/device/code", s.deviceCode)
 	r.POST("/v1/oauth/token", s.token)
 	r.GET("/device", s.devicePageGet)

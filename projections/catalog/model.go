@@ -140,6 +140,7 @@ type Model struct {
 	keyHashes  map[string]*APIKey
 	identity
 	accessModel
+	searchModel
 }
 
 // NewModel returns an empty read model.
@@ -297,6 +298,9 @@ func (m *Model) apply(e es.Event) error {
 		// them rather than refusing to start.
 		handled, err := m.applyAccess(e)
 		if handled || err != nil {
+			return err
+		}
+		if handled, err := m.applySearch(e); handled || err != nil {
 			return err
 		}
 		_, err = m.applyIdentity(e)
