@@ -209,10 +209,16 @@ func workloads(total, batch int) ([]*workload, error) {
 	return out, nil
 }
 
-func benchIngest(ctx context.Context, st *stack, total, batch, workers int) error {
-	ws, err := workloads(total, batch)
+func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only string) error {
+	all, err := workloads(total, batch)
 	if err != nil {
 		return err
+	}
+	var ws []*workload
+	for _, w := range all {
+		if only == "" || strings.Contains(","+only+",", ","+w.name+",") {
+			ws = append(ws, w)
+		}
 	}
 	var orgs struct{ Organizations []struct{ ID string } }
 	_, body, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil)
@@ -285,8 +291,8 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int) erro
 			if err == nil && len(n) == 1 && n[0] == fmt.Sprint(w.rowCount) {
 				break
 			}
-			if time.Since(start) > 5*time.Minute {
-				return fmt.Errorf("%s: rows not queryable after 5 minutes (%v)", w.name, n)
+			if time.Since(start) > 2*time.Minute {
+				return fmt.Errorf("%s: rows not queryable after 2 minutes (%v, %v)", w.name, n, err)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

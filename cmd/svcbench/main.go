@@ -47,7 +47,7 @@ type stack struct {
 	direct *chclient.Client
 }
 
-func run(args []string) error {
+func run(args []string) (err error) {
 	if len(args) == 0 {
 		return fmt.Errorf("usage: svcbench ingest|query [flags]")
 	}
@@ -56,6 +56,7 @@ func run(args []string) error {
 	batch := fs.Int("batch", 1000, "rows per request")
 	workers := fs.Int("workers", 8, "concurrent requests")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
+	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -65,12 +66,20 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.stop()
+	defer func() {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "svcbench: keeping", st.dir, "for inspection")
+			st.dir = ""
+		}
+		st.stop()
+	}()
 	switch args[0] {
 	case "ingest":
-		return benchIngest(ctx, st, *rows, *batch, *workers)
+		err = benchIngest(ctx, st, *rows, *batch, *workers, *only)
+		return err
 	case "query":
-		return benchQuery(ctx, st, *scanRows)
+		err = benchQuery(ctx, st, *scanRows)
+		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])
 }
@@ -160,7 +169,9 @@ func (st *stack) stop() {
 	if st.broker != nil {
 		st.broker.Shutdown(ctx)
 	}
-	os.RemoveAll(st.dir)
+	if st.dir != "" {
+		os.RemoveAll(st.dir)
+	}
 }
 
 func ratio(a, b float64) string {
