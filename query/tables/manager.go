@@ -297,10 +297,16 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	if err != nil {
 		return nil, err
 	}
+	// Inference failing on the data (not on reaching the engine) must not stall
+	// ingestion: the generation is then made without an automatic key, or with its
+	// paths typed as String.
 	logical, chosen := t.SortingKey, ""
 	if logical == "" {
 		if chosen, err = chooseKey(ctx, e, t.ColumnType, sample); err != nil {
-			return nil, err
+			if !isEngineException(err) {
+				return nil, err
+			}
+			chosen = ""
 		}
 		logical = chosen
 	}
@@ -310,7 +316,13 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	}
 	types, err := inferTypes(ctx, e, t.ColumnType, k.Paths(), sample)
 	if err != nil {
-		return nil, err
+		if !isEngineException(err) {
+			return nil, err
+		}
+		types = map[string]string{}
+		for _, p := range k.Paths() {
+			types[p] = "String"
+		}
 	}
 	n := 1
 	if g, ok := t.Current(); ok {
@@ -330,8 +342,9 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	return m.cat.CreateGeneration(ctx, t.ID, n, t.SortingKey, keys[0], chosen)
 }
 
-// maxSampleBytes bounds the rows sent to the engine to infer key types.
-const maxSampleBytes = 1 << 20
+// maxSampleBytes bounds the rows sent to the engine to infer key types: they travel
+// inside the query text, which the engine caps (max_query_size, 256 KiB by default).
+const maxSampleBytes = 200 << 10
 
 // inferTypes asks the engine which type each path has in the sample, parsing the rows
 // exactly as an insert would. A path typed by the column declaration keeps that type
@@ -401,4 +414,9 @@ func ident(s string) string {
 
 func literal(s string) string {
 	return "'" + strings.NewReplacer("\\", "\\\\", "'", "\\'").Replace(s) + "'"
+}
+
+func isEngineException(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex)
 }
