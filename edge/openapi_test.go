@@ -775,8 +775,11 @@ func TestOpenAPIAnswers(t *testing.T) {
 	ctx := context.Background()
 	json200 := func(r request) answer { t.Helper(); return h.expect(r, 200, "") }
 
-	// Health, catalog, metrics.
+	// Health, this document (once registered), catalog, metrics.
 	json200(request{method: "GET", target: "/health"})
+	if registeredRoutes(t)["GET /v1/openapi.json"] {
+		json200(request{method: "GET", target: "/v1/openapi.json"})
+	}
 	json200(request{method: "GET", target: "/v1/clusters/sizes"})
 	json200(request{method: "GET", target: "/metrics"})
 
