@@ -210,15 +210,7 @@ func (s *Server) orgParam(ctx *fasthttp.RequestCtx, p *Principal, admin bool) (*
 }
 
 func (s *Server) getOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
-	if p.Key != nil {
-		ref, _ := ctx.UserValue("org").(string)
-		if o, ok := s.deps.Catalog.Organization(p.Key.OrgID); ok && (strings.EqualFold(o.Name, ref) || o.ID.String() == ref) {
-			writeJSON(ctx, 200, s.viewOrg(o, uuid.Nil))
-			return
-		}
-		writeError(ctx, apiErr(404, "organization_not_found", "no organization "+quoteName(ref)+" for this key", ""))
-		return
-	}
+	// Keys read only GET /v1/organizations, which lists their own organization.
 	o, err := s.orgParam(ctx, p, false)
 	if err != nil {
 		writeError(ctx, err)

@@ -107,7 +107,12 @@ func (s *Server) token(ctx *fasthttp.RequestCtx) {
 		oauthError(ctx, 400, "unsupported_grant_type", "only "+deviceGrantType+" is supported")
 		return
 	}
-	d, ok := s.deps.Catalog.DeviceByCodeHash(catalog.HashToken(formValue(ctx, "device_code")))
+	code := formValue(ctx, "device_code")
+	if code == "" {
+		oauthError(ctx, 400, "invalid_request", "device_code is required")
+		return
+	}
+	d, ok := s.deps.Catalog.DeviceByCodeHash(catalog.HashToken(code))
 	if !ok {
 		oauthError(ctx, 400, "invalid_grant", "unknown device_code")
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/requestlog"
 )
 
@@ -78,7 +79,7 @@ func (s *Server) recordRequest(ctx *fasthttp.RequestCtx, start time.Time, trace,
 	ua := string(ctx.Request.Header.UserAgent())
 	src, version := source(ua)
 	e := requestlog.Entry{ID: span, CreatedAt: start.UTC(), OrgID: p.OrgID, ClusterID: p.ClusterID,
-		Method: string(ctx.Method()), Path: string(ctx.Path()), Route: route, Status: ctx.Response.StatusCode(),
+		Method: string(ctx.Method()), Path: redactPath(string(ctx.Path()), route), Route: route, Status: ctx.Response.StatusCode(),
 		Source: src, DurationMS: float64(time.Since(start).Microseconds()) / 1000, UserAgent: ua, ClientVersion: version,
 		RequestSize: len(ctx.Request.Body()), TraceID: trace, Database: selectedDatabase(ctx)}
 	if e.Database == "" && p.Key != nil {
@@ -180,4 +181,17 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	writeJSON(ctx, 200, page)
+}
+
+// redactPath keeps secrets out of logged paths: a key deleted by its token
+// (DELETE /v1/keys/{token}) is logged as its token hint.
+func redactPath(path, route string) string {
+	if route != "/v1/keys/{key}" {
+		return path
+	}
+	ref := strings.TrimPrefix(path, "/v1/keys/")
+	if strings.HasPrefix(ref, catalog.TokenPrefix) {
+		return "/v1/keys/" + catalog.TokenHint(ref)
+	}
+	return path
 }

@@ -107,6 +107,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.SaveMatchedRoutePath = true
 	r.GET("/v1/logs", s.withKey(s.listLogs))
 	r.GET("/health", s.health)
+	r.GET("/v1/openapi.json", s.openAPI)
 	r.POST("/v1/auth/login", s.login)
 	r.POST("/v1/auth/logout", s.withKey(s.logout))
 	r.GET("/v1/me", s.withKey(s.me))
@@ -276,7 +277,8 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.SetBody(body)
 }
 
-// readJSON decodes a request body into v, refusing unknown fields.
+// readJSON decodes a request body into v. Unknown fields are ignored, as clients of a
+// newer API version may send them.
 func readJSON(ctx *fasthttp.RequestCtx, v any) error {
 	body := ctx.PostBody()
 	if len(body) == 0 {
