@@ -283,13 +283,25 @@ func (s *Server) decode(r *http.Request) (*request, error) {
 	if qs := q.Get("query"); qs != "" {
 		src = io.MultiReader(strings.NewReader(qs+"\n"), body)
 	}
-	// The head: the statement, and the first bytes of an INSERT's data. It is bounded by
-	// max_query_size like a statement; the data after it streams.
-	head, err := io.ReadAll(io.LimitReader(src, req.maxQuerySize+1))
-	if err != nil {
-		return nil, newException(codeCannotReadAllData, "read request body: %v", err)
+	// The head: the statement, and for an INSERT the first bytes of its data. It is bounded
+	// by max_query_size like a statement; the data after it streams. Reading stops as soon as
+	// an INSERT's data begins, so that a slow body does not hold the statement back.
+	var head []byte
+	buf := make([]byte, 64<<10)
+	for int64(len(head)) <= req.maxQuerySize {
+		n, err := src.Read(buf[:min(int64(len(buf)), req.maxQuerySize+1-int64(len(head)))])
+		head = append(head, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			req.headComplete = true
+			break
+		}
+		if err != nil {
+			return nil, newException(codeCannotReadAllData, "read request body: %v", err)
+		}
+		if insertDataBegins(string(head)) {
+			break
+		}
 	}
-	req.headComplete = int64(len(head)) <= req.maxQuerySize
 	req.head = string(head)
 	req.body = src
 	req.statementText = req.head

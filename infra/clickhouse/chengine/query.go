@@ -123,14 +123,16 @@ func (s *Server) serveKill(w http.ResponseWriter, r *http.Request, req *request,
 		}
 	}
 	// The result set ClickHouse answers a KILL with: one row per statement it matched.
-	q := "SELECT {status:String} AS kill_status, {id:String} AS query_id, 'default' AS user, {query:String} AS query"
-	params := []chdb.Param{{Name: "status", Value: status}, {Name: "id", Value: st.KillQueryID}, {Name: "query", Value: ""}}
+	query := ""
+	if target != nil {
+		query = target.query
+	}
+	q := fmt.Sprintf("SELECT %s AS kill_status, %s AS query_id, 'default' AS user, %s AS query",
+		quoteString(status), quoteString(st.KillQueryID), quoteString(query))
 	if target == nil {
 		q += " WHERE 0"
-	} else {
-		params[2].Value = target.query
 	}
-	res, err := s.ctl.Query(q, req.format, params...)
+	res, err := s.ctl.Query(q, req.format)
 	if err != nil {
 		writeException(w, asException(err))
 		return
