@@ -200,7 +200,9 @@ func (p *Process) Start(ctx context.Context) error {
 	if err := p.launch(ctx, p.cfg.Listen); err != nil {
 		return errors.Join(err, p.Shutdown(context.Background()))
 	}
+	p.mu.Lock()
 	p.stopped = make(chan struct{})
+	p.mu.Unlock()
 	go p.supervise()
 	return nil
 }
@@ -263,7 +265,10 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 // supervise waits for the engine to exit and, with Restart, starts it again on the same
 // address with exponential backoff.
 func (p *Process) supervise() {
-	defer close(p.stopped)
+	p.mu.Lock()
+	stopped := p.stopped
+	p.mu.Unlock()
+	defer close(stopped)
 	backoff := 250 * time.Millisecond
 	for {
 		p.mu.Lock()

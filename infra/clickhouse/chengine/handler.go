@@ -127,7 +127,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	t0 := time.Now()
-	hello := req.protocol > 0 && strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(req.head), ";")) == helloQuery
+	hello := req.protocol > 0 && strings.EqualFold(req.format, "Native") &&
+		strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(req.head), ";")) == helloQuery
 	switch {
 	case st.Insert != nil:
 		err = s.serveInsert(w, r, sess, req, st, run)

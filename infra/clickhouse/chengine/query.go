@@ -79,12 +79,9 @@ func (s *Server) serveBuffered(w http.ResponseWriter, r *http.Request, sess *ses
 	return werr
 }
 
-// serveHello answers clickhouse-go's connection hello. See helloBlock.
+// serveHello answers clickhouse-go's connection hello (in Native, with a protocol
+// version). See helloBlock.
 func (s *Server) serveHello(w http.ResponseWriter, sess *session, req *request) error {
-	if !strings.EqualFold(req.format, "Native") {
-		// Not clickhouse-go: answer the question as asked.
-		return s.serveBuffered(w, &http.Request{}, sess, req, &running{done: make(chan struct{})})
-	}
 	res, err := sess.conn.Query(marker(req.id)+"SELECT displayName(), version(), timezone()", "TabSeparated")
 	if err != nil {
 		writeException(w, asException(err))
