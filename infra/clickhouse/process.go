@@ -228,7 +228,9 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 	cmd.Env = append(os.Environ(), p.cfg.Env...)
 	cmd.Stdout, cmd.Stderr = p.logFile, p.logFile
 	// Own process group, so a terminal's Ctrl-C reaches the supervisor, which stops the
-	// engine in order; and the engine goes when the supervisor dies.
+	// engine in order; and the engine goes (SIGTERM) when the supervisor dies. Linux sends
+	// the death signal when the forking thread exits, which the Go runtime does only for
+	// threads locked by an exiting goroutine.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start chengine: %w", err)

@@ -30,6 +30,7 @@ type request struct {
 	params        []chdb.Param
 	protocol      int  // client_protocol_version
 	waitEnd       bool // wait_end_of_query
+	framedRows    bool // output_format_json_array_of_rows: JSONEachRow gains a prefix and suffix
 	maxQuerySize  int64
 	sessionTZ     string
 	body          io.Reader // the rest of the request after the analysed head
@@ -134,7 +135,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.serveInsert(w, r, sess, req, st, run)
 	case hello:
 		err = s.serveHello(w, sess, req)
-	case streamingKinds[st.Kind] && streamableFormat(req.format) && !req.waitEnd:
+	case streamingKinds[st.Kind] && streamableFormat(req.format) && !req.waitEnd && !req.framedRows:
 		// (wait_end_of_query=1 asks for the whole result before the status: buffered.)
 		err = s.serveStream(w, r, sess, req, run)
 		if errors.Is(err, errStreamCutShort) {
@@ -204,7 +205,7 @@ func streamableFormat(format string) bool {
 	switch strings.ToLower(format) {
 	case "native", "tabseparated", "tsv", "tabseparatedraw", "tsvraw", "raw", "csv",
 		"jsoneachrow", "ndjson", "jsonlines", "jsoncompacteachrow", "jsonstringseachrow",
-		"jsoncompactstringseachrow", "rowbinary", "values", "tskv", "lineasstring", "rawblob", "null":
+		"jsoncompactstringseachrow", "rowbinary", "tskv", "lineasstring", "rawblob", "null":
 		return true
 	}
 	return false
@@ -270,6 +271,8 @@ func (s *Server) decode(r *http.Request) (*request, error) {
 				}
 			case "session_timezone":
 				req.sessionTZ = v
+			case "output_format_json_array_of_rows":
+				req.framedRows = isTrue(v)
 			}
 		}
 	}

@@ -160,6 +160,9 @@ func (s *Server) statementGone(id string) bool {
 // Content-Length, and an error within it still gets a proper status.
 const streamBuffer = 1 << 20
 
+// streamHold bounds how long serveStream holds output it already has.
+const streamHold = time.Second
+
 // serveStream runs a statement whose output may be of any size and streams it as the engine
 // produces it, after the first streamBuffer bytes.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *session, req *request, run *running) error {
@@ -173,9 +176,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 	}
 	defer stream.Close()
 
+	// Output is held until it fills the buffer or, for a statement that produces slowly,
+	// until it has been held for a while.
 	var held []byte
 	var chunk []byte
-	for len(held) < streamBuffer {
+	t0 := time.Now()
+	for len(held) < streamBuffer && (len(held) == 0 || time.Since(t0) < streamHold) {
 		chunk, err = stream.Next()
 		if err != nil {
 			break
