@@ -32,6 +32,7 @@ const benchTable = "CREATE TABLE bench (id UInt64, name String, at DateTime64(3,
 
 var direct struct {
 	once sync.Once
+	dir  string // removed by TestMain
 	conn *chdb.Conn
 	err  error
 }
@@ -46,6 +47,7 @@ func directConn(b *testing.B) *chdb.Conn {
 			direct.err = err
 			return
 		}
+		direct.dir = dir
 		_ = os.MkdirAll(filepath.Join(dir, "metadata"), 0o750)
 		if direct.err = chdb.Load(lib); direct.err != nil {
 			return

@@ -1,10 +1,12 @@
 package clickhouse_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"sync"
@@ -474,5 +476,70 @@ func TestInlineInsertDeduplicated(t *testing.T) {
 	}
 	if err := conn.QueryRow(ctx, "SELECT count() FROM docs").Scan(&n); err != nil || n != 8 {
 		t.Fatalf("count = %d, %v after VALUES, want 8", n, err)
+	}
+}
+
+func TestQueryFormatAndInsertFormat(t *testing.T) {
+	_, conn := chtest.Engine(t)
+	ctx := testCtx(t)
+	if err := conn.Exec(ctx, "CREATE TABLE j (a UInt64, s String) ENGINE = MergeTree ORDER BY a SETTINGS non_replicated_deduplication_window = 10"); err != nil {
+		t.Fatal(err)
+	}
+	var body strings.Builder
+	for i := range 50_000 {
+		fmt.Fprintf(&body, "{\"a\":%d,\"s\":\"v%d\"}\n", i, i)
+	}
+	tok := ch.Context(ctx, ch.WithSettings(ch.Settings{"insert_deduplication_token": "fmt-1"}))
+	for range 2 { // the retry is deduplicated
+		if err := conn.InsertFormat(tok, "JSONEachRow", "INSERT INTO j", strings.NewReader(body.String())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM j").Scan(&n); err != nil || n != 50_000 {
+		t.Fatalf("count = %d, %v after an insert and its retry, want 50000", n, err)
+	}
+	if err := conn.InsertFormat(ctx, "JSONEachRow", "INSERT INTO j", strings.NewReader("{\"a\":\"not a number\"}\n")); err == nil {
+		t.Fatal("a bad row was accepted")
+	}
+
+	// A streamed format, read to the end.
+	rc, err := conn.QueryFormat(ctx, "JSONEachRow", "SELECT a, s FROM j ORDER BY a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(out, []byte("\n")); n != 50_000 {
+		t.Fatalf("%d JSONEachRow lines, want 50000", n)
+	}
+	// A format that runs buffered is one document.
+	rc, err = conn.QueryFormat(ctx, "JSON", "SELECT count() AS n FROM j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Data []struct {
+			N any `json:"n"`
+		} `json:"data"`
+	}
+	err = json.NewDecoder(rc).Decode(&doc)
+	rc.Close()
+	if err != nil || len(doc.Data) != 1 || fmt.Sprint(doc.Data[0].N) != "50000" {
+		t.Fatalf("JSON = %+v, %v", doc, err)
+	}
+	// An error after output began surfaces from Read as a typed exception.
+	rc, err = conn.QueryFormat(ctx, "TabSeparated", "SELECT number, throwIf(number = 3000000) FROM numbers(5000000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(io.Discard, rc)
+	rc.Close()
+	var ex *ch.Exception
+	if !errors.As(err, &ex) || ex.Code != 395 {
+		t.Fatalf("mid-stream error: %v", err)
 	}
 }

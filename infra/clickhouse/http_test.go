@@ -208,3 +208,54 @@ func TestCompression(t *testing.T) {
 		t.Fatalf("LZ4: %v", err)
 	}
 }
+
+func TestKillStreamingInsert(t *testing.T) {
+	base, conn := chtest.Engine(t)
+	ctx := testCtx(t)
+	if err := conn.Exec(ctx, "CREATE TABLE t (a UInt64) ENGINE = MergeTree ORDER BY a"); err != nil {
+		t.Fatal(err)
+	}
+	// A body that arrives slowly: some rows, then nothing until the KILL.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		for i := range 100 {
+			if _, err := io.WriteString(pw, `{"a":`+strings.Repeat("7", 1+i%3)+"}\n"); err != nil {
+				return
+			}
+		}
+	}()
+	type result struct {
+		a   answer
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost,
+			base+"/?"+url.Values{"query": {"INSERT INTO t FORMAT JSONEachRow"}, "query_id": {"slow-insert"}}.Encode(), pr)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		done <- result{a: answer{res.StatusCode, res.Header, string(b)}}
+	}()
+	waitRunning(t, ctx, conn, "slow-insert")
+	if err := conn.Exec(ctx, "KILL QUERY WHERE query_id = 'slow-insert' SYNC"); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.a.status == 200 || r.a.header.Get("X-ClickHouse-Exception-Code") != "394" {
+		t.Fatalf("killed insert: %+v", r)
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM t").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("count = %d, %v after a killed insert", n, err)
+	}
+}

@@ -234,3 +234,32 @@ func TestSecondEngineOnSamePathRefused(t *testing.T) {
 		t.Fatalf("second engine on one path: %v", err)
 	}
 }
+
+func TestShutdownCancelsStatementsAfterDeadline(t *testing.T) {
+	ctx := testCtx(t)
+	p, err := clickhouse.NewProcess(clickhouse.ProcessConfig{
+		DataDir: t.TempDir(), Lib: chtest.Lib(t), Binary: chtest.Binary(t), MaxMemory: 1 << 30,
+		ShutdownTimeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn := chtest.Open(t, p.URL())
+	id := "endless-at-shutdown"
+	errc := make(chan error, 1)
+	go func() {
+		var n uint64
+		errc <- conn.QueryRow(ch.Context(ctx, ch.WithQueryID(id)), endless).Scan(&n)
+	}()
+	waitRunning(t, ctx, conn, id)
+	// The engine gives the statement its grace period, cancels it, and exits cleanly.
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a running statement: %v", err)
+	}
+	if err := <-errc; err == nil {
+		t.Fatal("the statement running at shutdown succeeded")
+	}
+}

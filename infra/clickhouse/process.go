@@ -200,7 +200,9 @@ func (p *Process) Start(ctx context.Context) error {
 	if err := p.launch(ctx, p.cfg.Listen); err != nil {
 		return errors.Join(err, p.Shutdown(context.Background()))
 	}
+	p.mu.Lock()
 	p.stopped = make(chan struct{})
+	p.mu.Unlock()
 	go p.supervise()
 	return nil
 }
@@ -226,7 +228,9 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 	cmd.Env = append(os.Environ(), p.cfg.Env...)
 	cmd.Stdout, cmd.Stderr = p.logFile, p.logFile
 	// Own process group, so a terminal's Ctrl-C reaches the supervisor, which stops the
-	// engine in order; and the engine goes when the supervisor dies.
+	// engine in order; and the engine goes (SIGTERM) when the supervisor dies. Linux sends
+	// the death signal when the forking thread exits, which the Go runtime does only for
+	// threads locked by an exiting goroutine.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start chengine: %w", err)
@@ -263,7 +267,10 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 // supervise waits for the engine to exit and, with Restart, starts it again on the same
 // address with exponential backoff.
 func (p *Process) supervise() {
-	defer close(p.stopped)
+	p.mu.Lock()
+	stopped := p.stopped
+	p.mu.Unlock()
+	defer close(stopped)
 	backoff := 250 * time.Millisecond
 	for {
 		p.mu.Lock()

@@ -30,6 +30,7 @@ type request struct {
 	params        []chdb.Param
 	protocol      int  // client_protocol_version
 	waitEnd       bool // wait_end_of_query
+	framedRows    bool // output_format_json_array_of_rows: JSONEachRow gains a prefix and suffix
 	maxQuerySize  int64
 	sessionTZ     string
 	body          io.Reader // the rest of the request after the analysed head
@@ -127,13 +128,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	t0 := time.Now()
-	hello := req.protocol > 0 && strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(req.head), ";")) == helloQuery
+	hello := req.protocol > 0 && strings.EqualFold(req.format, "Native") &&
+		strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(req.head), ";")) == helloQuery
 	switch {
 	case st.Insert != nil:
 		err = s.serveInsert(w, r, sess, req, st, run)
 	case hello:
 		err = s.serveHello(w, sess, req)
-	case streamingKinds[st.Kind] && streamableFormat(req.format) && !req.waitEnd:
+	case streamingKinds[st.Kind] && streamableFormat(req.format) && !req.waitEnd && !req.framedRows:
 		// (wait_end_of_query=1 asks for the whole result before the status: buffered.)
 		err = s.serveStream(w, r, sess, req, run)
 		if errors.Is(err, errStreamCutShort) {
@@ -203,7 +205,7 @@ func streamableFormat(format string) bool {
 	switch strings.ToLower(format) {
 	case "native", "tabseparated", "tsv", "tabseparatedraw", "tsvraw", "raw", "csv",
 		"jsoneachrow", "ndjson", "jsonlines", "jsoncompacteachrow", "jsonstringseachrow",
-		"jsoncompactstringseachrow", "rowbinary", "values", "tskv", "lineasstring", "rawblob", "null":
+		"jsoncompactstringseachrow", "rowbinary", "tskv", "lineasstring", "rawblob", "null":
 		return true
 	}
 	return false
@@ -269,6 +271,8 @@ func (s *Server) decode(r *http.Request) (*request, error) {
 				}
 			case "session_timezone":
 				req.sessionTZ = v
+			case "output_format_json_array_of_rows":
+				req.framedRows = isTrue(v)
 			}
 		}
 	}
@@ -283,13 +287,25 @@ func (s *Server) decode(r *http.Request) (*request, error) {
 	if qs := q.Get("query"); qs != "" {
 		src = io.MultiReader(strings.NewReader(qs+"\n"), body)
 	}
-	// The head: the statement, and the first bytes of an INSERT's data. It is bounded by
-	// max_query_size like a statement; the data after it streams.
-	head, err := io.ReadAll(io.LimitReader(src, req.maxQuerySize+1))
-	if err != nil {
-		return nil, newException(codeCannotReadAllData, "read request body: %v", err)
+	// The head: the statement, and for an INSERT the first bytes of its data. It is bounded
+	// by max_query_size like a statement; the data after it streams. Reading stops as soon as
+	// an INSERT's data begins, so that a slow body does not hold the statement back.
+	var head []byte
+	buf := make([]byte, 64<<10)
+	for int64(len(head)) <= req.maxQuerySize {
+		n, err := src.Read(buf[:min(int64(len(buf)), req.maxQuerySize+1-int64(len(head)))])
+		head = append(head, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			req.headComplete = true
+			break
+		}
+		if err != nil {
+			return nil, newException(codeCannotReadAllData, "read request body: %v", err)
+		}
+		if insertDataBegins(string(head)) {
+			break
+		}
 	}
-	req.headComplete = int64(len(head)) <= req.maxQuerySize
 	req.head = string(head)
 	req.body = src
 	req.statementText = req.head

@@ -79,15 +79,17 @@ func (s *Server) serveInsert(w http.ResponseWriter, r *http.Request, sess *sessi
 
 	query := marker(req.id) + st.Insert.Query("/proc/self/fd/"+strconv.Itoa(int(pr.Fd())), "gzip")
 	res, qerr := sess.conn.Query(query, "TabSeparated", req.params...)
+	cancelled := run.wasCancelled()
 	_ = pr.Close()
 
-	// The engine is done reading. A pump still copying is either blocked on a slow client or
-	// about to fail writing to the closed pipe; stop it before the handler returns, since the
-	// request body must not be read after that.
+	// The engine is done reading. A pump still copying is about to fail writing to the closed
+	// pipe, or blocked reading a slow client; stop it before the handler returns, since the
+	// request body must not be read after that. Only the latter needs the read deadline,
+	// which also ends the connection.
 	p.abort()
 	select {
 	case <-p.done:
-	default:
+	case <-time.After(100 * time.Millisecond):
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 		<-p.done
 	}
@@ -95,7 +97,7 @@ func (s *Server) serveInsert(w http.ResponseWriter, r *http.Request, sess *sessi
 	if qerr != nil {
 		ex := asException(qerr)
 		switch {
-		case run.wasCancelled():
+		case cancelled:
 			ex = newException(codeQueryWasCancelled, "Query was cancelled while its data was being received; nothing of the unfinished data was inserted")
 		case p.readErr != nil:
 			ex = newException(codeCannotReadAllData, "the request body ended early (%v); nothing of the unfinished data was inserted", p.readErr)

@@ -79,12 +79,9 @@ func (s *Server) serveBuffered(w http.ResponseWriter, r *http.Request, sess *ses
 	return werr
 }
 
-// serveHello answers clickhouse-go's connection hello. See helloBlock.
+// serveHello answers clickhouse-go's connection hello (in Native, with a protocol
+// version). See helloBlock.
 func (s *Server) serveHello(w http.ResponseWriter, sess *session, req *request) error {
-	if !strings.EqualFold(req.format, "Native") {
-		// Not clickhouse-go: answer the question as asked.
-		return s.serveBuffered(w, &http.Request{}, sess, req, &running{done: make(chan struct{})})
-	}
 	res, err := sess.conn.Query(marker(req.id)+"SELECT displayName(), version(), timezone()", "TabSeparated")
 	if err != nil {
 		writeException(w, asException(err))
@@ -123,14 +120,16 @@ func (s *Server) serveKill(w http.ResponseWriter, r *http.Request, req *request,
 		}
 	}
 	// The result set ClickHouse answers a KILL with: one row per statement it matched.
-	q := "SELECT {status:String} AS kill_status, {id:String} AS query_id, 'default' AS user, {query:String} AS query"
-	params := []chdb.Param{{Name: "status", Value: status}, {Name: "id", Value: st.KillQueryID}, {Name: "query", Value: ""}}
+	query := ""
+	if target != nil {
+		query = target.query
+	}
+	q := fmt.Sprintf("SELECT %s AS kill_status, %s AS query_id, 'default' AS user, %s AS query",
+		quoteString(status), quoteString(st.KillQueryID), quoteString(query))
 	if target == nil {
 		q += " WHERE 0"
-	} else {
-		params[2].Value = target.query
 	}
-	res, err := s.ctl.Query(q, req.format, params...)
+	res, err := s.ctl.Query(q, req.format)
 	if err != nil {
 		writeException(w, asException(err))
 		return
@@ -142,12 +141,14 @@ func (s *Server) serveKill(w http.ResponseWriter, r *http.Request, req *request,
 
 // statementGone reports whether the statement of query id has left the engine's process list.
 // A statement that finished leaves it before its stream ends; one still listed after its
-// stream ended was cut off by libchdb, which can end a stream early (a progress packet
-// without rows ends its fetch loop).
+// stream ended was cut off by libchdb, whose fetch loop returns an empty chunk, which means
+// the end, whenever a packet advances the row count without output (progress packets). It
+// costs about 1-2 ms per streamed statement; the alternative is a silently short result and
+// a connection left running a statement.
 func (s *Server) statementGone(id string) bool {
 	const q = "SELECT count() FROM system.processes WHERE position(query, concat('/* svc:qid=', {id:String}, ' */')) > 0 AND query_id != queryID()"
 	for attempt := range 4 {
-		res, err := s.ctl.Query(q, "TabSeparated", chdb.Param{Name: "id", Value: markerID(id)})
+		res, err := s.probe.Query(q, "TabSeparated", chdb.Param{Name: "id", Value: markerID(id)})
 		if err == nil && strings.TrimSpace(string(res.Data)) == "0" {
 			return true
 		}
@@ -160,6 +161,9 @@ func (s *Server) statementGone(id string) bool {
 // ClickHouse's HTTP response buffer: a result that fits goes out whole, with its summary and
 // Content-Length, and an error within it still gets a proper status.
 const streamBuffer = 1 << 20
+
+// streamHold bounds how long serveStream holds output it already has.
+const streamHold = time.Second
 
 // serveStream runs a statement whose output may be of any size and streams it as the engine
 // produces it, after the first streamBuffer bytes.
@@ -174,9 +178,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 	}
 	defer stream.Close()
 
+	// Output is held until it fills the buffer or, for a statement that produces slowly,
+	// until it has been held for a while.
 	var held []byte
 	var chunk []byte
-	for len(held) < streamBuffer {
+	t0 := time.Now()
+	for len(held) < streamBuffer && (len(held) == 0 || time.Since(t0) < streamHold) {
 		chunk, err = stream.Next()
 		if err != nil {
 			break

@@ -40,11 +40,12 @@ type Server struct {
 	started bool
 	stopped bool
 
-	lock *os.File // flock on the data directory
-	ctl  *chdb.Conn
-	pool *pool
-	reg  *registry
-	info serverInfo
+	lock  *os.File   // flock on the data directory
+	ctl   *chdb.Conn // KILLs, off the pool so that they never wait for a busy one
+	probe *chdb.Conn // checks that a streamed statement ended (statementGone)
+	pool  *pool
+	reg   *registry
+	info  serverInfo
 
 	ln     net.Listener
 	http   *http.Server
@@ -156,6 +157,9 @@ func (s *Server) start(ctx context.Context) error {
 		return fmt.Errorf("open engine on %s: %w", c.Path, err)
 	}
 	s.ctl = ctl
+	if s.probe, err = s.connect(); err != nil {
+		return fmt.Errorf("open engine probe connection: %w", err)
+	}
 	res, err := ctl.Query("SELECT displayName(), version(), timezone()", "TabSeparated")
 	if err != nil {
 		return fmt.Errorf("read engine info: %w", err)
@@ -234,6 +238,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		cancel()
 	}
 	s.bgCancel()
+	if s.probe != nil {
+		errs = append(errs, s.probe.Close())
+	}
 	if s.ctl != nil {
 		errs = append(errs, s.ctl.Close())
 	}

@@ -339,6 +339,25 @@ func parseKillQuery(l *lexer, toks []token) (id string, sync bool, ok bool) {
 	return id, sync, len(rest) == 0
 }
 
+// insertDataBegins reports whether head, a prefix of a request, holds an INSERT whose inline
+// data has begun: whatever follows belongs to the data, so the statement can start.
+func insertDataBegins(head string) bool {
+	l := &lexer{text: head}
+	if l.word(l.next()) != "INSERT" {
+		return false
+	}
+	plan, err := analyzeInsert(&lexer{text: head})
+	if err != nil || plan == nil {
+		return false
+	}
+	if plan.DataStart < len(head) {
+		return true
+	}
+	// Nothing after the clause yet: the data begins here only if the newline that ends the
+	// clause was seen (more spaces, or a longer format name, could follow otherwise).
+	return plan.Format != "Values" && plan.DataStart > 0 && head[plan.DataStart-1] == '\n'
+}
+
 // analyzeInsert finds the data clause of an INSERT. It returns nil for an INSERT without
 // inline data (INSERT ... SELECT).
 func analyzeInsert(l *lexer) (*insertPlan, error) {

@@ -118,6 +118,24 @@ func TestAnalyzeIncomplete(t *testing.T) {
 	}
 }
 
+func TestInsertDataBegins(t *testing.T) {
+	f := func(head string, want bool) {
+		t.Helper()
+		if got := insertDataBegins(head); got != want {
+			t.Errorf("insertDataBegins(%q) = %v, want %v", head, got, want)
+		}
+	}
+	f("INSERT INTO t FORMAT JSONEachRow\n", true) // the URL query and its newline
+	f("INSERT INTO t FORMAT JSONEachRow\n{", true)
+	f("INSERT INTO t FORMAT JSONEachRo", false)
+	f("INSERT INTO t FORMAT CSV  ", false)
+	f("INSERT INTO t VALUES", false)
+	f("INSERT INTO t VALUES (1", true)
+	f("INSERT INTO t SELECT 1", false)
+	f("SELECT 1", false)
+	f("INSERT INTO t SETTINGS a = 1 FORM", false)
+}
+
 func FuzzAnalyze(f *testing.F) {
 	for _, s := range []string{
 		"INSERT INTO t FORMAT Native\n\x01", "SELECT 1 FORMAT JSON", "KILL QUERY WHERE query_id = 'x' SYNC",
