@@ -213,11 +213,15 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 	}
 	tag := newExceptionTag()
 	h.Set("X-ClickHouse-Exception-Tag", tag)
+	// The summary of a streamed result is only known at its end: it follows the body as
+	// an HTTP trailer (clients that ignore trailers lose nothing else).
+	h.Set("Trailer", "X-ClickHouse-Summary")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	if _, err := w.Write(held); err != nil {
 		return err
 	}
+	sent := len(held)
 	held = nil
 	for {
 		chunk, err = stream.Next()
@@ -227,6 +231,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 				_, _ = w.Write(framedException(tag, asException(err)))
 				return err
 			}
+			h.Set("X-ClickHouse-Summary", summary(stream.Stats(), sent))
 			return nil
 		}
 		if err != nil {
@@ -236,6 +241,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 		if _, err := w.Write(chunk); err != nil {
 			return err // the client went away; Close cancels the statement
 		}
+		sent += len(chunk)
 		_ = rc.Flush()
 	}
 }
