@@ -102,6 +102,9 @@ func (es Errors) Render() string {
 			b.WriteString(e.Caret)
 			b.WriteByte('\n')
 		}
+		if e.Hint != "" {
+			b.WriteString("  hint: " + e.Hint + "\n")
+		}
 	}
 	return b.String()
 }

@@ -111,6 +111,8 @@ func (p *parser) unexpected(t token, want string) {
 	case tEOF:
 		p.fail(CodeSyntax, t.pos, "unexpected end of search, expected %s", want)
 	case tPipe:
+		// Leave the pipe for the next segment.
+		p.lex.pos, p.peeked = int(t.pos), false
 		p.fail(CodeSyntax, t.pos, "unexpected |, expected %s", want)
 	}
 	p.fail(CodeSyntax, t.pos, "unexpected %s, expected %s", describe(t), want)
@@ -515,6 +517,10 @@ func (p *parser) primary() Expr {
 		p.expect(modeExpr, tRParen, ")")
 		return x
 	case tIdent:
+		// like(s, pattern) is a function as well as an operator.
+		if strings.EqualFold(t.text, "like") && p.peek(modeExpr).kind == tLParen {
+			return p.call(t)
+		}
 		if isExprKeyword(t.text) {
 			p.fail(CodeSyntax, t.pos, "unexpected %s, expected an expression", strings.ToUpper(t.text))
 		}
@@ -1140,7 +1146,7 @@ func (p *parser) parseHead(b cmdBase) Command {
 	c := &HeadCommand{cmdBase: b}
 	t := p.peek(modeArgs)
 	switch {
-	case isNumberWord(t):
+	case isNumberWord(t) || t.kind == tWord && strings.HasPrefix(t.text, "-"):
 		p.next(modeArgs)
 		c.Count = p.intArg(t, "head count", 1)
 	case p.optionAhead():

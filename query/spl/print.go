@@ -113,6 +113,11 @@ func (n *SortCommand) String() string {
 	for i, k := range n.Keys {
 		parts[i] = k.String()
 	}
+	// A last key named desc or d would read as the reverse flag.
+	if last := n.Keys[len(n.Keys)-1]; len(n.Keys) > 1 && !last.Desc && last.Mode == "" &&
+		(strings.EqualFold(last.Field.Name, "desc") || strings.EqualFold(last.Field.Name, "d")) {
+		parts[len(parts)-1] = quoteString(last.Field.Name, '"')
+	}
 	return s + strings.Join(parts, ", ")
 }
 
@@ -156,12 +161,21 @@ func (n *Option) String() string {
 	return n.Name + "=" + v
 }
 
-// String renders a field name for argument positions.
+// String renders a field name for argument positions. Names that could
+// be read as a count or a keyword are quoted.
 func (n *FieldName) String() string {
-	if !n.Quoted && isArgWord(n.Name) && !strings.HasPrefix(n.Name, "-") {
+	if !n.Quoted && isArgWord(n.Name) && !strings.HasPrefix(n.Name, "-") && !reservedArg(n.Name) {
 		return n.Name
 	}
 	return quoteString(n.Name, '"')
+}
+
+func reservedArg(s string) bool {
+	switch strings.ToLower(s) {
+	case "as", "by", "over", "where", "sortby":
+		return true
+	}
+	return strings.Trim(s, "0123456789") == ""
 }
 
 func (n *Aggregate) String() string {
@@ -261,12 +275,16 @@ func searchChild(e SearchExpr, min int) string {
 }
 
 func (n *SearchBinary) String() string {
-	p := searchPrec(n)
-	op := " AND "
 	if n.Op == SearchOr {
-		op = " OR "
+		return searchChild(n.L, slOr) + " OR " + searchChild(n.R, slOr+1)
 	}
-	return searchChild(n.L, p) + op + searchChild(n.R, p+1)
+	// OR binds tighter than AND in the search language; its groups are
+	// parenthesised anyway, for readers used to the other way round.
+	l := n.L.String()
+	if _, ok := n.L.(*SearchBinary); ok && searchPrec(n.L) == slOr {
+		l = "(" + l + ")"
+	}
+	return l + " AND " + searchChild(n.R, slOr+1)
 }
 
 func (n *SearchNot) String() string { return "NOT " + searchChild(n.X, slNot) }
@@ -286,7 +304,15 @@ func (n *SearchValue) String() string {
 }
 
 func (n *SearchCompare) String() string {
-	return n.Field.Name + n.Op.String() + n.Value.String()
+	v := n.Value.String()
+	if strings.ContainsAny(v[:1], "=<>!") {
+		v = " " + v // keep the operator from absorbing the value
+	}
+	f := n.Field.Name
+	if strings.HasSuffix(f, "!") {
+		f += " " // "a!" "=" must not read as "a" "!="
+	}
+	return f + n.Op.String() + v
 }
 
 func (n *SearchIn) String() string {
