@@ -100,6 +100,9 @@ type outColumn struct {
 	name string
 	typ  string // declared type; "" means the engine's
 	enc  encoding
+	// sparse columns are document fields: left out of the result when no
+	// returned row has a value, as fields absent from every event are.
+	sparse bool
 }
 
 type cte struct{ name, sql string }
@@ -643,6 +646,7 @@ func (c *compiler) mainQuery() (string, []outColumn) {
 		if extra, ok := s.projectedDocFields(); ok {
 			for _, f := range extra {
 				add(f.name, f.col, f.k)
+				cols[len(cols)-1].sparse = true
 			}
 		} else {
 			sel = append(sel, "toJSONString(doc) AS o"+strconv.Itoa(len(sel)+1))

@@ -317,15 +317,17 @@ func (plan *Plan) assemble(r *Result, resp *Response) error {
 	// returned rows, sorted by name.
 	var names []string
 	var types []string
+	var take []int // indexes of the columns shown
 	docCol := -1
 	for i, c := range plan.columns {
 		if c.enc == encDoc {
 			docCol = i
 			continue
 		}
-		if c.name == "" {
+		if c.name == "" || (c.sparse && allNull(rows, i)) {
 			continue
 		}
+		take = append(take, i)
 		typ := c.typ
 		if typ == "" && i < len(r.Columns) {
 			typ = r.Columns[i].Type
@@ -379,11 +381,8 @@ func (plan *Plan) assemble(r *Result, resp *Response) error {
 	}
 	for i, row := range rows {
 		values := make([]any, 0, len(names))
-		for j, c := range plan.columns {
-			if c.enc == encDoc || c.name == "" {
-				continue
-			}
-			values = append(values, encode(row[j], c.enc))
+		for _, j := range take {
+			values = append(values, encode(row[j], plan.columns[j].enc))
 		}
 		for _, n := range names[fixed:] {
 			values = append(values, docs[i][n])
@@ -392,6 +391,15 @@ func (plan *Plan) assemble(r *Result, resp *Response) error {
 	}
 	resp.Rows = len(resp.Data)
 	return nil
+}
+
+func allNull(rows [][]any, col int) bool {
+	for _, r := range rows {
+		if normalize(r[col]) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // flatten walks a decoded JSON object, calling fn for each leaf path.
