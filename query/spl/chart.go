@@ -147,7 +147,7 @@ func (c *compiler) timechart(cmd *TimechartCommand) {
 		if !c.resolver(cmd.Rng.Start, "timechart over all time") {
 			return
 		}
-		sql := c.with(c.cur.rel) + "SELECT min(" + t.s + ") FROM " + c.cur.rel
+		sql := c.with(c.cur.rel, false) + "SELECT min(" + t.s + ") FROM " + c.cur.rel
 		c.resolved = append(c.resolved, sql)
 		first, ok, err := c.opts.Resolver.EarliestTime(c.ctx, sql)
 		if err != nil {
@@ -181,7 +181,7 @@ func (c *compiler) timechart(cmd *TimechartCommand) {
 		p.fill = &fill{from: start, to: to, stepMs: spanMs}
 	}
 	p.row = sqlExpr{bucketSQL(t.s, spanMs, origin), kTime}
-	p.rowNotNull = t.s == "doc._time"
+	p.rowNotNull = t.s == c.cur.sch.base("_time").s
 	c.pivot(p)
 }
 
@@ -332,7 +332,7 @@ func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, b
 			" WHERE " + splitCol + " IS NOT NULL GROUP BY " + splitCol
 	}
 	ranked += " ORDER BY score " + dir + ", value ASC LIMIT " + itoa(n)
-	sql := c.with(in) + "SELECT * FROM (" + ranked + ") UNION ALL SELECT 1, CAST(NULL AS Nullable(String)), toFloat64(count()) FROM " + in +
+	sql := c.with(in, false) + "SELECT * FROM (" + ranked + ") UNION ALL SELECT 1, CAST(NULL AS Nullable(String)), toFloat64(count()) FROM " + in +
 		" WHERE " + splitCol + " IS NULL"
 	c.resolved = append(c.resolved, sql)
 	rows, err := c.opts.Resolver.RankSeries(c.ctx, sql)

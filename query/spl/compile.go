@@ -105,7 +105,34 @@ type outColumn struct {
 	sparse bool
 }
 
-type cte struct{ name, sql string }
+// cte is one relation of the WITH chain; the base relation (reading the
+// table) is rendered per statement from its parts.
+type cte struct {
+	name, sql string
+	base      *baseRel
+}
+
+// baseRel reads the table: the window and the base search, projecting the
+// document paths the plan reads, and the doc column itself for statements
+// that need whole documents.
+type baseRel struct {
+	table, where string
+	paths        *pathSet
+}
+
+func (b *baseRel) render(withDoc bool) string {
+	var cols []string
+	if withDoc {
+		cols = append(cols, "doc")
+	}
+	for _, p := range b.paths.names {
+		cols = append(cols, docRef(p)+" AS "+pathCol(p))
+	}
+	if len(cols) == 0 {
+		cols = append(cols, "1 AS `@`")
+	}
+	return "SELECT " + strings.Join(cols, ", ") + " FROM " + b.table + " WHERE " + b.where
+}
 
 // state is the relation holding a stage's rows, its schema and order.
 type state struct {
@@ -196,14 +223,14 @@ func (c *compiler) newCol() string {
 func (c *compiler) addCTE(sql string) string {
 	name := "s" + strconv.Itoa(c.nrel)
 	c.nrel++
-	c.ctes = append(c.ctes, cte{name, sql})
+	c.ctes = append(c.ctes, cte{name: name, sql: sql})
 	return name
 }
 
 // with renders the WITH clause of every relation up to rel.
-func (c *compiler) with(rel string) string { return withClause(c.ctes, rel) }
+func (c *compiler) with(rel string, withDoc bool) string { return withClause(c.ctes, rel, withDoc) }
 
-func withClause(ctes []cte, rel string) string {
+func withClause(ctes []cte, rel string, withDoc bool) string {
 	var b strings.Builder
 	for i, t := range ctes {
 		if i == 0 {
@@ -211,7 +238,11 @@ func withClause(ctes []cte, rel string) string {
 		} else {
 			b.WriteString(",\n")
 		}
-		b.WriteString("  " + t.name + " AS (" + t.sql + ")")
+		sql := t.sql
+		if t.base != nil {
+			sql = t.base.render(withDoc)
+		}
+		b.WriteString("  " + t.name + " AS (" + sql + ")")
 		if t.name == rel {
 			break
 		}
@@ -297,13 +328,19 @@ func (c *compiler) baseSearch(sc *SearchCommand) {
 	if w.HasEarliest {
 		cond = "doc._time >= " + timeLiteral(w.Earliest) + " AND " + cond
 	}
-	c.cur = state{sch: &schema{open: true}, order: []orderTerm{{"doc._time", true}}}
+	// The search condition reads the table directly; later stages read
+	// the path columns of the base relation.
+	c.cur = state{sch: &schema{open: true}}
 	if sc.Expr != nil {
 		if s := c.searchCond(sc.Expr); s != "1" {
 			cond += " AND " + s
 		}
 	}
-	c.cur.rel = c.addCTE("SELECT doc FROM " + c.opts.Table + " WHERE " + cond)
+	paths := &pathSet{seen: map[string]bool{}}
+	c.cur.sch = &schema{open: true, paths: paths}
+	c.cur.order = []orderTerm{{c.cur.sch.base("_time").s, true}}
+	c.cur.rel = c.addCTE("")
+	c.ctes[len(c.ctes)-1].base = &baseRel{table: c.opts.Table, where: cond, paths: paths}
 }
 
 func (c *compiler) eval(cmd *EvalCommand) {
@@ -459,7 +496,7 @@ func (c *compiler) materialiseOrder(sel *[]string) []orderTerm {
 }
 
 func pathsSQL(ctes []cte, rel string) string {
-	return withClause(ctes, rel) + "SELECT DISTINCT arrayJoin(JSONAllPaths(doc)) AS path FROM " + rel + " ORDER BY path LIMIT " + itoa(MaxDiscoveredPaths)
+	return withClause(ctes, rel, true) + "SELECT DISTINCT arrayJoin(JSONAllPaths(doc)) AS path FROM " + rel + " ORDER BY path LIMIT " + itoa(MaxDiscoveredPaths)
 }
 
 // paths discovers the document paths of the current rows.
@@ -631,6 +668,7 @@ func outputExpr(col string, k kind) (string, string, encoding) {
 
 // mainQuery renders the statement returning the result rows.
 func (c *compiler) mainQuery() (string, []outColumn) {
+	withDoc := false
 	var sel []string
 	var cols []outColumn
 	add := func(name, col string, k kind) {
@@ -649,6 +687,7 @@ func (c *compiler) mainQuery() (string, []outColumn) {
 				cols[len(cols)-1].sparse = true
 			}
 		} else {
+			withDoc = true
 			sel = append(sel, "toJSONString(doc) AS o"+strconv.Itoa(len(sel)+1))
 			cols = append(cols, outColumn{name: "", typ: "Dynamic", enc: encDoc})
 		}
@@ -661,7 +700,7 @@ func (c *compiler) mainQuery() (string, []outColumn) {
 		sel = append(sel, "1 AS o1")
 		cols = append(cols, outColumn{name: "", enc: encNative})
 	}
-	q := c.with(c.cur.rel) + "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel + orderBy(c.cur.order) +
+	q := c.with(c.cur.rel, withDoc) + "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel + orderBy(c.cur.order) +
 		" LIMIT " + itoa(MaxOutputRows+1)
 	return q, cols
 }
@@ -683,7 +722,7 @@ func (s *schema) projectedDocFields() ([]namedCol, bool) {
 	if j < 0 {
 		return nil, false
 	}
-	below := &schema{open: true, layers: s.layers[:j]}
+	below := &schema{open: true, layers: s.layers[:j], paths: s.paths}
 	seen := map[string]bool{}
 	for _, k := range s.knownOpenFields() {
 		seen[k.name] = true
@@ -691,7 +730,7 @@ func (s *schema) projectedDocFields() ([]namedCol, bool) {
 	var out []namedCol
 	for _, p := range s.layers[j].pats {
 		e := below.resolve(p)
-		if e.k != kDyn || !strings.HasPrefix(e.s, "doc.") {
+		if !below.isBase(e) {
 			continue // a built-in, an overlay or null: already listed
 		}
 		name, ok := s.forward(p, j)
@@ -719,7 +758,7 @@ func (c *compiler) stageCountQuery(stages []StagePlan) string {
 		if c.relIndex(rel) < c.relIndex(last) {
 			rel = last
 		}
-		size := len(c.with(rel)) + len("SELECT ") + len(strings.Join(append(parts, part), ", "))
+		size := len(c.with(rel, false)) + len("SELECT ") + len(strings.Join(append(parts, part), ", "))
 		if size > MaxStageQueryBytes {
 			break
 		}
@@ -730,7 +769,7 @@ func (c *compiler) stageCountQuery(stages []StagePlan) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return c.with(last) + "SELECT " + strings.Join(parts, ", ")
+	return c.with(last, false) + "SELECT " + strings.Join(parts, ", ")
 }
 
 func (c *compiler) relIndex(rel string) int {

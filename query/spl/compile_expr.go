@@ -133,7 +133,7 @@ var defaultFields = map[string]bool{"host": true, "source": true, "sourcetype": 
 // compareCond compiles `field op value` of the search language.
 func (c *compiler) compareCond(f *FieldName, op CompareOp, v *SearchValue) string {
 	x := c.cur.sch.resolve(f.Name)
-	if op == OpEq && v.Text == "*" && defaultFields[f.Name] && x.s == baseField(f.Name).s {
+	if op == OpEq && v.Text == "*" && defaultFields[f.Name] && x.s == c.cur.sch.base(f.Name).s {
 		return "1"
 	}
 	if x.k == kNull {

@@ -20,6 +20,35 @@ type schema struct {
 	open   bool
 	layers []layer    // open schemas
 	cols   []namedCol // closed schemas
+	paths  *pathSet   // document paths read; nil reads the table directly
+}
+
+// pathSet records the document paths a plan reads. The base relation
+// projects exactly these as columns, because reading doc.x through a
+// relation that selects the whole doc column reads every path.
+type pathSet struct {
+	names []string
+	seen  map[string]bool
+}
+
+// col registers a path and returns the column holding it.
+func (p *pathSet) col(name string) string {
+	if !p.seen[name] {
+		p.seen[name] = true
+		p.names = append(p.names, name)
+	}
+	return pathCol(name)
+}
+
+// pathCol is the base relation's column of a document path.
+func pathCol(name string) string { return sqlIdent("@" + name) }
+
+// docRef reads a path of the doc column itself.
+func docRef(name string) string {
+	if name == "_time" {
+		return "doc._time"
+	}
+	return docPath(name)
 }
 
 type layerKind uint8
@@ -45,7 +74,7 @@ type namedCol struct {
 }
 
 func (s *schema) clone() *schema {
-	n := &schema{open: s.open}
+	n := &schema{open: s.open, paths: s.paths}
 	n.layers = append(n.layers, s.layers...)
 	n.cols = append(n.cols, s.cols...)
 	return n
@@ -54,16 +83,25 @@ func (s *schema) clone() *schema {
 // internalFields survive a projection: Splunk's fields keeps _time and _raw.
 func internalField(name string) bool { return name == "_time" || name == "_raw" }
 
-// baseField is the expression of a field read from the document.
-func baseField(name string) sqlExpr {
+// base is the expression of a field read from the document.
+func (s *schema) base(name string) sqlExpr {
+	ref := docRef(name)
+	if s.paths != nil {
+		ref = s.paths.col(name)
+	}
 	switch name {
 	case "_time":
-		return sqlExpr{"doc._time", kTime}
+		return sqlExpr{ref, kTime}
 	case "_raw", "host", "source", "sourcetype", "index":
 		// Typed paths read '' when the key is absent; absent is null.
-		return sqlExpr{"nullIf(" + docPath(name) + ", '')", kStr}
+		return sqlExpr{"nullIf(" + ref + ", '')", kStr}
 	}
-	return sqlExpr{docPath(name), kDyn}
+	return sqlExpr{ref, kDyn}
+}
+
+// isBase reports whether e reads a document path that is not built in.
+func (s *schema) isBase(e sqlExpr) bool {
+	return e.k == kDyn && s.paths != nil && strings.HasPrefix(e.s, "`@")
 }
 
 // resolve returns the expression of field name.
@@ -97,7 +135,7 @@ func (s *schema) resolve(name string) sqlExpr {
 			}
 		}
 	}
-	return baseField(name)
+	return s.base(name)
 }
 
 // forward maps a field present below layer index from (exclusive of
@@ -205,7 +243,7 @@ func (s *schema) knownOpenFields() []namedCol {
 	var out []namedCol
 	for _, b := range builtinFieldTable {
 		if name, ok := s.forward(b.Name, 0); ok {
-			e := baseField(b.Name)
+			e := s.base(b.Name)
 			out = append(out, namedCol{name: name, col: e.s, k: e.k})
 		}
 	}
@@ -230,7 +268,7 @@ func (s *schema) docFields(paths []string) []namedCol {
 			continue
 		}
 		seen[name] = true
-		e := baseField(p)
+		e := s.base(p)
 		out = append(out, namedCol{name: name, col: e.s, k: e.k})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })

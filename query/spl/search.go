@@ -80,7 +80,7 @@ type Response struct {
 	Truncated       bool             `json:"truncated"`
 	ResultFormat    string           `json:"result_format"`
 	Stages          []Stage          `json:"stages"`
-	FieldStatistics []FieldStatistic `json:"field_statistics,omitempty"`
+	FieldStatistics []FieldStatistic `json:"field_statistics,omitzero"`
 	// QueryID is the query id the statements ran with (the request's, or a
 	// generated one); the HTTP layer returns it in X-Engine-Query-Id.
 	QueryID string `json:"-"`

@@ -29,7 +29,7 @@ func (plan *Plan) timelineSQL(from, to time.Time) (sql string, spanSeconds int64
 	span := timelineSpan(to.Sub(from))
 	start := BucketStart(from, span*1000, 0)
 	rel := plan.final.rel
-	sql = withClause(plan.ctes, rel) + "SELECT " + bucketSQL(t.s, span*1000, 0) + " AS bucket, count() AS n FROM " + rel +
+	sql = withClause(plan.ctes, rel, false) + "SELECT " + bucketSQL(t.s, span*1000, 0) + " AS bucket, count() AS n FROM " + rel +
 		" WHERE " + t.s + " >= " + timeLiteral(from) + " AND " + t.s + " < " + timeLiteral(to) +
 		" GROUP BY bucket ORDER BY bucket WITH FILL FROM " + timeLiteral(start) + " TO " + timeLiteral(to) +
 		" STEP toIntervalMillisecond(" + fmt.Sprint(span*1000) + ")"
@@ -47,7 +47,7 @@ func (x *executor) timelineStart(ctx context.Context, plan *Plan) (time.Time, bo
 		return time.Time{}, false, nil
 	}
 	rel := plan.final.rel
-	return x.EarliestTime(ctx, withClause(plan.ctes, rel)+"SELECT min("+t.s+") FROM "+rel)
+	return x.EarliestTime(ctx, withClause(plan.ctes, rel, false)+"SELECT min("+t.s+") FROM "+rel)
 }
 
 func (x *executor) timeline(ctx context.Context, plan *Plan) ([]TimelineBucket, error) {
@@ -108,8 +108,8 @@ func fieldText(e sqlExpr) string {
 // and the statement listing their most common values.
 func (plan *Plan) fieldStatisticsSQL(fields []namedCol) (stats, top string) {
 	rel := plan.final.rel
-	with := withClause(plan.ctes, rel)
-	src := "coalesce(nullIf(doc.`index`, ''), 'logsearch_events')"
+	src := "coalesce(" + plan.final.sch.base("index").s + ", 'logsearch_events')"
+	with := withClause(plan.ctes, rel, false)
 	sel := []string{"count()"}
 	var pairs []string
 	for i, f := range fields {
