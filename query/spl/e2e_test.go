@@ -1108,11 +1108,12 @@ func testWindow(t *testing.T, env *e2eEnv) {
 	f("-2h", "now", now.Add(-2*time.Hour), now, true)
 	f("-90m", "-30m", now.Add(-90*time.Minute), now.Add(-30*time.Minute), true)
 	f("-1d", "", now.Add(-24*time.Hour), now, true)
-	f("", "", time.Time{}, now, false)
+	f("", "", now.Add(-24*time.Hour), now, true)
+	f("0", "", time.Time{}, now, false)
 	f("1704067200.5", "1704070800", e2eStart.Add(500*time.Millisecond), e2eStart.Add(time.Hour), true)
 
 	// All time: the timeline starts at the first event.
-	r := env.search(t, `*`, func(r *Request) { r.Earliest, r.Latest = "", "" })
+	r := env.search(t, `*`, func(r *Request) { r.Earliest, r.Latest = "0", "" })
 	first := env.evs[len(env.evs)-3].time() // generated before the window
 	if len(r.Timeline) == 0 || r.Timeline[0].Time > fmtTime(first) || r.Timeline[len(r.Timeline)-1].Time >= fmtTime(now) {
 		t.Fatalf("all-time timeline: %v ... %v", r.Timeline[:1], r.Timeline[len(r.Timeline)-1:])

@@ -245,6 +245,34 @@ func newQueryID() string {
 	return "spl-" + hex.EncodeToString(b[:])
 }
 
+// nullResolver answers compile-time queries without an engine: no series,
+// no events, no paths. Validate uses it.
+type nullResolver struct{}
+
+func (nullResolver) RankSeries(context.Context, string) ([]RankedSeries, error) { return nil, nil }
+func (nullResolver) EarliestTime(context.Context, string) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}
+func (nullResolver) Paths(context.Context, string) ([]string, error) { return nil, nil }
+
+// Validate checks a search text and its time window without running it
+// (for saved searches). It returns Errors (HTTP 400) for problems the
+// compiler finds without data; limits that depend on the data (series
+// counts, for instance) are checked when the search runs.
+func Validate(spl string, earliest, latest string) error {
+	now := time.Now()
+	w, err := ParseWindow(TimeBound(earliest), TimeBound(latest), now)
+	if err != nil {
+		return err
+	}
+	p, err := Parse(spl)
+	if err != nil {
+		return err
+	}
+	_, err = Compile(context.Background(), p, CompileOptions{Table: "`validate`.`logsearch_events`", Window: w, Now: now, Resolver: nullResolver{}})
+	return err
+}
+
 // Search parses, compiles and runs a search. Problems with the search or
 // the time window are returned as Errors (HTTP 400); engine errors are
 // returned wrapped, as they are; a panic inside the package is returned as

@@ -13,8 +13,16 @@ import (
 // TimeBound is an earliest or latest value of a request: non-negative
 // epoch seconds (a JSON number or string, fractions allowed), "now", or a
 // negative relative value with a unit such as -15m, -2h, -7d, -1w, -1mon,
-// -1y. Empty means the default: all time for earliest, now for latest.
+// -1y. Empty means the default: DefaultEarliest, DefaultLatest. An
+// earliest of 0 means all time: the search reads every event before
+// latest, and timelines and timecharts start at the first one.
 type TimeBound string
+
+// Defaults of the time window, as for saved searches.
+const (
+	DefaultEarliest TimeBound = "-24h"
+	DefaultLatest   TimeBound = "now"
+)
 
 // UnmarshalJSON accepts a string or a number.
 func (b *TimeBound) UnmarshalJSON(data []byte) error {
@@ -93,23 +101,24 @@ func boundError(field, value, why string) *Error {
 // ParseWindow resolves the request's earliest and latest against now.
 func ParseWindow(earliest, latest TimeBound, now time.Time) (Window, error) {
 	now = now.UTC().Truncate(time.Millisecond)
-	w := Window{Latest: now}
+	if strings.TrimSpace(string(earliest)) == "" {
+		earliest = DefaultEarliest
+	}
+	if strings.TrimSpace(string(latest)) == "" {
+		latest = DefaultLatest
+	}
+	var w Window
 	var errs Errors
-	if strings.TrimSpace(string(earliest)) != "" {
-		t, err := parseBound("earliest", earliest, now)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		w.Earliest, w.HasEarliest = t, true
+	t, err := parseBound("earliest", earliest, now)
+	if err != nil {
+		errs = append(errs, err)
 	}
-	if strings.TrimSpace(string(latest)) != "" {
-		t, err := parseBound("latest", latest, now)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		w.Latest = t
+	w.Earliest, w.HasEarliest = t, t.UnixMilli() != 0
+	if t, err = parseBound("latest", latest, now); err != nil {
+		errs = append(errs, err)
 	}
-	if len(errs) == 0 && w.HasEarliest && !w.Earliest.Before(w.Latest) {
+	w.Latest = t
+	if len(errs) == 0 && !w.Earliest.Before(w.Latest) {
 		errs = append(errs, newError(CodeTimeWindow, "", "earliest (%s) must be before latest (%s)",
 			w.Earliest.Format(time.RFC3339), w.Latest.Format(time.RFC3339)))
 	}
