@@ -314,6 +314,9 @@ func testFields(t *testing.T, env *e2eEnv) {
 	}
 	checkRows(t, r, want)
 
+	r = env.search(t, `status=500 | eval host=null(), extra="x" | fields host, extra, bytes`)
+	checkStrings(t, "eval null() removes a field", r.columns(), []string{"_time", "_raw", "extra", "bytes"})
+
 	r = env.search(t, `status=500 | rename host AS server | fields server`)
 	checkStrings(t, "renamed then kept", r.columns(), []string{"_time", "_raw", "server"})
 

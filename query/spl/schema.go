@@ -170,8 +170,8 @@ func (s *schema) forward(name string, from int) (string, bool) {
 func (s *schema) visibleOverlays() []namedCol {
 	var out []namedCol
 	for i, l := range s.layers {
-		if l.kind != layerOverlay {
-			continue
+		if l.kind != layerOverlay || l.col.k == kNull {
+			continue // eval f=null() removes f from events
 		}
 		if name, ok := s.forward(l.col.name, i+1); ok {
 			c := l.col
