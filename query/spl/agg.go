@@ -142,7 +142,7 @@ func (p *aggPlan) sql(cond string) string {
 	case "min", "max":
 		switch x.k {
 		case kNull:
-			return "NULL"
+			return "CAST(NULL AS Nullable(String))"
 		case kNum, kTime:
 			return ifc(p.spec.Name, "toNullable("+x.s+")", cond)
 		}
@@ -156,7 +156,7 @@ func (p *aggPlan) sql(cond string) string {
 			fn = "argMax"
 		}
 		if x.k == kNull || p.t.k != kTime {
-			return "NULL"
+			return "CAST(NULL AS Nullable(String))"
 		}
 		v := x.s
 		switch x.k {

@@ -69,6 +69,7 @@ func TestE2E(t *testing.T) {
 	t.Run("field_statistics", func(t *testing.T) { testFieldStatistics(t, env) })
 	t.Run("window", func(t *testing.T) { testWindow(t, env) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, env) })
+	t.Run("quoting", func(t *testing.T) { testQuoting(t, eng) })
 }
 
 func testEvents(t *testing.T, env *e2eEnv, all []event) {
@@ -1152,4 +1153,34 @@ func testErrors(t *testing.T, env *e2eEnv) {
 	f(`*`, func(r *Request) { r.Earliest = "+1h" }, "must be negative")
 	f(`*`, func(r *Request) { r.Earliest, r.Latest = "1704153600", "1704067200" }, "must be before latest")
 	f(`*`, func(r *Request) { r.Earliest = "-1h@h" }, "snapping")
+}
+
+// testQuoting runs field names and values that need escaping through
+// every place the compiler writes them into SQL.
+func testQuoting(t *testing.T, eng testEngine) {
+	evs := []event{
+		{"_time": e2eStart.Add(time.Second), "_raw": `it's a "quote" \ back`, "host": "h'1", "we`ird": "x'y\\z", "sp ace": int64(1), "quo'te": "a:b", "nl\nkey": "v"},
+		{"_time": e2eStart.Add(2 * time.Second), "_raw": "plain", "host": "h`2", "we`ird": "New York", "sp ace": int64(2), "quo'te": "a,b"},
+	}
+	env := &e2eEnv{eng: eng, evs: evs}
+	env.table = loadEvents(t, eng, "spl_e2e_quote", evs)
+	r := env.search(t, `"it's a \"quote\"" | table 'we`+"`"+`ird', "sp ace", "quo'te", host`)
+	checkRows(t, r, []map[string]any{{"we`ird": "x'y\\z", "sp ace": 1.0, "quo'te": "a:b", "host": "h'1"}})
+	r = env.search(t, `* | where 'we`+"`"+`ird' = "x'y\\z" OR host="h`+"`"+`2" | rename "quo'te" AS "q'" | table "q'"`)
+	checkRows(t, r, []map[string]any{{"q'": "a,b"}, {"q'": "a:b"}})
+	r = env.search(t, `* | chart count, max('sp ace') AS "m'" OVER host BY 'we`+"`"+`ird'`)
+	checkStrings(t, "series names", r.columns(), []string{"host", `count:"New York"`, `count:"x'y\\z"`, `m':"New York"`, `m':"x'y\\z"`})
+	checkRows(t, r, []map[string]any{
+		{"host": "h'1", `count:"New York"`: 0.0, `count:"x'y\\z"`: 1.0, `m':"x'y\\z"`: 1.0},
+		{"host": "h`2", `count:"New York"`: 1.0, `m':"New York"`: 2.0, `m':"x'y\\z"`: nil},
+	})
+	r = env.search(t, "host=\"h'1\" | stats count BY \"nl\nkey\", \"quo'te\"")
+	checkRows(t, r, []map[string]any{{"nl\nkey": "v", "quo'te": "a:b", "count": 1.0}})
+	r = env.search(t, `host="h'1"`, func(r *Request) { r.IncludeFieldStatistics = true })
+	if !slices.Contains(r.columns(), "we`ird") || !slices.Contains(r.columns(), "nl\nkey") {
+		t.Fatalf("event columns %v", r.columns())
+	}
+	if len(r.FieldStats) == 0 {
+		t.Fatal("no field statistics")
+	}
 }
