@@ -2,10 +2,14 @@ package spl
 
 import (
 	"context"
+	"crypto/md5"
 	"encoding/json"
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +64,7 @@ func TestE2E(t *testing.T) {
 	t.Run("events", func(t *testing.T) { testEvents(t, env, all) })
 	t.Run("where", func(t *testing.T) { testWhere(t, env) })
 	t.Run("eval", func(t *testing.T) { testEval(t, env) })
+	t.Run("functions", func(t *testing.T) { testFunctions(t, env) })
 	t.Run("fields", func(t *testing.T) { testFields(t, env) })
 	t.Run("stats", func(t *testing.T) { testStats(t, env, all) })
 	t.Run("chart", func(t *testing.T) { testChart(t, env, all) })
@@ -531,6 +536,9 @@ func testStats(t *testing.T, env *e2eEnv, all []event) {
 	r = env.search(t, `* | stats count`)
 	checkRows(t, r, []map[string]any{{"count": float64(len(all))}})
 
+	r = env.search(t, `* | stats distinct_count(host) AS d, mean(dur) AS m`)
+	checkRows(t, r, []map[string]any{{"d": aggDC("host")(all), "m": aggAvg("dur")(all)}})
+
 	// Grouping by a field holding both 404 and "404": one group, in
 	// numeric order.
 	r = env.search(t, `* | stats avg(dur) AS a, dc(region) BY status`)
@@ -911,6 +919,8 @@ func testOrder(t *testing.T, env *e2eEnv, all []event) {
 	}())
 	f(`* | sort dur desc | head 2`, sorted(get("dur"), true)[:2])
 	f(`* | head 7`, all[:7])
+	f(`* | head limit=3`, all[:3])
+	f(`* | sort limit=4 auto(bytes)`, sorted(get("bytes"), false)[:4])
 	f(`* | head`, all[:10])
 
 	// dedup keeps the first rows (newest) per combination.
@@ -1183,4 +1193,52 @@ func testQuoting(t *testing.T, eng testEngine) {
 	if len(r.FieldStats) == 0 {
 		t.Fatal("no field statistics")
 	}
+}
+
+func testFunctions(t *testing.T, env *e2eEnv) {
+	r := env.search(t, `* | eval a=substr(method, 2, 2), b=replace(_raw, "^([A-Z]+) ", "\\1_"), c=upper(host), d=trim(method, "GP"), `+
+		`e=tonumber(status), f=tostring(dur), g=typeof(status), h=if(isnum(bytes), "num", "not"), i=abs(-dur) + floor(dur) - ceil(dur), `+
+		`j=pow(2, 3) + log(100) + exp(0) + ln(1), k=sqrt(dur), l=nullif(method, "GET"), m=strftime(_time, "%Y-%m-%d %H:%M:%S"), `+
+		`n=md5(method), o=if(match(_raw, "^GET"), 1, 0), p=substr(method, -2) | table a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p | head 2000`)
+	var want []map[string]any
+	re := regexp.MustCompile(`^([A-Z]+) `)
+	for _, e := range env.where(func(event) bool { return true })[:2000] {
+		method, raw, dur := e["method"].(string), e["_raw"].(string), e["dur"].(float64)
+		row := map[string]any{"a": method[1:3], "b": re.ReplaceAllString(raw, "${1}_"), "d": strings.Trim(method, "GP"),
+			"f": strconv.FormatFloat(dur, 'f', -1, 64), "i": dur + math.Floor(dur) - math.Ceil(dur), "j": 8.0 + 2 + 1 + 0,
+			"k": math.Sqrt(dur), "m": e.time().Format("2006-01-02 15:04:05"), "n": fmt.Sprintf("%x", md5.Sum([]byte(method))),
+			"p": method[len(method)-2:]}
+		if h, ok := e.get("host").(string); ok {
+			row["c"] = strings.ToUpper(h)
+		} else {
+			row["c"] = nil
+		}
+		if n, ok := numOf(e.get("status")); ok {
+			row["e"] = n
+		} else {
+			row["e"] = nil
+		}
+		switch e.get("status").(type) {
+		case int64:
+			row["g"] = "Number"
+		case string:
+			row["g"] = "String"
+		default:
+			row["g"] = "Invalid"
+		}
+		row["h"] = "not"
+		if _, ok := numOf(e.get("bytes")); ok {
+			row["h"] = "num"
+		}
+		row["l"] = method
+		if method == "GET" {
+			row["l"] = nil
+		}
+		row["o"] = 0.0
+		if strings.HasPrefix(raw, "GET") {
+			row["o"] = 1.0
+		}
+		want = append(want, row)
+	}
+	checkRows(t, r, want)
 }
