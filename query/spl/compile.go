@@ -64,8 +64,11 @@ type Plan struct {
 	Kind ResultKind
 	// SQL returns the result rows, at most MaxOutputRows+1 of them.
 	SQL string
-	// StageCountSQL returns one row with one column per measured stage:
-	// that stage's output rows, counted up to MaxOutputRows+1.
+	// StageCountSQL returns one row with one column per distinct relation
+	// of the measured stages (stages that only rename or reorder share
+	// their input's): its rows, counted up to MaxOutputRows+1. The
+	// executor leaves out the last stage when the result itself proves its
+	// count.
 	StageCountSQL string
 	Stages        []StagePlan
 	// Resolved lists the queries run through the Resolver while compiling.
@@ -744,36 +747,47 @@ func (s *schema) projectedDocFields() ([]namedCol, bool) {
 	return out, true
 }
 
-// stageCountQuery counts the rows of the first MeasuredStages stages,
-// within the size budget.
+// stageCountQuery marks the stages measured (the first MeasuredStages,
+// within the size budget) and returns the statement counting them all.
 func (c *compiler) stageCountQuery(stages []StagePlan) string {
-	var parts []string
-	last := ""
+	var rels []string
 	for i := range stages {
 		if i >= MeasuredStages {
 			break
 		}
-		part := "(SELECT count() FROM (SELECT 1 FROM " + stages[i].rel + " LIMIT " + itoa(MaxOutputRows+1) + ")) AS n" + strconv.Itoa(i)
-		rel := stages[i].rel
-		if c.relIndex(rel) < c.relIndex(last) {
-			rel = last
-		}
-		size := len(c.with(rel, false)) + len("SELECT ") + len(strings.Join(append(parts, part), ", "))
-		if size > MaxStageQueryBytes {
+		if len(countSQL(c.ctes, append(rels, stages[i].rel))) > MaxStageQueryBytes {
 			break
 		}
-		parts = append(parts, part)
-		last = rel
+		rels = append(rels, stages[i].rel)
 		stages[i].Measured = true
+	}
+	return countSQL(c.ctes, rels)
+}
+
+// countSQL counts the rows of each relation (up to MaxOutputRows+1) in one
+// statement, one column per distinct relation in order.
+func countSQL(ctes []cte, rels []string) string {
+	var parts []string
+	last, lastIdx := "", -1
+	seen := map[string]bool{}
+	for _, rel := range rels {
+		if seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		parts = append(parts, "(SELECT count() FROM (SELECT 1 FROM "+rel+" LIMIT "+itoa(MaxOutputRows+1)+")) AS n"+strconv.Itoa(len(parts)))
+		if i := relIndex(ctes, rel); i > lastIdx {
+			last, lastIdx = rel, i
+		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return c.with(last, false) + "SELECT " + strings.Join(parts, ", ")
+	return withClause(ctes, last, false) + "SELECT " + strings.Join(parts, ", ")
 }
 
-func (c *compiler) relIndex(rel string) int {
-	for i, t := range c.ctes {
+func relIndex(ctes []cte, rel string) int {
+	for i, t := range ctes {
 		if t.name == rel {
 			return i
 		}

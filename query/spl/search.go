@@ -589,24 +589,41 @@ func toTime(v any) (time.Time, bool) {
 	}
 }
 
-// stageCounts fills the stages with their measured output rows.
+// stageCounts fills the stages with their measured output rows. The
+// result rows already count the last stage unless truncated; the other
+// measured relations are counted in one statement.
 func (x *executor) stageCounts(ctx context.Context, plan *Plan, resp *Response) error {
-	counts := map[int]uint64{}
-	if plan.StageCountSQL != "" {
-		r, err := x.run(ctx, plan.StageCountSQL)
+	known := map[string]uint64{}
+	if !resp.Truncated {
+		known[plan.final.rel] = uint64(resp.Rows)
+	}
+	var rels []string
+	for _, s := range plan.Stages {
+		if _, ok := known[s.rel]; s.Measured && !ok {
+			rels = append(rels, s.rel)
+		}
+	}
+	if sql := countSQL(plan.ctes, rels); sql != "" {
+		r, err := x.run(ctx, sql)
 		if err != nil {
 			return fmt.Errorf("count stage rows: %w", err)
 		}
-		if len(r.Rows) == 1 {
-			i := 0
-			for j, s := range plan.Stages {
-				if !s.Measured || i >= len(r.Rows[0]) {
-					continue
-				}
-				n, _ := toUint(r.Rows[0][i])
-				counts[j] = n
-				i++
+		if len(r.Rows) != 1 {
+			return fmt.Errorf("count stage rows: %d rows", len(r.Rows))
+		}
+		i := 0
+		for _, rel := range rels {
+			if _, ok := known[rel]; ok || i >= len(r.Rows[0]) {
+				continue
 			}
+			known[rel], _ = toUint(r.Rows[0][i])
+			i++
+		}
+	}
+	counts := map[int]uint64{}
+	for j, s := range plan.Stages {
+		if n, ok := known[s.rel]; s.Measured && ok {
+			counts[j] = n
 		}
 	}
 	for j, s := range plan.Stages {

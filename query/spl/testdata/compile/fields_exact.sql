@@ -15,7 +15,7 @@ SELECT `@_time` AS o1, nullIf(`@_raw`, '') AS o2, nullIf(`@host`, '') AS o3, toJ
 -- stage counts:
 WITH
   s0 AS (SELECT doc._time AS `@_time`, doc.`_raw` AS `@_raw`, doc.`host` AS `@host`, doc.`status` AS `@status` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC'))
-SELECT (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n0, (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n1
+SELECT (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n0
 
 -- timeline:
 WITH

@@ -21,7 +21,7 @@ SELECT `@_time` AS o1, nullIf(`@_raw`, '') AS o2, nullIf(`@host`, '') AS o3, nul
 WITH
   s0 AS (SELECT doc._time AS `@_time`, doc.`host` AS `@host`, doc.`_raw` AS `@_raw`, doc.`source` AS `@source`, doc.`sourcetype` AS `@sourcetype`, doc.`index` AS `@index` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
   s1 AS (SELECT * FROM s0 WHERE (nullIf(`@host`, '') = 'web1'))
-SELECT (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n0, (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n1, (SELECT count() FROM (SELECT 1 FROM s1 LIMIT 10001)) AS n2
+SELECT (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n0, (SELECT count() FROM (SELECT 1 FROM s1 LIMIT 10001)) AS n1
 
 -- timeline:
 WITH
