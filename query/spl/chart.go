@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// chartOptions are the parsed options of chart and timechart.
+// chartOpts are the parsed options of chart and timechart.
 type chartOpts struct {
 	limit    int
 	bottom   bool

@@ -262,7 +262,8 @@ func (c *compiler) setFatal(err error) {
 	}
 }
 
-// resolverCheck reports whether a resolver is available for pos.
+// resolver reports whether a resolver is available, recording an error at
+// pos when not.
 func (c *compiler) resolver(pos Pos, what string) bool {
 	if c.opts.Resolver == nil {
 		c.errs.add(CodeInvalid, pos, "", "%s needs the engine", what)

@@ -167,6 +167,7 @@ func (p *parser) segment(fn func() Command) (c Command) {
 			p.skipSegment()
 		}
 	}()
+	p.depth = 0
 	return fn()
 }
 
@@ -718,7 +719,7 @@ func parseSpan(s string) (int64, error) {
 	return secs, nil
 }
 
-// count reads a non-negative integer word.
+// intArg reads an integer word of at least minV.
 func (p *parser) intArg(t token, what string, minV int64) *Int {
 	v, err := strconv.ParseInt(t.text, 10, 64)
 	if err != nil || v < minV || v > 1<<31-1 {
@@ -979,7 +980,7 @@ func (p *parser) parseStats(b cmdBase) Command {
 	return c
 }
 
-// chartTail reads options after the split fields and rejects where clauses.
+// chartOptions reads name=value options and rejects series where clauses.
 func (p *parser) chartOptions(cmd string, allowed []optionSpec, opts *[]*Option) {
 	for p.optionAhead() {
 		*opts = append(*opts, p.option(cmd, allowed))
