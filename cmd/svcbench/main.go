@@ -1,0 +1,200 @@
+// Command svcbench measures the hot paths end to end against the engine's direct path
+// on the same engine, in the same run, and prints the ratios:
+//
+//	svcbench ingest   rows/s and MB/s of plain JSON, every transform and Firehose
+//	                  deliveries through the edge, beside direct inserts of the same rows,
+//	                  and ack-to-queryable latency
+//	svcbench query    SELECT 1 latency and a 1M-row scan through the API beside the same
+//	                  on the engine
+//
+// It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/infra/clickhouse/chclient"
+	"github.com/svc-data/svc/infra/kafka"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "svcbench:", err)
+		os.Exit(1)
+	}
+}
+
+// stack is the broker, engine and svcd a benchmark runs against.
+type stack struct {
+	dir    string
+	broker *kafka.Broker
+	engine *clickhouse.Process
+	svcd   *exec.Cmd
+	url    string
+	key    string
+	direct *chclient.Client
+}
+
+func run(args []string) (err error) {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: svcbench ingest|query [flags]")
+	}
+	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
+	rows := fs.Int("rows", 200_000, "rows per measurement")
+	batch := fs.Int("batch", 1000, "rows per request")
+	workers := fs.Int("workers", 8, "concurrent requests")
+	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
+	only := fs.String("only", "", "comma-separated workloads to run (default all)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	st, err := startStack(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "svcbench: keeping", st.dir, "for inspection")
+			st.dir = ""
+		}
+		st.stop()
+	}()
+	switch args[0] {
+	case "ingest":
+		err = benchIngest(ctx, st, *rows, *batch, *workers, *only)
+		return err
+	case "query":
+		err = benchQuery(ctx, st, *scanRows)
+		return err
+	}
+	return fmt.Errorf("unknown benchmark %q", args[0])
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	return ctx, cancel
+}
+
+func startStack(ctx context.Context) (*stack, error) {
+	bin := os.Getenv("SVC_BIN_DIR")
+	libs, lib := os.Getenv("SVC_KAFKA_LIBS"), os.Getenv("SVC_CHDB_LIB")
+	if bin == "" || libs == "" || lib == "" {
+		return nil, fmt.Errorf("set SVC_BIN_DIR, SVC_KAFKA_LIBS and SVC_CHDB_LIB (go tool task bench-ingest does)")
+	}
+	dir, err := os.MkdirTemp("", "svcbench-*")
+	if err != nil {
+		return nil, err
+	}
+	st := &stack{dir: dir, key: "svck_benchmark_admin_key_0123456789"}
+	log := slog.New(slog.DiscardHandler)
+	if st.broker, err = kafka.NewBroker(kafka.BrokerConfig{LibsDir: libs, DataDir: filepath.Join(dir, "kafka"), Logger: log}); err != nil {
+		return nil, err
+	}
+	if err := st.broker.Start(ctx); err != nil {
+		return nil, err
+	}
+	if st.engine, err = clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: filepath.Join(bin, "chengine"), Lib: lib,
+		DataDir: filepath.Join(dir, "engine"), Listen: "127.0.0.1:0"}); err != nil {
+		st.stop()
+		return nil, err
+	}
+	if err := st.engine.Start(ctx); err != nil {
+		st.stop()
+		return nil, err
+	}
+	if st.direct, err = chclient.Open(chclient.Config{URL: st.engine.URL(), MaxConns: 16}); err != nil {
+		st.stop()
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		st.stop()
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	st.url = "http://" + addr
+	st.svcd = exec.Command(filepath.Join(bin, "svcd"))
+	st.svcd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+addr, "SVC_DATA_DIR="+filepath.Join(dir, "svcd"),
+		"SVC_KAFKA_SEEDS="+st.broker.Seeds(), "SVC_CLICKHOUSE_URL="+st.engine.URL(), "SVC_BOOTSTRAP_API_KEY="+st.key,
+		"SVC_LOG_LEVEL=warn")
+	logf, _ := os.Create(filepath.Join(dir, "svcd.log"))
+	st.svcd.Stdout, st.svcd.Stderr = logf, logf
+	st.svcd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := st.svcd.Start(); err != nil {
+		st.stop()
+		return nil, err
+	}
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		if resp, err := http.Get(st.url + "/health"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			st.stop()
+			return nil, fmt.Errorf("svcd did not start; see %s", filepath.Join(dir, "svcd.log"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return st, nil
+}
+
+func (st *stack) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if st.svcd != nil && st.svcd.Process != nil {
+		st.svcd.Process.Signal(syscall.SIGTERM)
+		st.svcd.Wait()
+	}
+	if st.direct != nil {
+		st.direct.Close()
+	}
+	if st.engine != nil {
+		st.engine.Shutdown(ctx)
+	}
+	if st.broker != nil {
+		st.broker.Shutdown(ctx)
+	}
+	if st.dir != "" {
+		os.RemoveAll(st.dir)
+	}
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func mb(bytes int64, d time.Duration) float64 { return float64(bytes) / (1 << 20) / d.Seconds() }
+
+func table(rows [][]string) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			fmt.Fprintf(&b, "%-*s  ", widths[i], c)
+		}
+		fmt.Println(strings.TrimRight(b.String(), " "))
+	}
+}

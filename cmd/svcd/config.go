@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything svcd reads at start: flags, each with an environment variable
+// fallback, validated before anything starts.
+type Config struct {
+	HTTPAddr string
+	DataDir  string
+	LogLevel slog.Level
+
+	// KafkaSeeds, when empty, makes svcd run its own single-node broker from KafkaLibs.
+	KafkaSeeds       string
+	KafkaLibs        string
+	IngestPartitions int
+
+	// ClickHouseURL, when set, points every cluster at an existing ClickHouse server
+	// instead of an embedded engine process per cluster.
+	ClickHouseURL string
+	ChdbLib       string
+	EngineBin     string
+	EnginePool    int
+	EngineMemory  string
+
+	// EventStoreURL, when set, keeps control-plane events in EventStoreDB instead of the
+	// embedded file.
+	EventStoreURL string
+
+	BootstrapAPIKey   string
+	BootstrapOrg      string
+	BootstrapUser     string
+	BootstrapPassword string
+	// PublicURL is where users reach the service (device login links).
+	PublicURL string
+	// URLImportAllow lists networks and hosts URL imports may reach beyond public ones.
+	URLImportAllow []string
+
+	BatchMaxRows int
+	BatchLinger  time.Duration
+
+	// DeviceCodeTTL is how long a device login waits for approval.
+	DeviceCodeTTL time.Duration
+}
+
+func loadConfig(args []string) (*Config, error) {
+	c := &Config{}
+	fs := flag.NewFlagSet("svcd", flag.ContinueOnError)
+	str := func(p *string, name, env, def, usage string) {
+		fs.StringVar(p, name, envOr(env, def), usage+" ($"+env+")")
+	}
+	str(&c.HTTPAddr, "http-addr", "SVC_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address")
+	str(&c.DataDir, "data-dir", "SVC_DATA_DIR", "./data", "directory for all local state")
+	level := envOr("SVC_LOG_LEVEL", "info")
+	fs.StringVar(&level, "log-level", level, "debug, info, warn or error ($SVC_LOG_LEVEL)")
+	str(&c.KafkaSeeds, "kafka-seeds", "SVC_KAFKA_SEEDS", "", "Kafka brokers, comma-separated; empty runs an embedded broker")
+	str(&c.KafkaLibs, "kafka-libs", "SVC_KAFKA_LIBS", "", "directory of Kafka's jars for the embedded broker")
+	str(&c.ClickHouseURL, "clickhouse-url", "SVC_CLICKHOUSE_URL", "", "existing ClickHouse HTTP address; empty runs an embedded engine per cluster")
+	str(&c.ChdbLib, "chdb-lib", "SVC_CHDB_LIB", "", "path of libchdb.so for embedded engines")
+	str(&c.EngineBin, "engine-bin", "SVC_ENGINE_BIN", "", "path of the chengine binary (default: beside svcd)")
+	str(&c.EngineMemory, "engine-memory", "SVC_ENGINE_MEMORY", "", "memory limit of each embedded engine, e.g. 4GiB or 0.5 (of RAM)")
+	str(&c.EventStoreURL, "eventstore-url", "SVC_EVENTSTORE_URL", "", "EventStoreDB connection string; empty uses the embedded store")
+	str(&c.BootstrapAPIKey, "bootstrap-api-key", "SVC_BOOTSTRAP_API_KEY", "", "admin API key created at the first start")
+	str(&c.BootstrapOrg, "bootstrap-org", "SVC_BOOTSTRAP_ORG", "default", "organization created at the first start")
+	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")
+	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
+	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: from each request)")
+	var err error
+	intFlag := func(p *int, name, env string, def int, usage string) {
+		v := def
+		if s := os.Getenv(env); s != "" {
+			if v, err = strconv.Atoi(s); err != nil {
+				err = fmt.Errorf("$%s: %w", env, err)
+			}
+		}
+		fs.IntVar(p, name, v, usage+" ($"+env+")")
+	}
+	intFlag(&c.IngestPartitions, "ingest-partitions", "SVC_INGEST_PARTITIONS", 4, "partitions of each cluster's ingest topic")
+	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
+	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
+	linger := envOr("SVC_BATCH_LINGER", "200ms")
+	fs.StringVar(&linger, "batch-linger", linger, "time that closes a batch ($SVC_BATCH_LINGER)")
+	if err != nil {
+		return nil, err
+	}
+	allow := envOr("SVC_URL_IMPORT_ALLOW", "")
+	fs.StringVar(&allow, "url-import-allow", allow, "CIDRs and host names URL imports may reach beyond public addresses ($SVC_URL_IMPORT_ALLOW)")
+	deviceTTL := envOr("SVC_DEVICE_CODE_TTL", "15m")
+	fs.StringVar(&deviceTTL, "device-code-ttl", deviceTTL, "how long a device login waits for approval ($SVC_DEVICE_CODE_TTL)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if c.DeviceCodeTTL, err = time.ParseDuration(deviceTTL); err != nil || c.DeviceCodeTTL < time.Second || c.DeviceCodeTTL > time.Hour {
+		return nil, fmt.Errorf("device code ttl %q: want a duration from 1s to 1h", deviceTTL)
+	}
+	for _, a := range strings.Split(allow, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.URLImportAllow = append(c.URLImportAllow, a)
+		}
+	}
+	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
+		return nil, fmt.Errorf("batch linger: %w", err)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the configuration and fills derived defaults.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data dir is empty"))
+	} else if abs, err := filepath.Abs(c.DataDir); err == nil {
+		c.DataDir = abs
+	}
+	if c.KafkaSeeds == "" && c.KafkaLibs == "" {
+		errs = append(errs, errors.New("no Kafka: set SVC_KAFKA_SEEDS, or SVC_KAFKA_LIBS for the embedded broker (`go tool task up` does)"))
+	}
+	if c.ClickHouseURL == "" {
+		if c.ChdbLib == "" {
+			errs = append(errs, errors.New("no engine: set SVC_CLICKHOUSE_URL, or SVC_CHDB_LIB for embedded engines (`go tool task up` does)"))
+		}
+		if c.EngineBin == "" {
+			if exe, err := os.Executable(); err == nil {
+				c.EngineBin = filepath.Join(filepath.Dir(exe), "chengine")
+			}
+		}
+	}
+	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {
+		errs = append(errs, fmt.Errorf("ingest partitions %d: want 1 to 1024", c.IngestPartitions))
+	}
+	if c.BatchMaxRows < 1 {
+		errs = append(errs, fmt.Errorf("batch max rows %d: want at least 1", c.BatchMaxRows))
+	}
+	if c.BatchLinger < time.Millisecond || c.BatchLinger > time.Minute {
+		errs = append(errs, fmt.Errorf("batch linger %s: want 1ms to 1m", c.BatchLinger))
+	}
+	if k := c.BootstrapAPIKey; k != "" && (len(k) < 16 || strings.ContainsAny(k, " \t\r\n")) {
+		errs = append(errs, errors.New("bootstrap API key: want at least 16 characters without spaces"))
+	}
+	return errors.Join(errs...)
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,274 @@
+// Command svcd is the service: HTTP edge, ingest pipeline, query API and control plane,
+// with embedded engines, broker and event store by default.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/svc-data/svc/edge"
+	"github.com/svc-data/svc/infra/eventstore/boltstore"
+	"github.com/svc-data/svc/infra/eventstore/esdb"
+	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/es"
+	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/requestlog"
+	"github.com/svc-data/svc/query/tables"
+)
+
+func main() {
+	cfg, err := loadConfig(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "svcd:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("svcd stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// component is anything started and stopped with the service.
+type component interface {
+	Shutdown(ctx context.Context) error
+}
+
+// app holds what run started, to stop it in reverse order.
+type app struct {
+	log     *slog.Logger
+	mu      sync.Mutex
+	stopped []component
+}
+
+func (a *app) started(c component) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = append(a.stopped, c)
+}
+
+func (a *app) shutdown(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for i := len(a.stopped) - 1; i >= 0; i-- {
+		if err := a.stopped[i].Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type shutdownFunc func(ctx context.Context) error
+
+func (f shutdownFunc) Shutdown(ctx context.Context) error { return f(ctx) }
+
+func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
+	a := &app{log: log}
+	defer func() {
+		log.Info("shutting down")
+		err = errors.Join(err, a.shutdown(60*time.Second))
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return err
+	}
+
+	// Control plane.
+	store, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	a.started(shutdownFunc(func(context.Context) error { return store.Close() }))
+	model := catalog.NewModel()
+	proj := catalog.NewProjector(store, model, time.Second, log)
+	if _, err := proj.CatchUp(ctx); err != nil {
+		return fmt.Errorf("rebuild read models: %w", err)
+	}
+	cat := catalog.NewService(store, model, proj)
+	cat.DeviceCodeTTL = cfg.DeviceCodeTTL
+	boot, err := cat.EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: cfg.BootstrapOrg, Token: cfg.BootstrapAPIKey,
+		AdminUser: cfg.BootstrapUser, AdminPassword: cfg.BootstrapPassword})
+	if err != nil {
+		return err
+	}
+	if boot.Token != "" {
+		if err := announceBootstrap(cfg, boot, log); err != nil {
+			return err
+		}
+	}
+	projCtx, stopProj := context.WithCancel(context.WithoutCancel(ctx))
+	go proj.Run(projCtx)
+	a.started(shutdownFunc(func(context.Context) error { stopProj(); return nil }))
+
+	// Log.
+	seeds := kafka.ParseSeeds(cfg.KafkaSeeds)
+	if len(seeds) == 0 {
+		b, err := kafka.NewBroker(kafka.BrokerConfig{LibsDir: cfg.KafkaLibs, DataDir: filepath.Join(cfg.DataDir, "kafka"), Logger: log})
+		if err != nil {
+			return err
+		}
+		if err := b.Start(ctx); err != nil {
+			return err
+		}
+		a.started(b)
+		seeds = []string{b.Seeds()}
+	}
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Seeds: seeds, Logger: log})
+	if err != nil {
+		return err
+	}
+	a.started(shutdownFunc(func(context.Context) error { producer.Close(); return nil }))
+
+	// Engines, one per cluster, and the table manager over them.
+	engines := newEngines(cfg, log)
+	a.started(engines)
+	mgr := tables.NewManager(cat, engines)
+	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
+	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
+	n := &node{a: a, cfg: cfg, engines: engines, mgr: mgr, producer: producer, seeds: seeds, log: log, ops: observe, ctx: ctx}
+	for _, cl := range model.AllClusters() {
+		if err := n.StartCluster(ctx, cl); err != nil {
+			return err
+		}
+	}
+	logCtx, stopLog := context.WithCancel(context.WithoutCancel(ctx))
+	logDone := make(chan struct{})
+	go func() { defer close(logDone); reqlog.Run(logCtx, time.Second) }()
+	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
+
+	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow, Logger: log}, edge.Deps{
+		Catalog:    model,
+		Commands:   cat,
+		Tables:     mgr,
+		Ingest:     pipeline.NewIngestor(producer),
+		Query:      query.NewRunner(model, cat, mgr, engines),
+		Ops:        observe,
+		RequestLog: reqlog,
+		Clusters:   n,
+	})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	a.started(srv)
+	log.Info("svcd ready", "http", srv.Addr(), "data", cfg.DataDir, "kafka", seeds)
+	<-ctx.Done()
+	return nil
+}
+
+// node starts clusters, at start and when one is created.
+type node struct {
+	a        *app
+	cfg      *Config
+	engines  *engines
+	mgr      *tables.Manager
+	producer *kafka.Producer
+	seeds    []string
+	log      *slog.Logger
+	ops      *ops
+	ctx      context.Context // the service's lifetime
+}
+
+// StartCluster implements edge.ClusterRunner.
+func (n *node) StartCluster(_ context.Context, c *catalog.Cluster) error {
+	cons, err := startCluster(n.ctx, n.a, n.cfg, c.ID, n.engines, n.mgr, n.producer, n.seeds, n.log)
+	if err != nil {
+		return err
+	}
+	n.ops.add(c.ID, cons)
+	return nil
+}
+
+// startCluster brings up what a cluster needs: its engine, schema, topics and consumer.
+func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, engines *engines, mgr *tables.Manager,
+	producer *kafka.Producer, seeds []string, log *slog.Logger) (*pipeline.Consumer, error) {
+	eng, err := engines.start(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
+		return nil, err
+	}
+	if err := requestlog.Schema(ctx, eng); err != nil {
+		return nil, fmt.Errorf("create request log: %w", err)
+	}
+	if err := mgr.Reconcile(ctx, cluster); err != nil {
+		return nil, err
+	}
+	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
+	if err := kafka.EnsureTopics(ctx, seeds, int32(cfg.IngestPartitions), ingest, dead); err != nil {
+		return nil, err
+	}
+	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
+		MaxRows: cfg.BatchMaxRows, Linger: cfg.BatchLinger, Logger: log.With("cluster", cluster),
+		Dead: producer, DeadTopic: func(string) string { return dead },
+	}, eng, mgr)
+	if err != nil {
+		return nil, err
+	}
+	a.started(cons)
+	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: pipeline.ConsumerGroup(cluster),
+		Topics: []string{ingest}, Logger: log.With("cluster", cluster)}, cons)
+	if err != nil {
+		return nil, err
+	}
+	if err := gr.Start(ctx); err != nil {
+		return nil, err
+	}
+	a.started(gr)
+	rctx, stopResort := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Seeds: seeds, Group: pipeline.ConsumerGroup}, 5*time.Second, log.With("cluster", cluster))
+	}()
+	a.started(shutdownFunc(func(context.Context) error { stopResort(); <-done; return nil }))
+	return cons, nil
+}
+
+// openStore opens EventStoreDB when SVC_EVENTSTORE_URL names one, else the embedded
+// bbolt file.
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (es.Store, error) {
+	if cfg.EventStoreURL != "" {
+		return esdb.Open(ctx, cfg.EventStoreURL, esdb.WithLogger(log))
+	}
+	return boltstore.Open(filepath.Join(cfg.DataDir, "events.db"))
+}
+
+// announceBootstrap prints generated credentials once and keeps them in the data
+// directory with mode 0600: the admin key in admin.key, the admin password in
+// admin.password.
+func announceBootstrap(cfg *Config, b *catalog.Bootstrap, log *slog.Logger) error {
+	keyPath := filepath.Join(cfg.DataDir, "admin.key")
+	if cfg.BootstrapAPIKey == "" {
+		if err := os.WriteFile(keyPath, []byte(b.Token+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write admin key: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "\n  Admin API key (shown once, also saved to %s):\n\n    %s\n", keyPath, b.Token)
+	}
+	if b.Password != "" {
+		pwPath := filepath.Join(cfg.DataDir, "admin.password")
+		if err := os.WriteFile(pwPath, []byte(b.Password+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write admin password: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "\n  Admin user %q, password (shown once, also saved to %s):\n\n    %s\n\n", b.AdminUser.Username, pwPath, b.Password)
+	}
+	log.Info("bootstrap created", "organization", b.Organization.Name, "cluster", b.Cluster.Name, "admin_user", b.AdminUser.Username)
+	return nil
+}

@@ -1,0 +1,314 @@
+// Package svcdtest runs the real svcd binary for end-to-end tests: against the Kafka
+// broker the test harness started (KAFKA_SEEDS) and an embedded engine (SVC_CHDB_LIB).
+// Tests skip when either is unset, so a quick `go test ./...` without the harness still
+// runs unit tests; `go tool task test` always sets both.
+package svcdtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Service is one running svcd.
+type Service struct {
+	URL      string
+	AdminKey string
+	DataDir  string
+	Env      []string
+
+	t    testing.TB
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// binaries returns a directory holding svcd and chengine: SVC_BIN_DIR when it has
+// them, else a fresh build shared by the test binary.
+func binaries() (string, error) {
+	buildOnce.Do(func() {
+		if d := os.Getenv("SVC_BIN_DIR"); d != "" {
+			if _, err := os.Stat(filepath.Join(d, "svcd")); err == nil {
+				binDir = d
+				return
+			}
+		}
+		dir, err := os.MkdirTemp("", "svcd-bin-*")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", dir+"/", "github.com/svc-data/svc/cmd/svcd", "github.com/svc-data/svc/cmd/chengine").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build svcd: %v: %s", err, out)
+			return
+		}
+		binDir = dir
+	})
+	return binDir, buildErr
+}
+
+// Requirements skips the test unless the harness provides a broker and an engine.
+func Requirements(t testing.TB) {
+	t.Helper()
+	if os.Getenv("KAFKA_SEEDS") == "" || os.Getenv("SVC_CHDB_LIB") == "" {
+		t.Skip("KAFKA_SEEDS and SVC_CHDB_LIB not set; run through `go tool task test`")
+	}
+}
+
+// Start runs svcd on a fresh data directory and waits until it serves. extraEnv entries
+// (NAME=value) are added to its environment.
+func Start(t testing.TB, extraEnv ...string) *Service {
+	t.Helper()
+	Requirements(t)
+	s := &Service{t: t, DataDir: t.TempDir(), AdminKey: "svck_test_" + strings.ReplaceAll(t.Name(), "/", "_")}
+	s.Env = append([]string{
+		"SVC_BOOTSTRAP_API_KEY=" + s.AdminKey,
+		"SVC_KAFKA_SEEDS=" + os.Getenv("KAFKA_SEEDS"),
+		"SVC_BATCH_LINGER=50ms",
+	}, extraEnv...)
+	s.start()
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+func (s *Service) start() {
+	t := s.t
+	t.Helper()
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.URL = "http://" + addr
+	s.log, err = os.OpenFile(filepath.Join(s.DataDir, "svcd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(dir, "svcd"))
+	cmd.Env = append(os.Environ(), append([]string{"SVC_HTTP_ADDR=" + addr, "SVC_DATA_DIR=" + s.DataDir,
+		"SVC_ENGINE_BIN=" + filepath.Join(dir, "chengine")}, s.Env...)...)
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd, s.done = cmd, make(chan struct{})
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case <-s.done:
+			t.Fatalf("svcd exited during start:\n%s", s.Logs())
+		default:
+		}
+		if resp, err := http.Get(s.URL + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("svcd not ready after 90s:\n%s", s.Logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Logs returns what svcd wrote so far.
+func (s *Service) Logs() string {
+	b, _ := os.ReadFile(filepath.Join(s.DataDir, "svcd.log"))
+	return string(b)
+}
+
+// PID is svcd's process id.
+func (s *Service) PID() int { return s.cmd.Process.Pid }
+
+// Kill stops svcd with SIGKILL, as a crash would.
+func (s *Service) Kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.log.Close()
+	s.cmd = nil
+}
+
+// Stop stops svcd with SIGTERM and waits for it to drain.
+func (s *Service) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(90 * time.Second):
+		s.t.Errorf("svcd did not stop within 90s of SIGTERM; killing it")
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.log.Close()
+	s.cmd = nil
+}
+
+// Restart starts svcd again on the same data directory.
+func (s *Service) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.start()
+}
+
+// Resume starts svcd again after Kill.
+func (s *Service) Resume() {
+	s.t.Helper()
+	s.start()
+}
+
+// Response is an HTTP response read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it is not JSON.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("response %d is not JSON: %v\n%s", r.Status, err, r.Body)
+	}
+}
+
+// Do sends a request with the admin key unless headers set Authorization. body may be
+// nil, a string, []byte or a value encoded as JSON.
+func (s *Service) Do(method, path string, body any, headers ...string) (*Response, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminKey)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}, err
+}
+
+// Must is Do that fails the test on transport errors or an unexpected status.
+func (s *Service) Must(wantStatus int, method, path string, body any, headers ...string) *Response {
+	s.t.Helper()
+	r, err := s.Do(method, path, body, headers...)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if r.Status != wantStatus {
+		s.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.Status, wantStatus, r.Body)
+	}
+	return r
+}
+
+// Query runs SQL through the query API and returns the JSON result's data.
+func (s *Service) Query(sql string) []map[string]any {
+	s.t.Helper()
+	r := s.Must(200, "POST", "/v1/query", map[string]string{"sql": sql})
+	var res struct {
+		Data []map[string]any `json:"data"`
+	}
+	r.JSON(s.t, &res)
+	return res.Data
+}
+
+// Count returns SELECT count() of a table.
+func (s *Service) Count(table string) int {
+	s.t.Helper()
+	data := s.Query("SELECT count() AS n FROM " + table)
+	if len(data) != 1 {
+		s.t.Fatalf("count of %s: %v", table, data)
+	}
+	n, _ := data[0]["n"].(float64)
+	return int(n)
+}
+
+// WaitCount waits until a table holds want rows, failing after timeout; it also fails
+// as soon as the count passes want, since a duplicate never goes away.
+func (s *Service) WaitCount(table string, want int, timeout time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got := s.Count(table)
+		if got == want {
+			return
+		}
+		if got > want {
+			s.t.Fatalf("%s holds %d rows, more than the %d acknowledged", table, got, want)
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s holds %d rows after %s, want %d\n%s", table, got, timeout, want, tail(s.Logs(), 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

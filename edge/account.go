@@ -1,0 +1,421 @@
+package edge
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+type userView struct {
+	ID        string    `json:"id"`
+	Username  string    `json:"username"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func viewUser(u *catalog.User) userView {
+	return userView{ID: u.ID.String(), Username: u.Username, Name: u.Name, CreatedAt: u.CreatedAt}
+}
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// login exchanges a user name and password for a session token.
+func (s *Server) login(ctx *fasthttp.RequestCtx) {
+	var req loginRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	u, err := s.deps.Commands.Authenticate(req.Username, req.Password)
+	if err != nil {
+		if errors.Is(err, catalog.ErrBadCredentials) {
+			writeError(ctx, apiErr(401, "invalid_credentials", "wrong user name or password", ""))
+			return
+		}
+		writeError(ctx, err)
+		return
+	}
+	sess, token, err := s.deps.Commands.CreateSession(ctx, u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, map[string]any{"token": token, "token_type": "Bearer", "expires_at": sess.ExpiresAt, "user": viewUser(u)})
+}
+
+func (s *Server) logout(ctx *fasthttp.RequestCtx, p *Principal) {
+	if p.Session == nil {
+		writeError(ctx, apiErr(400, "not_a_session", "logout ends a user session; API keys are deleted with DELETE /v1/keys/{id}", ""))
+		return
+	}
+	if err := s.deps.Commands.RevokeSession(ctx, p.Session.ID); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	ctx.SetStatusCode(204)
+}
+
+func userOnly(p *Principal, what string) error {
+	if p.User == nil {
+		return apiErr(403, "forbidden", "API keys cannot "+what, "use a user session or an OAuth access token")
+	}
+	return nil
+}
+
+func (s *Server) me(ctx *fasthttp.RequestCtx, p *Principal) {
+	if err := userOnly(p, "read account endpoints"); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	orgs := []orgView{}
+	for _, o := range s.deps.Catalog.UserOrganizations(p.User.ID) {
+		orgs = append(orgs, s.viewOrg(o, p.User.ID))
+	}
+	writeJSON(ctx, 200, map[string]any{"user": viewUser(p.User), "organizations": orgs})
+}
+
+type createUserRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	Name     string `json:"name"`
+}
+
+// createUser creates a local user; any organization administrator may.
+func (s *Server) createUser(ctx *fasthttp.RequestCtx, p *Principal) {
+	if err := userOnly(p, "manage users"); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if !s.isAnyAdmin(p.User.ID) {
+		writeError(ctx, forbidden("create users (organization administrators only)"))
+		return
+	}
+	var req createUserRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	u, err := s.deps.Commands.CreateUser(ctx, req.Username, req.Name, req.Password)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, viewUser(u))
+}
+
+func (s *Server) isAnyAdmin(user uuid.UUID) bool {
+	for _, o := range s.deps.Catalog.UserOrganizations(user) {
+		if ms, ok := s.deps.Catalog.Membership(o.ID, user); ok && ms.Role == catalog.RoleAdmin {
+			return true
+		}
+	}
+	return false
+}
+
+// orgView is an organization as the API shows it. Role is the caller's membership role,
+// null for API keys.
+type orgView struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	Plan      string    `json:"plan"`
+	AvatarURL *string   `json:"avatar_url"`
+	Role      *string   `json:"role"`
+}
+
+func (s *Server) viewOrg(o *catalog.Organization, user uuid.UUID) orgView {
+	v := orgView{ID: o.ID.String(), Name: o.Name, CreatedAt: o.CreatedAt, Plan: "self_hosted"}
+	if user != uuid.Nil {
+		if ms, ok := s.deps.Catalog.Membership(o.ID, user); ok {
+			role := ms.Role
+			v.Role = &role
+		}
+	}
+	return v
+}
+
+func (s *Server) listOrganizations(ctx *fasthttp.RequestCtx, p *Principal) {
+	out := []orgView{}
+	if p.Key != nil {
+		if o, ok := s.deps.Catalog.Organization(p.Key.OrgID); ok {
+			out = append(out, s.viewOrg(o, uuid.Nil))
+		}
+	} else {
+		name := string(ctx.QueryArgs().Peek("organization"))
+		for _, o := range s.deps.Catalog.UserOrganizations(p.User.ID) {
+			if name == "" || strings.EqualFold(o.Name, name) {
+				out = append(out, s.viewOrg(o, p.User.ID))
+			}
+		}
+	}
+	writeJSON(ctx, 200, map[string]any{"organizations": out})
+}
+
+type orgRequest struct {
+	Name *string `json:"name"`
+}
+
+func (s *Server) createOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+	if err := userOnly(p, "create organizations"); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req orgRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if req.Name == nil {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "field \"name\" is required"})
+		return
+	}
+	o, err := s.deps.Commands.CreateOrganizationBy(ctx, *req.Name, p.User.ID)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, s.viewOrg(o, p.User.ID))
+}
+
+// orgParam resolves the {org} path parameter (name or id) among the caller's
+// organizations; it requires admin when admin is true.
+func (s *Server) orgParam(ctx *fasthttp.RequestCtx, p *Principal, admin bool) (*catalog.Organization, error) {
+	if err := userOnly(p, "manage organizations"); err != nil {
+		return nil, err
+	}
+	ref, _ := ctx.UserValue("org").(string)
+	var org *catalog.Organization
+	for _, o := range s.deps.Catalog.UserOrganizations(p.User.ID) {
+		if strings.EqualFold(o.Name, ref) || o.ID.String() == ref {
+			org = o
+		}
+	}
+	if org == nil {
+		return nil, apiErr(404, "organization_not_found", "no organization "+quoteName(ref)+" among yours", "")
+	}
+	if admin {
+		if ms, ok := s.deps.Catalog.Membership(org.ID, p.User.ID); !ok || ms.Role != catalog.RoleAdmin {
+			return nil, forbidden("change this organization (administrators only)")
+		}
+	}
+	return org, nil
+}
+
+func (s *Server) getOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+	// Keys read only GET /v1/organizations, which lists their own organization.
+	o, err := s.orgParam(ctx, p, false)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, s.viewOrg(o, p.User.ID))
+}
+
+func (s *Server) renameOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+	o, err := s.orgParam(ctx, p, true)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req orgRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if req.Name != nil {
+		if o, err = s.deps.Commands.RenameOrganization(ctx, o.ID, *req.Name); err != nil {
+			writeError(ctx, err)
+			return
+		}
+	}
+	writeJSON(ctx, 200, s.viewOrg(o, p.User.ID))
+}
+
+func (s *Server) deleteOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+	o, err := s.orgParam(ctx, p, true)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if err := s.deps.Commands.DeleteOrganization(ctx, o.ID); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, map[string]any{"deleted": true, "name": o.Name})
+}
+
+type memberView struct {
+	User userView `json:"user"`
+	Role string   `json:"role"`
+}
+
+func (s *Server) listMembers(ctx *fasthttp.RequestCtx, p *Principal) {
+	o, err := s.orgParam(ctx, p, false)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	out := []memberView{}
+	for _, ms := range s.deps.Catalog.Members(o.ID) {
+		if u, ok := s.deps.Catalog.User(ms.UserID); ok {
+			out = append(out, memberView{User: viewUser(u), Role: ms.Role})
+		}
+	}
+	writeJSON(ctx, 200, map[string]any{"members": out})
+}
+
+type memberRequest struct {
+	Username string `json:"username"`
+	Role     string `json:"role"`
+}
+
+func (s *Server) setMember(ctx *fasthttp.RequestCtx, p *Principal) {
+	o, err := s.orgParam(ctx, p, true)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req memberRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if name, ok := ctx.UserValue("user").(string); ok {
+		req.Username = name
+	}
+	if req.Role == "" {
+		req.Role = catalog.RoleMember
+	}
+	u, ok := s.deps.Catalog.UserByName(req.Username)
+	if !ok {
+		writeError(ctx, apiErr(404, "user_not_found", "no user "+quoteName(req.Username), "create it with POST /v1/users"))
+		return
+	}
+	if err := s.deps.Commands.SetMember(ctx, o.ID, u.ID, req.Role); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, memberView{User: viewUser(u), Role: req.Role})
+}
+
+func (s *Server) removeMember(ctx *fasthttp.RequestCtx, p *Principal) {
+	o, err := s.orgParam(ctx, p, true)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	name, _ := ctx.UserValue("user").(string)
+	u, ok := s.deps.Catalog.UserByName(name)
+	if !ok {
+		writeError(ctx, apiErr(404, "user_not_found", "no user "+quoteName(name), ""))
+		return
+	}
+	if err := s.deps.Commands.RemoveMember(ctx, o.ID, u.ID); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, map[string]any{"removed": true, "username": u.Username})
+}
+
+// clusterView is a cluster as the API shows it. Lifecycle fields describe an embedded
+// engine that runs until cluster lifecycle management arrives.
+type clusterView struct {
+	ID                 string                    `json:"id"`
+	Name               string                    `json:"name"`
+	CreatedAt          string                    `json:"created_at"`
+	Status             clusterStatus             `json:"status"`
+	Resources          *clusterResources         `json:"resources"`
+	CanPause           bool                      `json:"can_pause"`
+	CanResume          bool                      `json:"can_resume"`
+	S3Storage          *s3View                   `json:"s3_storage"`
+	DatabaseS3Access   *catalog.DatabaseS3Access `json:"database_s3_access"`
+	IdleTimeoutMinutes int                       `json:"idle_timeout_minutes"`
+}
+
+type clusterStatus struct {
+	Phase   string  `json:"phase"`
+	Ready   bool    `json:"ready"`
+	Message *string `json:"message"`
+}
+
+type sizeBytes struct {
+	CPUCores    float64 `json:"cpu_cores"`
+	MemoryBytes int64   `json:"memory_bytes"`
+}
+
+type clusterResources struct {
+	Shards                int       `json:"shards"`
+	Replicas              int       `json:"replicas"`
+	CPUCoresPerReplica    float64   `json:"cpu_cores_per_replica"`
+	MemoryBytesPerReplica int64     `json:"memory_bytes_per_replica"`
+	MinimumSize           sizeBytes `json:"minimum_size"`
+	MaximumSize           sizeBytes `json:"maximum_size"`
+}
+
+func toBytes(z catalog.ClusterSize) sizeBytes {
+	return sizeBytes{CPUCores: z.CPUCores, MemoryBytes: int64(z.MemoryGiB * (1 << 30))}
+}
+
+func viewCluster(c *catalog.Cluster) clusterView {
+	v := clusterView{ID: c.ID.String(), Name: c.Name, CreatedAt: c.CreatedAt.Format(time.RFC3339),
+		Status: clusterStatus{Phase: "ready", Ready: true}, IdleTimeoutMinutes: c.IdleTimeoutMinutes,
+		DatabaseS3Access: c.DatabaseS3Access}
+	if c.Replicas > 0 {
+		v.Resources = &clusterResources{Shards: 1, Replicas: c.Replicas, CPUCoresPerReplica: c.Size.CPUCores,
+			MemoryBytesPerReplica: int64(c.Size.MemoryGiB * (1 << 30)), MinimumSize: toBytes(c.MinSize), MaximumSize: toBytes(c.MaxSize)}
+	}
+	if c.S3 != nil {
+		v.S3Storage = &s3View{Data: c.S3.Data, Backups: c.S3.Backups}
+	}
+	return v
+}
+
+func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) {
+	out := []clusterView{}
+	if p.Key != nil {
+		if c, ok := s.deps.Catalog.Cluster(p.Key.ClusterID); ok {
+			out = append(out, viewCluster(c))
+		}
+		writeJSON(ctx, 200, map[string]any{"clusters": out})
+		return
+	}
+	if p.OrgID == uuid.Nil {
+		writeError(ctx, needCluster(p))
+		return
+	}
+	for _, c := range s.deps.Catalog.Clusters(p.OrgID) {
+		out = append(out, viewCluster(c))
+	}
+	writeJSON(ctx, 200, map[string]any{"clusters": out})
+}
+
+func (s *Server) getCluster(ctx *fasthttp.RequestCtx, p *Principal) {
+	if err := userOnly(p, "read cluster-management endpoints (GET /v1/clusters lists the key's own cluster)"); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	id, err := uuid.Parse(stringParam(ctx, "cluster_id"))
+	c, ok := s.deps.Catalog.Cluster(id)
+	if err != nil || !ok {
+		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))
+		return
+	}
+	if _, member := s.deps.Catalog.Membership(c.OrgID, p.User.ID); !member {
+		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))
+		return
+	}
+	writeJSON(ctx, 200, viewCluster(c))
+}
+
+func stringParam(ctx *fasthttp.RequestCtx, name string) string {
+	v, _ := ctx.UserValue(name).(string)
+	return v
+}

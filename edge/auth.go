@@ -1,0 +1,271 @@
+package edge
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+// Principal is who a request acts as: an API key, or a user through a session token or
+// an OAuth access token. For users, the organization and cluster come from the request's
+// `organization` and `cluster` parameters (zero when not given).
+type Principal struct {
+	Key     *catalog.APIKey
+	User    *catalog.User
+	Session *catalog.Session
+
+	OrgID     uuid.UUID
+	ClusterID uuid.UUID
+	// OrgRole is a user's membership role in OrgID ("" for keys).
+	OrgRole string
+}
+
+// Permission returns a permission-based key's permission, "" otherwise.
+func (p *Principal) Permission() string {
+	if p.Key != nil {
+		return p.Key.Permission
+	}
+	return ""
+}
+
+// CustomRole reports whether the principal is a key with database roles.
+func (p *Principal) CustomRole() bool {
+	return p.Key != nil && p.Key.Permission == "" && len(p.Key.Roles) > 0
+}
+
+// IsUser reports whether the principal is a user (session or OAuth token).
+func (p *Principal) IsUser() bool { return p.User != nil }
+
+// Actions of the permission matrix (SPEC: Authentication).
+type action int
+
+const (
+	actListDatabases action = iota
+	actInsert
+	actQuery
+	actDeleteTable
+	actManageDatabases
+	actManageKeys
+	actManageTables // create table, change sorting key: admin
+	actListKeys
+)
+
+// can applies the permission matrix. Permission-based keys follow the spec's table;
+// custom-role keys may only read through the query API and insert, each further limited
+// by their roles' grants; organization administrators act as admin keys, members read.
+func (p *Principal) can(a action) bool {
+	if p.User != nil {
+		switch p.OrgRole {
+		case catalog.RoleAdmin:
+			return true
+		case catalog.RoleMember:
+			return a == actListDatabases || a == actQuery || a == actListKeys
+		}
+		return false
+	}
+	switch p.Permission() {
+	case catalog.PermAdmin:
+		return true
+	case catalog.PermReadWrite:
+		return a == actListDatabases || a == actInsert || a == actQuery
+	case catalog.PermWriteOnly:
+		return a == actInsert
+	case catalog.PermReadOnly:
+		return a == actListDatabases || a == actQuery
+	}
+	if p.CustomRole() {
+		return a == actInsert || a == actQuery
+	}
+	return false
+}
+
+var (
+	errUnauthenticated = apiErr(401, "unauthenticated", "missing or invalid credentials",
+		"send Authorization: Bearer <API key, session token or OAuth access token>")
+	errExpired = apiErr(401, "unauthenticated", "the API key has expired",
+		"expiry cannot be changed; create a replacement key")
+	errSessionExpired = apiErr(401, "unauthenticated", "the session or access token has expired", "log in again")
+)
+
+func forbidden(what string) *APIError {
+	return apiErr(403, "forbidden", "these credentials may not "+what, "use credentials with the needed permission")
+}
+
+// authenticate resolves the bearer token of a request and, for users, the organization
+// and cluster the request names.
+func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (*Principal, error) {
+	token := bearer(ctx.Request.Header.Peek("Authorization"))
+	if len(token) == 0 {
+		return nil, errUnauthenticated
+	}
+	p, err := s.principalForToken(string(token))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolveScope(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Server) principalForToken(token string) (*Principal, error) {
+	now := time.Now()
+	switch {
+	case strings.HasPrefix(token, catalog.SessionTokenPrefix), strings.HasPrefix(token, catalog.OAuthTokenPrefix):
+		sess, ok := s.deps.Catalog.SessionByHash(catalog.HashToken(token))
+		if !ok {
+			return nil, errUnauthenticated
+		}
+		if sess.Expired(now) {
+			return nil, errSessionExpired
+		}
+		if sess.Kind == catalog.KindOAuth && !hasScope(sess.Scope, "full_access") {
+			return nil, apiErr(403, "insufficient_scope", "this access token lacks the full_access scope",
+				"log in again requesting scope full_access")
+		}
+		u, ok := s.deps.Catalog.User(sess.UserID)
+		if !ok {
+			return nil, errUnauthenticated
+		}
+		return &Principal{User: u, Session: sess}, nil
+	}
+	k, ok := s.deps.Catalog.APIKeyByHash(catalog.HashToken(token))
+	if !ok {
+		return nil, errUnauthenticated
+	}
+	// Expiry is checked on every request against the clock, so a key cached anywhere
+	// stops working at its expiry instant.
+	if k.Expired(now) {
+		return nil, errExpired
+	}
+	return &Principal{Key: k, OrgID: k.OrgID, ClusterID: k.ClusterID}, nil
+}
+
+func hasScope(scopes, want string) bool {
+	for _, s := range strings.Fields(scopes) {
+		if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveScope applies the `organization` and `cluster` parameters. For a key they must
+// name its own bound organization and cluster; for a user they select one of the user's
+// organizations (or the only one) and one of its clusters (or the only one).
+func (s *Server) resolveScope(ctx *fasthttp.RequestCtx, p *Principal) error {
+	orgName := string(ctx.QueryArgs().Peek("organization"))
+	clusterName := string(ctx.QueryArgs().Peek("cluster"))
+	m := s.deps.Catalog
+	if p.Key != nil {
+		if orgName != "" {
+			if o, ok := m.Organization(p.Key.OrgID); !ok || !strings.EqualFold(o.Name, orgName) {
+				return apiErr(403, "organization_mismatch", fmt.Sprintf("this key does not belong to organization %q", orgName),
+					"omit the organization parameter or name the key's own organization")
+			}
+		}
+		if clusterName != "" {
+			if c, ok := m.Cluster(p.Key.ClusterID); !ok || !strings.EqualFold(c.Name, clusterName) {
+				return apiErr(403, "cluster_mismatch", fmt.Sprintf("this key is not bound to cluster %q", clusterName),
+					"omit the cluster parameter or name the key's own cluster")
+			}
+		}
+		return nil
+	}
+	orgs := m.UserOrganizations(p.User.ID)
+	var org *catalog.Organization
+	switch {
+	case orgName != "":
+		for _, o := range orgs {
+			if strings.EqualFold(o.Name, orgName) {
+				org = o
+			}
+		}
+		if org == nil {
+			return apiErr(404, "organization_not_found", fmt.Sprintf("no organization %q among yours", orgName),
+				"list yours with GET /v1/organizations")
+		}
+	case len(orgs) == 1:
+		org = orgs[0]
+	default:
+		return nil // endpoints that need an organization say so
+	}
+	p.OrgID = org.ID
+	if ms, ok := m.Membership(org.ID, p.User.ID); ok {
+		p.OrgRole = ms.Role
+	}
+	clusters := m.Clusters(org.ID)
+	switch {
+	case clusterName != "":
+		for _, c := range clusters {
+			if strings.EqualFold(c.Name, clusterName) {
+				p.ClusterID = c.ID
+			}
+		}
+		if p.ClusterID == uuid.Nil {
+			return apiErr(404, "cluster_not_found", fmt.Sprintf("no cluster %q in organization %q", clusterName, org.Name),
+				"list clusters with GET /v1/clusters?organization="+org.Name)
+		}
+	case len(clusters) == 1:
+		p.ClusterID = clusters[0].ID
+	}
+	return nil
+}
+
+// needCluster fails requests whose principal has no cluster in scope.
+func needCluster(p *Principal) error {
+	if p.ClusterID != uuid.Nil {
+		return nil
+	}
+	if p.OrgID == uuid.Nil {
+		return apiErr(400, "missing_organization", "the organization query parameter is required with user credentials",
+			"add ?organization=<name>&cluster=<name>")
+	}
+	return apiErr(400, "missing_cluster", "the cluster query parameter is required with user credentials",
+		"add &cluster=<name>")
+}
+
+func bearer(h []byte) []byte {
+	const prefix = "bearer "
+	if len(h) > len(prefix) && bytes.EqualFold(h[:len(prefix)], []byte(prefix)) {
+		return bytes.TrimSpace(h[len(prefix):])
+	}
+	return nil
+}
+
+// database resolves the database a data-plane request selects: query parameter
+// `database`, header `x-service-database`, else the key's stored default.
+func (s *Server) database(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Database, error) {
+	if err := needCluster(p); err != nil {
+		return nil, err
+	}
+	name := selectedDatabase(ctx)
+	if name == "" && p.Key != nil {
+		name = p.Key.DefaultDatabase
+	}
+	if name == "" {
+		name = catalog.DefaultDatabase
+	}
+	d, ok := s.deps.Catalog.Database(p.ClusterID, name)
+	if !ok {
+		return nil, apiErr(404, "database_not_found", "database "+quoteName(name)+" does not exist",
+			"list databases with GET /v1/databases")
+	}
+	return d, nil
+}
+
+// selectedDatabase is the database a request names, "" when it names none.
+func selectedDatabase(ctx *fasthttp.RequestCtx) string {
+	if name := string(ctx.QueryArgs().Peek("database")); name != "" {
+		return name
+	}
+	return string(ctx.Request.Header.Peek("x-service-database"))
+}
+
+func quoteName(s string) string { return "\"" + s + "\"" }

@@ -1,0 +1,116 @@
+package edge
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+// s3View is a storage override as the API shows it: locations only, never credentials.
+type s3View struct {
+	Data    catalog.S3Location `json:"data"`
+	Backups catalog.S3Location `json:"backups"`
+}
+
+type databaseView struct {
+	Name      string  `json:"name"`
+	S3Storage *s3View `json:"s3_storage"`
+}
+
+func viewDatabase(d *catalog.Database) databaseView {
+	v := databaseView{Name: d.Name}
+	if d.S3 != nil {
+		v.S3Storage = &s3View{Data: d.S3.Data, Backups: d.S3.Backups}
+	}
+	return v
+}
+
+func (s *Server) listDatabases(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actListDatabases) || p.CustomRole() {
+		writeError(ctx, forbidden("list databases"))
+		return
+	}
+	if err := needCluster(p); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	out := []databaseView{}
+	for _, d := range s.deps.Catalog.Databases(p.ClusterID) {
+		out = append(out, viewDatabase(d))
+	}
+	// system is listed for read-only inspection; it is the engine's, filtered per tenant.
+	out = append(out, databaseView{Name: catalog.SystemDatabase})
+	writeJSON(ctx, 200, map[string]any{"databases": out})
+}
+
+type s3Request struct {
+	Data       *catalog.S3Location `json:"data"`
+	Backups    *catalog.S3Location `json:"backups"`
+	RoleARN    string              `json:"role_arn"`
+	ExternalID string              `json:"external_id"`
+}
+
+type createDatabaseRequest struct {
+	Name      *string    `json:"name"`
+	S3Storage *s3Request `json:"s3_storage"`
+}
+
+func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actManageDatabases) {
+		writeError(ctx, forbidden("create databases (admin permission required)"))
+		return
+	}
+	if err := needCluster(p); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req createDatabaseRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if req.Name == nil {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "field \"name\" is required"})
+		return
+	}
+	var s3 *catalog.S3Storage
+	if r := req.S3Storage; r != nil {
+		if r.Data == nil || r.Data.Bucket == "" || r.Backups == nil || r.Backups.Bucket == "" {
+			writeError(ctx, &APIError{Status: 400, Code: "invalid_s3_storage", Field: "s3_storage",
+				Message: "s3_storage needs data and backups, each with a bucket (and a path)"})
+			return
+		}
+		s3 = &catalog.S3Storage{Data: *r.Data, Backups: *r.Backups, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+	}
+	if *req.Name == catalog.SystemDatabase {
+		writeError(ctx, apiErr(409, "already_exists", "database \"system\" is managed by the service", ""))
+		return
+	}
+	d, err := s.deps.Tables.CreateDatabase(ctx, p.OrgID, p.ClusterID, *req.Name, s3)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, viewDatabase(d))
+}
+
+func (s *Server) deleteDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actManageDatabases) {
+		writeError(ctx, forbidden("delete databases (admin permission required)"))
+		return
+	}
+	if err := needCluster(p); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	name := stringParam(ctx, "database")
+	if name == catalog.SystemDatabase || name == catalog.DefaultDatabase {
+		writeError(ctx, apiErr(403, "protected", "database "+quoteName(name)+" is managed by the service and cannot be deleted", ""))
+		return
+	}
+	if err := s.deps.Tables.DropDatabase(ctx, p.ClusterID, name); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, map[string]any{"deleted": true, "name": name})
+}

@@ -1,0 +1,315 @@
+package edge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+// The OAuth 2.0 Device Authorization Grant (RFC 8628) for the command-line client:
+//
+//	POST /v1/oauth/device/code   client_id, scope      → device_code, user_code, ...
+//	GET  /device                 the approval page, where a logged-in user enters the code
+//	POST /v1/oauth/token         grant_type=urn:ietf:params:oauth:grant-type:device_code
+//
+// The token endpoint answers errors in OAuth's own shape ({"error": "authorization_pending"})
+// because OAuth clients read that shape, not the service's envelope.
+
+const deviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+
+// pollState enforces the polling interval per device code (slow_down). It is per node:
+// a client polling two nodes alternately is merely slowed less.
+type pollState struct {
+	mu   sync.Mutex
+	last map[uuid.UUID]time.Time
+	wait map[uuid.UUID]time.Duration
+}
+
+func (s *Server) publicURL(ctx *fasthttp.RequestCtx) string {
+	if s.cfg.PublicURL != "" {
+		return strings.TrimSuffix(s.cfg.PublicURL, "/")
+	}
+	scheme := "http"
+	if ctx.IsTLS() {
+		scheme = "https"
+	}
+	return scheme + "://" + string(ctx.Host())
+}
+
+func formValue(ctx *fasthttp.RequestCtx, name string) string {
+	if v := ctx.PostArgs().Peek(name); v != nil {
+		return string(v)
+	}
+	if bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("application/json")) {
+		var m map[string]any
+		if json.Unmarshal(ctx.PostBody(), &m) == nil {
+			if s, ok := m[name].(string); ok {
+				return s
+			}
+		}
+	}
+	return string(ctx.QueryArgs().Peek(name))
+}
+
+func oauthError(ctx *fasthttp.RequestCtx, status int, code, desc string) {
+	writeJSON(ctx, status, map[string]string{"error": code, "error_description": desc})
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+}
+
+func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) {
+	clientID := formValue(ctx, "client_id")
+	if clientID == "" {
+		oauthError(ctx, 400, "invalid_request", "client_id is required")
+		return
+	}
+	scope := formValue(ctx, "scope")
+	if scope == "" {
+		scope = "full_access"
+	}
+	for _, sc := range strings.Fields(scope) {
+		if sc != "full_access" {
+			oauthError(ctx, 400, "invalid_scope", "unknown scope "+sc+"; the service offers full_access")
+			return
+		}
+	}
+	d, code, err := s.deps.Commands.RequestDevice(ctx, clientID, scope)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	base := s.publicURL(ctx) + "/device"
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	writeJSON(ctx, 200, map[string]any{
+		"device_code":               code,
+		"user_code":                 d.UserCode,
+		"verification_uri":          base,
+		"verification_uri_complete": base + "?user_code=" + url.QueryEscape(d.UserCode),
+		"expires_in":                int(time.Until(d.ExpiresAt).Seconds()),
+		"interval":                  d.Interval,
+	})
+}
+
+func (s *Server) token(ctx *fasthttp.RequestCtx) {
+	if gt := formValue(ctx, "grant_type"); gt != deviceGrantType {
+		oauthError(ctx, 400, "unsupported_grant_type", "only "+deviceGrantType+" is supported")
+		return
+	}
+	code := formValue(ctx, "device_code")
+	if code == "" {
+		oauthError(ctx, 400, "invalid_request", "device_code is required")
+		return
+	}
+	d, ok := s.deps.Catalog.DeviceByCodeHash(catalog.HashToken(code))
+	if !ok {
+		oauthError(ctx, 400, "invalid_grant", "unknown device_code")
+		return
+	}
+	if cid := formValue(ctx, "client_id"); cid != "" && cid != d.ClientID {
+		oauthError(ctx, 400, "invalid_grant", "the device_code was issued to another client")
+		return
+	}
+	if !time.Now().Before(d.ExpiresAt) {
+		oauthError(ctx, 400, "expired_token", "the device code expired; start the login again")
+		return
+	}
+	switch d.State {
+	case catalog.DeviceDeniedState:
+		oauthError(ctx, 400, "access_denied", "the user denied the request")
+		return
+	case catalog.DeviceIssued:
+		oauthError(ctx, 400, "invalid_grant", "the device_code was already exchanged")
+		return
+	case catalog.DevicePending:
+		if s.pollTooSoon(d) {
+			oauthError(ctx, 400, "slow_down", "polling too fast; wait the interval, now increased by 5 seconds")
+			return
+		}
+		oauthError(ctx, 400, "authorization_pending", "waiting for the user to approve the request")
+		return
+	}
+	sess, token, err := s.deps.Commands.IssueDeviceToken(ctx, d.ID)
+	if err != nil {
+		if errors.Is(err, catalog.ErrConflict) {
+			oauthError(ctx, 400, "invalid_grant", err.Error())
+			return
+		}
+		writeError(ctx, err)
+		return
+	}
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	writeJSON(ctx, 200, map[string]any{"access_token": token, "token_type": "Bearer",
+		"expires_in": int(time.Until(sess.ExpiresAt).Seconds()), "scope": sess.Scope})
+}
+
+// pollTooSoon records a poll and reports whether it came before the interval elapsed; each
+// early poll adds 5 seconds to the interval (RFC 8628 §3.5).
+func (s *Server) pollTooSoon(d *catalog.Device) bool {
+	p := &s.polls
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		p.last, p.wait = map[uuid.UUID]time.Time{}, map[uuid.UUID]time.Duration{}
+	}
+	now := time.Now()
+	wait := p.wait[d.ID]
+	if wait == 0 {
+		wait = time.Duration(d.Interval) * time.Second
+	}
+	last, seen := p.last[d.ID]
+	p.last[d.ID] = now
+	if seen && now.Sub(last) < wait {
+		p.wait[d.ID] = wait + 5*time.Second
+		return true
+	}
+	p.wait[d.ID] = wait
+	return false
+}
+
+const sessionCookie = "svc_session"
+
+var devicePage = template.Must(template.New("device").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Device login</title>
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}
+input,button{font-size:1rem;padding:.4rem;margin:.2rem 0;width:100%}.msg{padding:.6rem;background:#eef}
+.err{background:#fee}</style></head><body>
+<h1>Device login</h1>
+{{if .Message}}<p class="msg{{if .Error}} err{{end}}" id="message">{{.Message}}</p>{{end}}
+{{if .Done}}{{else if .User}}
+<p>Signed in as <b id="user">{{.User}}</b>. Enter the code your device shows.</p>
+<form method="post" action="/device" id="approve-form">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<label>Code <input name="user_code" id="user_code" value="{{.UserCode}}" autocomplete="off" required></label>
+<button name="action" value="approve" id="approve">Approve</button>
+<button name="action" value="deny" id="deny">Deny</button>
+</form>
+{{else}}
+<p>Sign in to approve a device.</p>
+<form method="post" action="/device/login" id="login-form">
+<input type="hidden" name="user_code" value="{{.UserCode}}">
+<label>User name <input name="username" id="username" autocomplete="username" required></label>
+<label>Password <input name="password" id="password" type="password" autocomplete="current-password" required></label>
+<button id="login">Sign in</button>
+</form>
+{{end}}
+</body></html>`))
+
+type devicePageData struct {
+	User, UserCode, CSRF, Message string
+	Error, Done                   bool
+}
+
+func (s *Server) renderDevice(ctx *fasthttp.RequestCtx, status int, d devicePageData) {
+	var buf bytes.Buffer
+	if err := devicePage.Execute(&buf, d); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.Response.Header.Set("X-Frame-Options", "DENY")
+	ctx.Response.Header.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+	ctx.SetBody(buf.Bytes())
+}
+
+// cookieUser returns the user of the page's session cookie and the cookie's token.
+func (s *Server) cookieUser(ctx *fasthttp.RequestCtx) (*catalog.User, string) {
+	token := string(ctx.Request.Header.Cookie(sessionCookie))
+	if token == "" {
+		return nil, ""
+	}
+	p, err := s.principalForToken(token)
+	if err != nil || p.User == nil {
+		return nil, ""
+	}
+	return p.User, token
+}
+
+// csrfToken binds the approval form to the session: a page of another site cannot read
+// the cookie, so it cannot compute the token.
+func csrfToken(sessionToken string) string {
+	sum := sha256.Sum256([]byte("device-approval:" + sessionToken))
+	return hex.EncodeToString(sum[:16])
+}
+
+func (s *Server) devicePageGet(ctx *fasthttp.RequestCtx) {
+	code := catalog.NormalizeUserCode(string(ctx.QueryArgs().Peek("user_code")))
+	u, token := s.cookieUser(ctx)
+	d := devicePageData{UserCode: code}
+	if u != nil {
+		d.User, d.CSRF = u.Username, csrfToken(token)
+	}
+	s.renderDevice(ctx, 200, d)
+}
+
+func (s *Server) deviceLogin(ctx *fasthttp.RequestCtx) {
+	code := catalog.NormalizeUserCode(string(ctx.PostArgs().Peek("user_code")))
+	u, err := s.deps.Commands.Authenticate(string(ctx.PostArgs().Peek("username")), string(ctx.PostArgs().Peek("password")))
+	if err != nil {
+		s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Wrong user name or password.", Error: true})
+		return
+	}
+	sess, token, err := s.deps.Commands.CreateSession(ctx, u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(sessionCookie)
+	c.SetValue(token)
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	c.SetExpire(sess.ExpiresAt)
+	c.SetSecure(ctx.IsTLS())
+	ctx.Response.Header.SetCookie(c)
+	s.renderDevice(ctx, 200, devicePageData{User: u.Username, UserCode: code, CSRF: csrfToken(token)})
+}
+
+func (s *Server) deviceDecide(ctx *fasthttp.RequestCtx) {
+	u, token := s.cookieUser(ctx)
+	code := catalog.NormalizeUserCode(string(ctx.PostArgs().Peek("user_code")))
+	if u == nil {
+		s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Sign in first.", Error: true})
+		return
+	}
+	page := devicePageData{User: u.Username, UserCode: code, CSRF: csrfToken(token)}
+	if subtle.ConstantTimeCompare(ctx.PostArgs().Peek("csrf"), []byte(csrfToken(token))) != 1 {
+		page.Message, page.Error = "The form expired; submit it again.", true
+		s.renderDevice(ctx, 403, page)
+		return
+	}
+	d, ok := s.deps.Catalog.DeviceByUserCode(code)
+	if !ok {
+		page.Message, page.Error = "Unknown code. Check the code your device shows.", true
+		s.renderDevice(ctx, 404, page)
+		return
+	}
+	approve := string(ctx.PostArgs().Peek("action")) != "deny"
+	if err := s.deps.Commands.DecideDevice(ctx, d.ID, u.ID, approve); err != nil {
+		page.Message, page.Error = strings.TrimPrefix(err.Error(), "conflict: ")+".", true
+		s.renderDevice(ctx, 409, page)
+		return
+	}
+	page.Done = true
+	page.Message = "Device approved. You can return to your terminal."
+	if !approve {
+		page.Message = "Request denied."
+	}
+	s.renderDevice(ctx, 200, page)
+}

@@ -1,0 +1,83 @@
+package edge
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query"
+)
+
+// APIError is an error answered with the service's error envelope:
+// {"error": {"code": "...", "message": "...", "hint": "..."}}.
+type APIError struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+	// Field names the request field that was wrong, when one was.
+	Field string `json:"field,omitempty"`
+	// EngineCode is the engine's error code for errors the engine raised.
+	EngineCode int32 `json:"engine_code,omitempty"`
+	// RetryAfter, in seconds, is sent as the Retry-After header.
+	RetryAfter int `json:"-"`
+}
+
+func (e *APIError) Error() string { return e.Message }
+
+// Errorf builds an APIError.
+func apiErr(status int, code, msg, hint string) *APIError {
+	return &APIError{Status: status, Code: code, Message: msg, Hint: hint}
+}
+
+func writeError(ctx *fasthttp.RequestCtx, err error) {
+	e := toAPIError(err)
+	ctx.SetUserValue(apiErrorKey, e)
+	body, _ := json.Marshal(struct {
+		Error *APIError `json:"error"`
+	}{e})
+	ctx.ResetBody()
+	ctx.SetStatusCode(e.Status)
+	ctx.SetContentType("application/json")
+	if e.RetryAfter > 0 {
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	ctx.SetBody(body)
+}
+
+// toAPIError maps domain errors to statuses once, here.
+func toAPIError(err error) *APIError {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return &APIError{Status: qe.Status, Code: qe.Code, Message: qe.Message, Hint: qe.Hint, EngineCode: qe.EngineCode}
+	}
+	var fe *catalog.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return &APIError{Status: 400, Code: "invalid_" + fe.Field, Message: fe.Message, Field: fe.Field}
+	case errors.Is(err, catalog.ErrNotFound):
+		return apiErr(404, "not_found", err.Error(), "")
+	case errors.Is(err, catalog.ErrExists):
+		return apiErr(409, "already_exists", err.Error(), "")
+	case errors.Is(err, catalog.ErrConflict):
+		return apiErr(409, "conflict", err.Error(), "")
+	case errors.Is(err, catalog.ErrProtected):
+		return apiErr(403, "protected", err.Error(), "")
+	case errors.Is(err, catalog.ErrInvalid):
+		return apiErr(400, "invalid_request", err.Error(), "")
+	case errors.Is(err, pipeline.ErrOverloaded):
+		return &APIError{Status: 503, Code: "ingest_unavailable", Message: err.Error(),
+			Hint: "nothing of this request was stored; retry it after the Retry-After delay", RetryAfter: 1}
+	case errors.Is(err, pipeline.ErrTooLarge):
+		return apiErr(413, "request_too_large", err.Error(), "split the rows into several requests")
+	}
+	return apiErr(500, "internal_error", err.Error(), "")
+}

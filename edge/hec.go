@@ -1,0 +1,309 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline/rows"
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+// HTTP Event Collector compatibility: the endpoints and bodies of Splunk's HEC, so
+// existing forwarders, logging libraries and agents send to the log-search app's
+// logsearch_events table through the normal pipeline.
+//
+//	POST /services/collector/event   one or more concatenated JSON events
+//	POST /services/collector/raw     raw text, one event per line
+//	GET  /services/collector/health
+//
+// The token is an API key, as "Authorization: Splunk <key>" or "Bearer <key>".
+
+// LogsearchTable is the table search reads and HEC writes, in the selected database.
+const LogsearchTable = "logsearch_events"
+
+// LogsearchColumnType types the fields every event has, so search filters and time
+// ranges use typed columns; every other field is a JSON path.
+const LogsearchColumnType = "JSON(_time DateTime64(3, 'UTC'), _raw String, host String, source String, sourcetype String, index String)"
+
+type hecStatus struct {
+	status int
+	text   string
+	code   int
+	// invalid is the 0-based number of the event that was wrong, for code 6.
+	invalid *int
+}
+
+func (h *hecStatus) Error() string { return h.text }
+
+var (
+	hecTokenRequired = &hecStatus{401, "Token is required", 2, nil}
+	hecInvalidToken  = &hecStatus{403, "Invalid token", 4, nil}
+	hecNoData        = &hecStatus{400, "No data", 5, nil}
+	hecBusy          = &hecStatus{503, "Server is busy", 9, nil}
+)
+
+func writeHEC(ctx *fasthttp.RequestCtx, st *hecStatus) {
+	body := map[string]any{"text": st.text, "code": st.code}
+	if st.invalid != nil {
+		body["invalid-event-number"] = *st.invalid
+	}
+	writeJSON(ctx, st.status, body)
+}
+
+func (s *Server) hecHealth(ctx *fasthttp.RequestCtx) {
+	writeJSON(ctx, 200, map[string]any{"text": "HEC is healthy", "code": 17})
+}
+
+// hecPrincipal authenticates an HEC request.
+func (s *Server) hecPrincipal(ctx *fasthttp.RequestCtx) (*Principal, *hecStatus) {
+	h := ctx.Request.Header.Peek("Authorization")
+	var token []byte
+	if len(h) > len("splunk ") && bytes.EqualFold(h[:len("splunk ")], []byte("splunk ")) {
+		token = bytes.TrimSpace(h[len("splunk "):])
+	} else {
+		token = bearer(h)
+	}
+	if len(token) == 0 {
+		return nil, hecTokenRequired
+	}
+	p, err := s.principalForToken(string(token))
+	if err != nil {
+		return nil, hecInvalidToken
+	}
+	if err := s.resolveScope(ctx, p); err != nil {
+		return nil, hecInvalidToken
+	}
+	ctx.SetUserValue(principalKey, p)
+	return p, nil
+}
+
+// hecEvent is one event of /services/collector/event.
+type hecEvent struct {
+	Time       json.RawMessage            `json:"time"`
+	Host       *string                    `json:"host"`
+	Source     *string                    `json:"source"`
+	Sourcetype *string                    `json:"sourcetype"`
+	Index      *string                    `json:"index"`
+	Event      json.RawMessage            `json:"event"`
+	Fields     map[string]json.RawMessage `json:"fields"`
+}
+
+// meta holds request-level defaults (query parameters of the raw endpoint).
+type hecMeta struct {
+	host, source, sourcetype, index string
+}
+
+func hecDefaults(ctx *fasthttp.RequestCtx) hecMeta {
+	m := hecMeta{host: string(ctx.QueryArgs().Peek("host")), source: string(ctx.QueryArgs().Peek("source")),
+		sourcetype: string(ctx.QueryArgs().Peek("sourcetype")), index: string(ctx.QueryArgs().Peek("index"))}
+	if m.host == "" {
+		m.host = string(ctx.RemoteIP().String())
+	}
+	if m.source == "" {
+		m.source = "http:hec"
+	}
+	if m.index == "" {
+		m.index = "main"
+	}
+	return m
+}
+
+// parseTime reads HEC's time: epoch seconds as a number or a string, fractions allowed.
+func parseTime(raw json.RawMessage) (time.Time, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Now(), nil
+	}
+	text := strings.Trim(string(raw), `"`)
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) {
+		return time.Time{}, fmt.Errorf("time %s is not epoch seconds", raw)
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(math.Round(frac*1e3))*1e6), nil
+}
+
+// builtin fields keep their meaning; an event's own fields of these names are dropped.
+var builtin = map[string]bool{"_time": true, "_raw": true, "host": true, "source": true, "sourcetype": true, "index": true}
+
+// appendRow appends one logsearch row: built-in fields, the indexed fields, and the
+// members of a JSON object event (as Splunk extracts them for JSON events).
+func appendRow(dst *rows.Buffer, t time.Time, raw string, m hecMeta, fields map[string]json.RawMessage, object map[string]json.RawMessage) error {
+	row := map[string]any{
+		"_time": t.UTC().Format("2006-01-02 15:04:05.000"), "_raw": raw, "host": m.host, "source": m.source,
+		"sourcetype": m.sourcetype, "index": m.index,
+	}
+	for k, v := range object {
+		if !builtin[k] {
+			row[k] = v
+		}
+	}
+	for k, v := range fields {
+		if !builtin[k] {
+			row[k] = v
+		}
+	}
+	b, err := json.Marshal(row)
+	if err != nil {
+		return err
+	}
+	dst.B = append(dst.B, b...)
+	return dst.EndRow()
+}
+
+func (s *Server) hecEvents(ctx *fasthttp.RequestCtx) {
+	p, st := s.hecPrincipal(ctx)
+	if st != nil {
+		writeHEC(ctx, st)
+		return
+	}
+	defaults := hecDefaults(ctx)
+	decode := func(body []byte, dst *rows.Buffer) error {
+		plain, err := dst.Inflate(body, string(ctx.Request.Header.Peek("Content-Encoding")), 0)
+		if err != nil {
+			return err
+		}
+		dec := json.NewDecoder(bytes.NewReader(plain))
+		n := 0
+		for ; ; n++ {
+			var ev hecEvent
+			err := dec.Decode(&ev)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			bad := func(text string, code int) error {
+				i := n
+				return &hecStatus{400, text, code, &i}
+			}
+			if err != nil {
+				return bad("Invalid data format", 6)
+			}
+			if len(ev.Event) == 0 {
+				return bad("Event field is required", 12)
+			}
+			t, err := parseTime(ev.Time)
+			if err != nil {
+				return bad("Invalid data format", 6)
+			}
+			m := defaults
+			for _, f := range []struct {
+				v   *string
+				dst *string
+			}{{ev.Host, &m.host}, {ev.Source, &m.source}, {ev.Sourcetype, &m.sourcetype}, {ev.Index, &m.index}} {
+				if f.v != nil {
+					*f.dst = *f.v
+				}
+			}
+			var raw string
+			var object map[string]json.RawMessage
+			switch ev.Event[0] {
+			case '"':
+				if err := json.Unmarshal(ev.Event, &raw); err != nil {
+					return bad("Invalid data format", 6)
+				}
+				if strings.TrimSpace(raw) == "" {
+					return bad("Event field cannot be blank", 13)
+				}
+			case '{':
+				if err := json.Unmarshal(ev.Event, &object); err != nil {
+					return bad("Invalid data format", 6)
+				}
+				raw = string(ev.Event)
+			default:
+				raw = string(ev.Event)
+			}
+			if err := appendRow(dst, t, raw, m, ev.Fields, object); err != nil {
+				return err
+			}
+		}
+		if n == 0 {
+			return hecNoData
+		}
+		return nil
+	}
+	s.hecIngest(ctx, p, decode)
+}
+
+func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) {
+	p, st := s.hecPrincipal(ctx)
+	if st != nil {
+		writeHEC(ctx, st)
+		return
+	}
+	m := hecDefaults(ctx)
+	decode := func(body []byte, dst *rows.Buffer) error {
+		plain, err := dst.Inflate(body, string(ctx.Request.Header.Peek("Content-Encoding")), 0)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		n := 0
+		for _, line := range strings.Split(string(plain), "\n") {
+			line = strings.TrimRight(line, "\r")
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			n++
+			if err := appendRow(dst, now, line, m, nil, nil); err != nil {
+				return err
+			}
+		}
+		if n == 0 {
+			return hecNoData
+		}
+		return nil
+	}
+	s.hecIngest(ctx, p, decode)
+}
+
+// hecIngest writes decoded events to logsearch_events, creating the table on first use.
+func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decoder) {
+	if !p.can(actInsert) {
+		writeHEC(ctx, &hecStatus{403, "Invalid token", 4, nil})
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeHEC(ctx, &hecStatus{400, "Incorrect index", 7, nil})
+		return
+	}
+	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok {
+		_, err := s.deps.Tables.CreateTable(ctx, p.OrgID, p.ClusterID, db.Name, LogsearchTable, "_time", LogsearchColumnType)
+		if err != nil && !errors.Is(err, catalog.ErrExists) {
+			writeHEC(ctx, &hecStatus{503, "Server is busy", 9, nil})
+			return
+		}
+	}
+	ctx.SetUserValue("table", LogsearchTable)
+	var buf rows.Buffer
+	// HEC has no request id to deduplicate by (its channel names a client, not a request).
+	_, err = s.ingest(ctx, p, "", &buf, decode)
+	var hs *hecStatus
+	switch {
+	case errors.As(err, &hs):
+		writeHEC(ctx, hs)
+	case err != nil:
+		e := toAPIError(err)
+		switch {
+		case e.Status == 503:
+			ctx.Response.Header.Set("Retry-After", "1")
+			writeHEC(ctx, hecBusy)
+		case e.Status == 403:
+			writeHEC(ctx, hecInvalidToken)
+		case e.Status == 413:
+			writeHEC(ctx, &hecStatus{413, "Content length too large", 27, nil})
+		default:
+			writeHEC(ctx, &hecStatus{400, "Invalid data format: " + e.Message, 6, nil})
+		}
+	default:
+		writeJSON(ctx, 200, map[string]any{"text": "Success", "code": 0})
+	}
+}

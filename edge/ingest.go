@@ -1,0 +1,230 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/pipeline/rows"
+	"github.com/svc-data/svc/pipeline/transform"
+	"github.com/svc-data/svc/pipeline/transform/firehose"
+)
+
+// decoder fills buf with the rows of a request body.
+type decoder func(body []byte, buf *rows.Buffer) error
+
+// insertRoute serves POST /v1/tables/{table}: plain JSON rows, a transform of a known
+// source format, a Firehose delivery, or a URL import.
+func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
+	args := ctx.QueryArgs()
+	name := string(args.Peek("transform"))
+	if name == "firehose" && !args.Has("url") {
+		s.firehoseDelivery(ctx)
+		return
+	}
+	p, err := s.authenticate(ctx)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	ctx.SetUserValue(principalKey, p)
+	if args.Has("url") {
+		if args.Has("transform") {
+			writeError(ctx, apiErr(400, "transform_with_url", "transforms are not supported with URL inserts",
+				"import the URL without transform, or post the body with ?transform="+name))
+			return
+		}
+		s.urlImport(ctx, p)
+		return
+	}
+	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
+	decode := decoder(func(body []byte, buf *rows.Buffer) error {
+		plain, err := buf.Inflate(body, encoding, 0)
+		if err != nil {
+			return err
+		}
+		return rows.DecodeJSON(plain, buf)
+	})
+	if args.Has("transform") {
+		t, err := transform.Get(name)
+		if err != nil {
+			writeError(ctx, &APIError{Status: 400, Code: "unknown_transform", Field: "transform", Message: err.Error()})
+			return
+		}
+		contentType := string(ctx.Request.Header.ContentType())
+		decode = func(body []byte, buf *rows.Buffer) error {
+			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding}, buf)
+		}
+	}
+	var buf rows.Buffer
+	n, err := s.ingest(ctx, p, string(ctx.Request.Header.Peek("Idempotency-Key")), &buf, decode)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	// OTLP exporters read the answer of an export as an OTLP response.
+	if signal, ok := strings.CutPrefix(name, "otlp-"); ok {
+		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
+		writeOTLPSuccess(ctx, signal, string(ctx.Request.Header.ContentType()), &buf)
+		return
+	}
+	writeJSON(ctx, 202, map[string]any{"successful_rows": n, "quarantined_rows": buf.Rejected})
+}
+
+// ingest authorizes, decodes and writes one request's rows to the log, returning the
+// number of rows the log acknowledged. Nothing is acknowledged unless everything is.
+func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf *rows.Buffer, decode decoder) (int, error) {
+	if !p.can(actInsert) {
+		return 0, forbidden("insert rows")
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		return 0, err
+	}
+	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
+		return 0, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
+			"GRANT INSERT ON "+db.Name+"."+t.Name+" TO <role> with an admin key")
+	}
+	if err := validIdempotencyKey(idem); err != nil {
+		return 0, err
+	}
+	buf.MaxBytes = pipeline.MaxRequestBytes
+	if err := decode(ctx.PostBody(), buf); err != nil {
+		return 0, decodeError(err)
+	}
+	if buf.Rows == 0 {
+		return 0, nil
+	}
+	// A bounded number of inserts wait for the log at once: beyond it, clients are told
+	// to come back rather than piling up memory here.
+	select {
+	case s.inflight <- struct{}{}:
+		defer func() { <-s.inflight }()
+	case <-time.After(s.cfg.IngestWait):
+		return 0, &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
+			Message: "too many inserts in flight; nothing of this request was stored",
+			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"}
+	}
+	actx, cancel := context.WithTimeout(context.Background(), s.cfg.IngestTimeout)
+	defer cancel()
+	err = s.deps.Ingest.Accept(actx, pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
+		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: buf.B})
+	if err != nil {
+		return 0, err
+	}
+	return buf.Rows, nil
+}
+
+// decodeError maps a decoder's error to the API's: 413 for size limits, 415 for content
+// types and codings it does not read, 400 naming the problem for the rest.
+func decodeError(err error) error {
+	var hs *hecStatus
+	if errors.As(err, &hs) {
+		return err
+	}
+	hint := "nothing of this request was stored"
+	switch {
+	case errors.Is(err, rows.ErrTooLarge):
+		return &APIError{Status: 413, Code: "request_too_large", Message: err.Error(), Hint: "split the rows into several requests; " + hint}
+	case errors.Is(err, rows.ErrUnsupportedMediaType):
+		return &APIError{Status: 415, Code: "unsupported_media_type", Message: err.Error(), Hint: hint}
+	}
+	return &APIError{Status: 400, Code: "invalid_rows", Message: err.Error(),
+		Hint: "send one JSON object or an array of JSON objects (or the transform's format); " + hint}
+}
+
+// firehoseDelivery serves Amazon Data Firehose HTTP endpoint deliveries
+// (?transform=firehose). The key arrives in X-Cloud-Firehose-Access-Key (Firehose's own
+// X-Amz-Firehose-Access-Key is accepted too), and every answer, success or error, has the
+// shape Firehose reads: {requestId, timestamp[, errorMessage]}. The request id is the
+// idempotency key, so a delivery Firehose retries lands once.
+func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
+	requestID := string(ctx.Request.Header.Peek("X-Amz-Firehose-Request-Id"))
+	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
+	var buf rows.Buffer
+	body, inflateErr := buf.Inflate(ctx.PostBody(), encoding, 0)
+	if inflateErr == nil {
+		if env, err := firehose.ParseEnvelope(body); env.RequestID != "" || err == nil {
+			if requestID == "" {
+				requestID = env.RequestID
+			}
+		}
+	}
+	fail := func(err error) {
+		e := toAPIError(err)
+		ctx.SetStatusCode(e.Status)
+		ctx.SetContentType("application/json")
+		if e.RetryAfter > 0 {
+			ctx.Response.Header.Set("Retry-After", fmt.Sprint(e.RetryAfter))
+		}
+		ctx.SetBody(firehose.AppendErrorResponse(nil, requestID, time.Now(), e.Message))
+	}
+	token := ctx.Request.Header.Peek("X-Cloud-Firehose-Access-Key")
+	if len(token) == 0 {
+		token = ctx.Request.Header.Peek("X-Amz-Firehose-Access-Key")
+	}
+	if len(token) == 0 {
+		token = bearer(ctx.Request.Header.Peek("Authorization"))
+	}
+	if len(token) == 0 {
+		fail(apiErr(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
+		return
+	}
+	p, err := s.principalForToken(string(token))
+	if err == nil {
+		err = s.resolveScope(ctx, p)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	ctx.SetUserValue(principalKey, p)
+	if inflateErr != nil {
+		fail(decodeError(inflateErr))
+		return
+	}
+	var columns []string
+	if c := ctx.QueryArgs().Peek("columns"); c != nil {
+		if columns, err = firehose.ParseColumns(string(c)); err != nil {
+			fail(decodeError(err))
+			return
+		}
+	} else if v, ok, err := firehose.CommonAttribute(ctx.Request.Header.Peek("X-Amz-Firehose-Common-Attributes"), "columns"); err != nil {
+		fail(decodeError(err))
+		return
+	} else if ok {
+		if columns, err = firehose.ParseColumns(v); err != nil {
+			fail(decodeError(err))
+			return
+		}
+	}
+	idem := ""
+	if requestID != "" {
+		idem = "firehose:" + requestID
+		if len(idem) > 128 {
+			idem = idem[:128]
+		}
+	}
+	decode := func(_ []byte, dst *rows.Buffer) error {
+		_, err := firehose.Decode(body, columns, dst)
+		return err
+	}
+	dst := rows.Buffer{}
+	if _, err := s.ingest(ctx, p, idem, &dst, decode); err != nil {
+		fail(err)
+		return
+	}
+	ctx.SetStatusCode(200)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(firehose.AppendResponse(nil, requestID, time.Now()))
+}

@@ -1,0 +1,197 @@
+package edge
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/requestlog"
+)
+
+const (
+	principalKey = "principal"
+	apiErrorKey  = "api_error"
+)
+
+// bodyRoutes are the routes whose JSON bodies the request log keeps (up to 8 KiB).
+// Routes carrying credentials (login, users, device approval) or row data (inserts) are
+// not among them, and response bodies are never kept.
+var bodyRoutes = map[string]bool{
+	"POST /v1/query":                         true,
+	"POST /v1/query/cancel":                  true,
+	"POST /v1/tables":                        true,
+	"PATCH /v1/tables/{table}":               true,
+	"POST /v1/databases":                     true,
+	"POST /v1/keys":                          true,
+	"POST /v1/organizations":                 true,
+	"PATCH /v1/organizations/{org}":          true,
+	"POST /v1/organizations/{org}/members":   true,
+	"POST /v1/spl/search":                    true,
+	"POST /v1/apps/logsearch/searches":       true,
+	"PATCH /v1/apps/logsearch/searches/{id}": true,
+}
+
+// source tells the caller's kind from its user agent: the command-line client, a
+// browser (the UI), or any other API client.
+func source(ua string) (src, version string) {
+	if v, ok := strings.CutPrefix(ua, "svc-cli/"); ok {
+		return "cli", strings.Fields(v + " ")[0]
+	}
+	if strings.Contains(ua, "Mozilla/") {
+		return "ui", ""
+	}
+	return "api", ""
+}
+
+// traceIDs reads a W3C traceparent, or makes new ids.
+func traceIDs(ctx *fasthttp.RequestCtx) (trace, span string) {
+	if tp := strings.Split(string(ctx.Request.Header.Peek("traceparent")), "-"); len(tp) == 4 && len(tp[1]) == 32 {
+		trace = tp[1]
+	} else {
+		var b [16]byte
+		rand.Read(b[:])
+		trace = hex.EncodeToString(b[:])
+	}
+	var s [8]byte
+	rand.Read(s[:])
+	return trace, hex.EncodeToString(s[:])
+}
+
+// recordRequest adds a request to the request log of its organization's cluster.
+// Requests that resolved no cluster (failed authentication, login) belong to no
+// organization's log.
+func (s *Server) recordRequest(ctx *fasthttp.RequestCtx, start time.Time, trace, span string) {
+	if s.deps.RequestLog == nil {
+		return
+	}
+	p, _ := ctx.UserValue(principalKey).(*Principal)
+	if p == nil || p.ClusterID.String() == "00000000-0000-0000-0000-000000000000" {
+		return
+	}
+	route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
+	ua := string(ctx.Request.Header.UserAgent())
+	src, version := source(ua)
+	e := requestlog.Entry{ID: span, CreatedAt: start.UTC(), OrgID: p.OrgID, ClusterID: p.ClusterID,
+		Method: string(ctx.Method()), Path: redactPath(string(ctx.Path()), route), Route: route, Status: ctx.Response.StatusCode(),
+		Source: src, DurationMS: float64(time.Since(start).Microseconds()) / 1000, UserAgent: ua, ClientVersion: version,
+		RequestSize: len(ctx.Request.Body()), TraceID: trace, Database: selectedDatabase(ctx)}
+	if e.Database == "" && p.Key != nil {
+		e.Database = p.Key.DefaultDatabase
+	}
+	if ae, ok := ctx.UserValue(apiErrorKey).(*APIError); ok {
+		e.Error = &requestlog.Error{Code: ae.Code, Message: ae.Message}
+	}
+	ct := string(ctx.Request.Header.ContentType())
+	if bodyRoutes[e.Method+" "+route] && (ct == "" || strings.Contains(ct, "json")) {
+		body := ctx.Request.Body()
+		if len(body) > requestlog.MaxBody {
+			body = body[:requestlog.MaxBody]
+			for len(body) > 0 && !utf8.Valid(body) {
+				body = body[:len(body)-1]
+			}
+		}
+		if utf8.Valid(body) {
+			b := string(body)
+			e.Body = &b
+		}
+	}
+	s.deps.RequestLog.Record(e)
+}
+
+func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) || p.CustomRole() {
+		writeError(ctx, forbidden("read request logs"))
+		return
+	}
+	if err := needCluster(p); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	args := ctx.QueryArgs()
+	f := requestlog.Filter{Limit: 50, Search: string(args.Peek("search")), UserAgent: string(args.Peek("user_agent"))}
+	bad := func(field, msg string) {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_" + field, Field: field, Message: msg})
+	}
+	if v := args.Peek("limit"); v != nil {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 || n > 200 {
+			bad("limit", "limit must be 1 to 200")
+			return
+		}
+		f.Limit = n
+	}
+	if v := args.Peek("offset"); v != nil {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 0 {
+			bad("offset", "offset must be 0 or more")
+			return
+		}
+		f.Offset = n
+	}
+	for _, b := range []struct {
+		name string
+		dst  **time.Time
+	}{{"start_time", &f.Start}, {"end_time", &f.End}} {
+		if v := args.Peek(b.name); v != nil {
+			t, err := time.Parse(time.RFC3339Nano, string(v))
+			if err != nil {
+				bad(b.name, b.name+" must be an RFC 3339 time")
+				return
+			}
+			*b.dst = &t
+		}
+	}
+	list := func(name string) []string {
+		var out []string
+		for _, v := range strings.Split(string(args.Peek(name)), ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	for _, m := range list("methods") {
+		f.Methods = append(f.Methods, strings.ToUpper(m))
+	}
+	for _, c := range list("status_codes") {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 100 || n > 599 {
+			bad("status_codes", "status_codes must be comma-separated HTTP status codes")
+			return
+		}
+		f.StatusCodes = append(f.StatusCodes, n)
+	}
+	for _, src := range list("sources") {
+		if src != "ui" && src != "cli" && src != "api" {
+			bad("sources", "sources must be ui, cli or api")
+			return
+		}
+		f.Sources = append(f.Sources, src)
+	}
+	page, err := s.deps.RequestLog.Query(ctx, p.OrgID, p.ClusterID, f)
+	if err != nil {
+		writeError(ctx, &APIError{Status: 503, Code: "engine_unavailable", Message: err.Error(), RetryAfter: 1})
+		return
+	}
+	writeJSON(ctx, 200, page)
+}
+
+// redactPath keeps secrets out of logged paths: a key deleted by its token
+// (DELETE /v1/keys/{token}) is logged as its token hint.
+func redactPath(path, route string) string {
+	if route != "/v1/keys/{key}" {
+		return path
+	}
+	ref := strings.TrimPrefix(path, "/v1/keys/")
+	if strings.HasPrefix(ref, catalog.TokenPrefix) {
+		return "/v1/keys/" + catalog.TokenHint(ref)
+	}
+	return path
+}

@@ -1,0 +1,193 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline"
+)
+
+// Ops are the views operators and producers use to see ingestion at work.
+type Ops interface {
+	// Stats returns the ingest counters of a cluster's consumer on this node.
+	Stats(cluster uuid.UUID) (*pipeline.Stats, bool)
+	pipeline.LagReader
+	pipeline.DeadLetterReader
+}
+
+type freshnessView struct {
+	Table string `json:"table"`
+	// Rows inserted and dead-lettered by this node's consumers since it started.
+	RowsInserted int64      `json:"rows_inserted"`
+	DeadLettered int64      `json:"dead_lettered"`
+	LastInsertAt *time.Time `json:"last_insert_at"`
+	// AckToQueryable is how long rows took from the log's acknowledgment (the 2xx) to
+	// being queryable, over the recent batches, in milliseconds.
+	AckToQueryable struct {
+		LastMS *float64 `json:"last_ms"`
+		P50MS  *float64 `json:"p50_ms"`
+		P99MS  *float64 `json:"p99_ms"`
+	} `json:"ack_to_queryable"`
+	// ConsumerLag is how many accepted requests (log records) of the table's cluster wait
+	// to be inserted, in total and per partition.
+	ConsumerLag struct {
+		Records    int64                   `json:"records"`
+		Partitions []pipeline.PartitionLag `json:"partitions"`
+	} `json:"consumer_lag"`
+}
+
+func ms(d time.Duration) *float64 {
+	v := float64(d.Microseconds()) / 1000
+	return &v
+}
+
+func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) || p.CustomRole() {
+		writeError(ctx, forbidden("read ingestion statistics"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	v := freshnessView{Table: t.Name}
+	v.ConsumerLag.Partitions = []pipeline.PartitionLag{}
+	if st, ok := s.deps.Ops.Stats(p.ClusterID); ok {
+		if ts, p50, p99, ok := st.Freshness(t.ID); ok {
+			v.RowsInserted, v.DeadLettered = ts.Rows, ts.DeadLettered
+			if !ts.LastInsert.IsZero() {
+				last := ts.LastInsert.UTC()
+				v.LastInsertAt = &last
+				v.AckToQueryable.LastMS, v.AckToQueryable.P50MS, v.AckToQueryable.P99MS = ms(ts.LastLag), ms(p50), ms(p99)
+			}
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	lag, err := s.deps.Ops.Lag(lctx, p.ClusterID)
+	if err != nil {
+		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "consumer lag is unavailable: " + err.Error(), RetryAfter: 1})
+		return
+	}
+	for _, l := range lag {
+		v.ConsumerLag.Records += l.Lag
+	}
+	v.ConsumerLag.Partitions = lag
+	writeJSON(ctx, 200, v)
+}
+
+func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) || p.CustomRole() {
+		writeError(ctx, forbidden("read dead letters"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	limit := 100
+	if l := ctx.QueryArgs().Peek("limit"); l != nil {
+		n, err := strconv.Atoi(string(l))
+		if err != nil || n < 1 || n > 1000 {
+			writeError(ctx, &APIError{Status: 400, Code: "invalid_limit", Field: "limit", Message: "limit must be 1 to 1000"})
+			return
+		}
+		limit = n
+	}
+	page, err := s.deps.Ops.DeadLetters(ctx, p.ClusterID, pipeline.DeadLetterQuery{TableID: t.ID,
+		Cursor: string(ctx.QueryArgs().Peek("cursor")), Limit: limit})
+	if errors.Is(err, pipeline.ErrBadCursor) {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_cursor", Field: "cursor", Message: err.Error()})
+		return
+	}
+	if err != nil {
+		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: err.Error(), RetryAfter: 1})
+		return
+	}
+	writeJSON(ctx, 200, page)
+}
+
+// metrics serves Prometheus text exposition. Labels carry ids, never names, so the
+// endpoint shows no tenant's table names.
+func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
+	var b strings.Builder
+	counter := func(name, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name)
+	}
+	clusters := s.deps.Catalog.AllClusters()
+	var rows, dead, lagLines []string
+	counter("svc_ingest_rows_total", "Rows inserted into tables by this node.")
+	for _, c := range clusters {
+		st, ok := s.deps.Ops.Stats(c.ID)
+		if !ok {
+			continue
+		}
+		for _, id := range st.Tables() {
+			ts, _, _, _ := st.Freshness(id)
+			rows = append(rows, fmt.Sprintf("svc_ingest_rows_total{cluster=%q,table_id=%q} %d\n", c.ID, id, ts.Rows))
+			dead = append(dead, fmt.Sprintf("svc_ingest_dead_letters_total{cluster=%q,table_id=%q} %d\n", c.ID, id, ts.DeadLettered))
+			_, p50, p99, _ := st.Freshness(id)
+			lagLines = append(lagLines,
+				fmt.Sprintf("svc_ingest_ack_to_queryable_seconds{cluster=%q,table_id=%q,quantile=\"0.5\"} %g\n", c.ID, id, p50.Seconds()),
+				fmt.Sprintf("svc_ingest_ack_to_queryable_seconds{cluster=%q,table_id=%q,quantile=\"0.99\"} %g\n", c.ID, id, p99.Seconds()))
+		}
+	}
+	sort.Strings(rows)
+	for _, r := range rows {
+		b.WriteString(r)
+	}
+	counter("svc_ingest_dead_letters_total", "Rows the engine rejected, kept in the dead-letter topic.")
+	sort.Strings(dead)
+	for _, r := range dead {
+		b.WriteString(r)
+	}
+	b.WriteString("# HELP svc_ingest_ack_to_queryable_seconds Time from the log's acknowledgment to queryable, recent batches.\n# TYPE svc_ingest_ack_to_queryable_seconds summary\n")
+	for _, r := range lagLines {
+		b.WriteString(r)
+	}
+	counter("svc_ingest_retries_total", "Batch steps retried because the engine or log was unavailable.")
+	counter2 := func(name string, f func(*pipeline.Stats) int64) {
+		for _, c := range clusters {
+			if st, ok := s.deps.Ops.Stats(c.ID); ok {
+				fmt.Fprintf(&b, "%s{cluster=%q} %d\n", name, c.ID, f(st))
+			}
+		}
+	}
+	counter2("svc_ingest_retries_total", func(st *pipeline.Stats) int64 { _, r, _, _, _ := st.Totals(); return r })
+	counter("svc_ingest_duplicate_requests_total", "Retried requests dropped by their idempotency key.")
+	counter2("svc_ingest_duplicate_requests_total", func(st *pipeline.Stats) int64 { _, _, d, _, _ := st.Totals(); return d })
+	b.WriteString("# HELP svc_consumer_lag_records Accepted requests waiting to be inserted, per partition.\n# TYPE svc_consumer_lag_records gauge\n")
+	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	for _, c := range clusters {
+		lag, err := s.deps.Ops.Lag(lctx, c.ID)
+		if err != nil {
+			continue
+		}
+		for _, l := range lag {
+			fmt.Fprintf(&b, "svc_consumer_lag_records{cluster=%q,partition=\"%d\"} %d\n", c.ID, l.Partition, l.Lag)
+		}
+	}
+	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+	ctx.SetBodyString(b.String())
+}

@@ -1,0 +1,114 @@
+package edge
+
+import (
+	"bufio"
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/statement"
+)
+
+// QueryRunner runs SQL requests.
+type QueryRunner interface {
+	Run(ctx context.Context, req query.Request) (query.Response, error)
+	ImportURL(ctx context.Context, imp query.Import) (query.ImportResult, error)
+	Cancel(ctx context.Context, org, cluster uuid.UUID, database, queryID string) error
+}
+
+type queryBody struct {
+	SQL    *string `json:"sql"`
+	Format string  `json:"format"`
+}
+
+// statementPrincipal tells the analysis who is asking.
+func statementPrincipal(p *Principal) statement.Principal {
+	switch {
+	case p.User != nil:
+		return statement.Member(p.OrgRole == "admin")
+	case p.CustomRole():
+		return statement.KeyWithRoles(p.Key.Roles...)
+	}
+	return statement.KeyWithPermission(statement.Permission(p.Permission()))
+}
+
+func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) {
+		writeError(ctx, forbidden("run queries"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var body queryBody
+	if err := readJSON(ctx, &body); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if body.SQL == nil || *body.SQL == "" {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_sql", Field: "sql", Message: "field \"sql\" is required"})
+		return
+	}
+	if len(*body.SQL) > maxStatementBytes {
+		writeError(ctx, &APIError{Status: 413, Code: "statement_too_large", Field: "sql",
+			Message: "the statement is larger than 1 MiB", Hint: "load data with POST /v1/tables/{table} instead of inline SQL"})
+		return
+	}
+	req := query.Request{OrgID: p.OrgID, ClusterID: p.ClusterID, Principal: statementPrincipal(p), Database: db.Name,
+		SQL: *body.SQL, Format: body.Format, QueryID: string(ctx.QueryArgs().Peek("query_id"))}
+	if p.Key != nil && p.CustomRole() {
+		req.KeyID = p.Key.ID
+	}
+	res, err := s.deps.Query.Run(ctx, req)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	ctx.Response.Header.Set("X-Engine-Query-Id", res.QueryID())
+	ctx.SetContentType(res.ContentType())
+	ctx.SetStatusCode(200)
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		if err := res.WriteTo(w); err != nil {
+			s.cfg.Logger.Warn("query result stream ended with an error", "query_id", res.QueryID(), "err", err)
+		}
+	})
+}
+
+// maxStatementBytes bounds the SQL text of one request.
+const maxStatementBytes = 1 << 20
+
+type cancelBody struct {
+	QueryID string `json:"query_id"`
+}
+
+// cancelQuery stops a running query of the caller's organization and selected database.
+func (s *Server) cancelQuery(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) {
+		writeError(ctx, forbidden("cancel queries"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var body cancelBody
+	if len(ctx.PostBody()) > 0 {
+		if err := readJSON(ctx, &body); err != nil {
+			writeError(ctx, err)
+			return
+		}
+	}
+	if body.QueryID == "" {
+		body.QueryID = string(ctx.QueryArgs().Peek("query_id"))
+	}
+	if err := s.deps.Query.Cancel(ctx, p.OrgID, p.ClusterID, db.Name, body.QueryID); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, map[string]any{"query_id": body.QueryID, "canceled": true})
+}

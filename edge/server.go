@@ -1,0 +1,300 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/requestlog"
+	"github.com/svc-data/svc/query/tables"
+)
+
+// Config is the HTTP server's configuration.
+type Config struct {
+	Addr string
+	// MaxBodyBytes bounds a request body as received (compressed or not).
+	MaxBodyBytes int
+	// MaxConcurrentIngest bounds inserts in flight; more wait up to IngestWait, then get
+	// 503 with Retry-After.
+	MaxConcurrentIngest int
+	IngestWait          time.Duration
+	// IngestTimeout bounds the wait for the log's acknowledgment.
+	IngestTimeout time.Duration
+	// PublicURL is the address users reach the service at (for links such as the device
+	// approval page); empty derives it from each request's Host.
+	PublicURL string
+	// URLImportAllow lists networks (CIDR) and host names URL imports may reach beyond
+	// the public internet, e.g. "10.1.0.0/16,files.internal".
+	URLImportAllow []string
+	Logger         *slog.Logger
+}
+
+// Validate fills defaults.
+func (c *Config) Validate() error {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 64 << 20
+	}
+	if c.MaxConcurrentIngest <= 0 {
+		c.MaxConcurrentIngest = 256
+	}
+	if c.IngestWait <= 0 {
+		c.IngestWait = 2 * time.Second
+	}
+	if c.IngestTimeout <= 0 {
+		c.IngestTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Deps are the domain services the edge calls.
+type Deps struct {
+	Catalog  *catalog.Model
+	Commands *catalog.Service
+	Tables   *tables.Manager
+	Ingest   *pipeline.Ingestor
+	Query    QueryRunner
+	Ops      Ops
+	// RequestLog records API requests; nil records nothing.
+	RequestLog *requestlog.Log
+	Clusters   ClusterRunner
+	// Search is the log-search language; nil until the SPL compiler is wired.
+	Search SearchService
+}
+
+// SearchService is the log-search language as the edge needs it.
+type SearchService interface {
+	// Validate checks a search text and its time window; its errors answer 400.
+	Validate(spl, earliest, latest string) error
+}
+
+// Server is the HTTP front door.
+type Server struct {
+	cfg      Config
+	deps     Deps
+	srv      *fasthttp.Server
+	ln       net.Listener
+	inflight chan struct{} // tokens bounding concurrent inserts
+	wg       sync.WaitGroup
+	polls    pollState
+	stopped  bool
+	mu       sync.Mutex
+}
+
+// NewServer validates cfg and builds the routes.
+func NewServer(cfg Config, deps Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest)}
+	r := router.New()
+	r.SaveMatchedRoutePath = true
+	r.GET("/v1/logs", s.withKey(s.listLogs))
+	r.GET("/health", s.health)
+	r.GET("/v1/openapi.json", s.openAPI)
+	r.POST("/v1/auth/login", s.login)
+	r.POST("/v1/auth/logout", s.withKey(s.logout))
+	r.GET("/v1/me", s.withKey(s.me))
+	r.POST("/v1/users", s.withKey(s.createUser))
+	r.GET("/v1/organizations", s.withKey(s.listOrganizations))
+	r.POST("/v1/organizations", s.withKey(s.createOrganization))
+	r.GET("/v1/organizations/{org}", s.withKey(s.getOrganization))
+	r.PATCH("/v1/organizations/{org}", s.withKey(s.renameOrganization))
+	r.DELETE("/v1/organizations/{org}", s.withKey(s.deleteOrganization))
+	r.GET("/v1/organizations/{org}/members", s.withKey(s.listMembers))
+	r.POST("/v1/organizations/{org}/members", s.withKey(s.setMember))
+	r.PATCH("/v1/organizations/{org}/members/{user}", s.withKey(s.setMember))
+	r.DELETE("/v1/organizations/{org}/members/{user}", s.withKey(s.removeMember))
+	r.GET("/v1/clusters", s.withKey(s.listClusters))
+	r.POST("/v1/clusters", s.withKey(s.createCluster))
+	r.GET("/v1/clusters/sizes", s.clusterSizes)
+	r.GET("/v1/clusters/{cluster_id}", s.withKey(s.getCluster))
+	r.GET("/v1/keys", s.withKey(s.listKeys))
+	r.POST("/v1/keys", s.withKey(s.createKey))
+	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))
+	r.GET("/v1/databases", s.withKey(s.listDatabases))
+	r.POST("/v1/databases", s.withKey(s.createDatabase))
+	r.DELETE("/v1/databases/{database}", s.withKey(s.deleteDatabase))
+	r.POST("/services/collector/event", s.hecEvents)
+	r.POST("/services/collector", s.hecEvents)
+	r.POST("/services/collector/event/1.0", s.hecEvents)
+	r.POST("/services/collector/raw", s.hecRaw)
+	r.POST("/services/collector/raw/1.0", s.hecRaw)
+	r.GET("/services/collector/health", s.hecHealth)
+	r.GET("/services/collector/health/1.0", s.hecHealth)
+	r.GET("/v1/apps/logsearch/searches", s.withKey(s.listSearches))
+	r.POST("/v1/apps/logsearch/searches", s.withKey(s.createSearch))
+	r.GET("/v1/apps/logsearch/searches/{id}", s.withKey(s.getSearch))
+	r.PATCH("/v1/apps/logsearch/searches/{id}", s.withKey(s.updateSearch))
+	r.DELETE("/v1/apps/logsearch/searches/{id}", s.withKey(s.deleteSearch))
+	r.POST("/v1/oauth/device/code", s.deviceCode)
+	r.POST("/v1/oauth/token", s.token)
+	r.GET("/device", s.devicePageGet)
+	r.POST("/device/login", s.deviceLogin)
+	r.POST("/device", s.deviceDecide)
+	r.GET("/v1/tables", s.withKey(s.listTables))
+	r.POST("/v1/tables", s.withKey(s.createTable))
+	r.GET("/v1/tables/{table}", s.withKey(s.describeTable))
+	r.PATCH("/v1/tables/{table}", s.withKey(s.patchTable))
+	r.DELETE("/v1/tables/{table}", s.withKey(s.deleteTable))
+	r.POST("/v1/tables/{table}", s.insertRoute)
+	r.GET("/v1/tables/{table}/freshness", s.withKey(s.freshness))
+	r.GET("/v1/tables/{table}/dead_letters", s.withKey(s.deadLetters))
+	r.GET("/metrics", s.metrics)
+	r.POST("/v1/query", s.withKey(s.query))
+	r.POST("/v1/query/cancel", s.withKey(s.cancelQuery))
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
+			"see /v1/openapi.json for the API"))
+	}
+	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
+		writeError(ctx, apiErr(405, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", ctx.Method(), ctx.Path()), ""))
+	}
+	s.srv = &fasthttp.Server{
+		Handler:               s.logged(r.Handler),
+		Name:                  "svc",
+		MaxRequestBodySize:    cfg.MaxBodyBytes,
+		ReadTimeout:           5 * time.Minute,
+		WriteTimeout:          5 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		StreamRequestBody:     false,
+		CloseOnShutdown:       true,
+	}
+	return s, nil
+}
+
+// Addr returns the bound address once started.
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return s.cfg.Addr
+	}
+	return s.ln.Addr().String()
+}
+
+// Start listens and serves in the background.
+func (s *Server) Start(context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	s.wg.Go(func() {
+		if err := s.srv.Serve(ln); err != nil {
+			s.cfg.Logger.Error("http server stopped", "err", err)
+		}
+	})
+	s.cfg.Logger.Info("http server listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for those in flight until ctx ends. Safe
+// without Start and twice.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped || s.ln == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	s.mu.Unlock()
+	err := s.srv.ShutdownWithContext(ctx)
+	s.wg.Wait()
+	return err
+}
+
+// logged gives every request an id and logs failures.
+func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		start := time.Now()
+		trace, id := traceIDs(ctx)
+		ctx.SetUserValue(requestIDKey, id)
+		ctx.Response.Header.Set("X-Request-Id", id)
+		defer s.recordRequest(ctx, start, trace, id)
+		// A bug in one handler must cost one request, not the process and every
+		// request in flight with it.
+		defer func() {
+			if r := recover(); r != nil {
+				s.cfg.Logger.Error("handler panicked", "request_id", id, "method", string(ctx.Method()),
+					"path", string(ctx.Path()), "panic", r, "stack", string(debug.Stack()))
+				writeError(ctx, apiErr(500, "internal_error", "the request failed inside the service; it was logged as "+id, ""))
+			}
+		}()
+		next(ctx)
+		if code := ctx.Response.StatusCode(); code >= 500 {
+			s.cfg.Logger.Warn("request failed", "request_id", id, "method", string(ctx.Method()),
+				"path", string(ctx.Path()), "status", code, "duration", time.Since(start))
+		}
+	}
+}
+
+const requestIDKey = "request_id"
+
+type keyHandler func(ctx *fasthttp.RequestCtx, p *Principal)
+
+// withKey authenticates before calling h.
+func (s *Server) withKey(h keyHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		p, err := s.authenticate(ctx)
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		ctx.SetUserValue(principalKey, p)
+		h(ctx, p)
+	}
+}
+
+func (s *Server) health(ctx *fasthttp.RequestCtx) {
+	writeJSON(ctx, 200, map[string]string{"status": "ok"})
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(ctx, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body)
+}
+
+// readJSON decodes a request body into v. Unknown fields are ignored, as clients of a
+// newer API version may send them.
+func readJSON(ctx *fasthttp.RequestCtx, v any) error {
+	body := ctx.PostBody()
+	if len(body) == 0 {
+		return apiErr(400, "invalid_body", "the request body is empty; send a JSON object", "")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return apiErr(400, "invalid_json", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se), "")
+		case errors.As(err, &te):
+			return &APIError{Status: 400, Code: "invalid_" + te.Field, Field: te.Field,
+				Message: fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type, te.Value)}
+		}
+		return apiErr(400, "invalid_json", err.Error(), "")
+	}
+	return nil
+}

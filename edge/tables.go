@@ -1,0 +1,230 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/tables"
+)
+
+// tableView is a table as the API shows it.
+type tableView struct {
+	Name       string    `json:"name"`
+	Database   string    `json:"database"`
+	SortingKey string    `json:"sorting_key"`
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	// PhysicalSortingKey is the engine key of the generation new rows go to (paths typed
+	// from the data), null until the first rows arrive.
+	PhysicalSortingKey *string `json:"physical_sorting_key"`
+	// AutomaticSortingKey is the key an automatic table (sorting_key "") chose from its
+	// data for new rows, null until the first rows arrive or when the key is explicit.
+	AutomaticSortingKey *string `json:"automatic_sorting_key"`
+	// Generations are the table's physical tables, oldest first: rows are inserted into
+	// the last; older ones are re-sorted into its key in the background.
+	Generations []generationView `json:"generations"`
+}
+
+type generationView struct {
+	Number             int    `json:"number"`
+	PhysicalSortingKey string `json:"physical_sorting_key"`
+}
+
+func viewTable(t *catalog.Table) tableView {
+	v := tableView{Name: t.Name, Database: t.Database, SortingKey: t.SortingKey, ID: t.ID.String(),
+		CreatedAt: t.CreatedAt, Generations: []generationView{}}
+	for _, g := range t.Generations {
+		v.Generations = append(v.Generations, generationView{Number: g.N, PhysicalSortingKey: g.PhysicalKey})
+	}
+	if g, ok := t.Current(); ok {
+		k := g.PhysicalKey
+		v.PhysicalSortingKey = &k
+		if t.SortingKey == "" {
+			chosen := g.ChosenKey
+			v.AutomaticSortingKey = &chosen
+		}
+	}
+	return v
+}
+
+func (s *Server) tableParam(ctx *fasthttp.RequestCtx, p *Principal, db *catalog.Database) (*catalog.Table, error) {
+	name, _ := ctx.UserValue("table").(string)
+	t, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, name)
+	if !ok {
+		return nil, apiErr(404, "table_not_found", fmt.Sprintf("table %q does not exist in database %q", name, db.Name),
+			"create it with POST /v1/tables")
+	}
+	return t, nil
+}
+
+func (s *Server) listTables(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) || p.CustomRole() {
+		writeError(ctx, forbidden("list tables"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	out := []tableView{}
+	for _, t := range s.deps.Catalog.Tables(p.ClusterID, db.Name) {
+		out = append(out, viewTable(t))
+	}
+	writeJSON(ctx, 200, map[string]any{"tables": out})
+}
+
+func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actQuery) || p.CustomRole() {
+		writeError(ctx, forbidden("describe tables"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, viewTable(t))
+}
+
+type createTableRequest struct {
+	Name       *string `json:"name"`
+	SortingKey *string `json:"sorting_key"`
+}
+
+func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actManageTables) {
+		writeError(ctx, forbidden("create tables (admin permission required)"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req createTableRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if req.Name == nil {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "field \"name\" is required"})
+		return
+	}
+	key := ""
+	if req.SortingKey != nil {
+		key = *req.SortingKey
+	}
+	t, err := s.deps.Tables.CreateTable(ctx, p.OrgID, p.ClusterID, db.Name, *req.Name, key, "")
+	if err != nil {
+		writeError(ctx, tableError(err))
+		return
+	}
+	writeJSON(ctx, 200, viewTable(t))
+}
+
+func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actManageTables) {
+		writeError(ctx, forbidden("change sorting keys (admin permission required)"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	var req createTableRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if req.Name != nil && *req.Name != t.Name {
+		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "tables cannot be renamed"})
+		return
+	}
+	if req.SortingKey != nil {
+		if t, err = s.deps.Tables.ChangeSortingKey(ctx, p.ClusterID, db.Name, t.Name, *req.SortingKey); err != nil {
+			writeError(ctx, tableError(err))
+			return
+		}
+	}
+	writeJSON(ctx, 200, viewTable(t))
+}
+
+func (s *Server) deleteTable(ctx *fasthttp.RequestCtx, p *Principal) {
+	if !p.can(actDeleteTable) {
+		writeError(ctx, forbidden("delete tables (admin permission required)"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if err := s.deps.Tables.DropTable(ctx, p.ClusterID, db.Name, t.Name); err != nil {
+		writeError(ctx, tableError(err))
+		return
+	}
+	writeJSON(ctx, 200, map[string]any{"deleted": true, "name": t.Name})
+}
+
+func tableError(err error) error {
+	if errors.Is(err, tables.ErrKeyUnusable) {
+		return &APIError{Status: 400, Code: "engine_error", Field: "sorting_key", Message: err.Error(),
+			Hint: "the engine refused this sorting key; check for repeated or non-comparable expressions"}
+	}
+	return err
+}
+
+// validIdempotencyKey enforces 1 to 128 visible ASCII characters without spaces.
+func validIdempotencyKey(k string) error {
+	if k == "" {
+		return nil
+	}
+	if len(k) > 128 {
+		return &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
+			Message: "Idempotency-Key is longer than 128 characters"}
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] <= ' ' || k[i] > '~' {
+			return &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
+				Message: "Idempotency-Key must be visible ASCII characters without spaces"}
+		}
+	}
+	return nil
+}
+
+// roleMayInsert reports whether a role of a custom-role key holds INSERT on db.table.
+func (s *Server) roleMayInsert(p *Principal, db, table string) bool {
+	for _, role := range p.Key.Roles {
+		if _, ok := s.deps.Catalog.Role(p.ClusterID, role); !ok {
+			continue // dropped roles grant nothing
+		}
+		for _, g := range s.deps.Catalog.Grants(p.ClusterID, role) {
+			if (g.Database == "*" || g.Database == db) && (g.Table == "*" || g.Table == table) && slices.Contains(g.Privileges, "INSERT") {
+				return true
+			}
+		}
+	}
+	return false
+}

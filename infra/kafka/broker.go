@@ -1,0 +1,375 @@
+// Package kafka adapts Apache Kafka to the pipeline: a local single-node KRaft broker
+// runner for one machine and for tests, and the franz-go producer and consumer that
+// implement the pipeline's log ports.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// BrokerConfig describes a local single-node KRaft broker.
+type BrokerConfig struct {
+	// LibsDir holds the broker's jars (fetched from Maven Central by `go tool task deps`).
+	LibsDir string
+	// DataDir holds the broker's logs, metadata, config, PID file and output.
+	DataDir string
+	// Host is the loopback address to listen on. Default 127.0.0.1.
+	Host string
+	// Port is the client port; 0 picks a free one. The controller uses another free port.
+	Port int
+	// Java is the java executable. Default "java" from PATH.
+	Java string
+	// HeapMB is the broker's maximum heap. Default 512.
+	HeapMB int
+	// Detach keeps the broker running after this process exits (for the test harness);
+	// it is then stopped by PID with StopPIDFile.
+	Detach bool
+	// ReadyTimeout bounds the wait for the broker to answer. Default 60s.
+	ReadyTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Validate fills defaults and checks the configuration.
+func (c *BrokerConfig) Validate() error {
+	if c.LibsDir == "" {
+		return errors.New("kafka broker: no jars directory; run `go tool task deps` or set SVC_KAFKA_LIBS")
+	}
+	jars, _ := filepath.Glob(filepath.Join(c.LibsDir, "kafka_*.jar"))
+	if len(jars) == 0 {
+		return fmt.Errorf("kafka broker: no kafka jar in %s; run `go tool task deps`", c.LibsDir)
+	}
+	if c.DataDir == "" {
+		return errors.New("kafka broker: no data directory")
+	}
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	if c.Java == "" {
+		c.Java = "java"
+	}
+	if c.HeapMB == 0 {
+		c.HeapMB = 512
+	}
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = 60 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Broker is a running local broker.
+type Broker struct {
+	cfg  BrokerConfig
+	cmd  *exec.Cmd
+	addr string
+	done chan struct{}
+}
+
+// NewBroker validates cfg and returns a broker ready to Start.
+func NewBroker(cfg BrokerConfig) (*Broker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Broker{cfg: cfg}, nil
+}
+
+// Seeds returns the broker's client address once started.
+func (b *Broker) Seeds() string { return b.addr }
+
+// PID returns the broker's process id once started.
+func (b *Broker) PID() int {
+	if b.cmd == nil || b.cmd.Process == nil {
+		return 0
+	}
+	return b.cmd.Process.Pid
+}
+
+// PIDFile is where a broker in dir records its process id.
+func PIDFile(dir string) string { return filepath.Join(dir, "kafka.pid") }
+
+// Start formats the storage on first use, starts the broker and waits until it serves
+// clients.
+func (b *Broker) Start(ctx context.Context) error {
+	c := b.cfg
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return fmt.Errorf("kafka broker: %w", err)
+	}
+	// A broker left over from an earlier run on the same directory is stopped first:
+	// two brokers on one log directory would corrupt it.
+	if err := StopPIDFile(ctx, c.DataDir); err != nil {
+		return err
+	}
+	port, ctrl := c.Port, 0
+	var err error
+	if port == 0 {
+		if port, err = freePort(c.Host); err != nil {
+			return err
+		}
+	}
+	if ctrl, err = freePort(c.Host); err != nil {
+		return err
+	}
+	b.addr = net.JoinHostPort(c.Host, strconv.Itoa(port))
+	props := filepath.Join(c.DataDir, "server.properties")
+	logDir := filepath.Join(c.DataDir, "log")
+	if err := os.WriteFile(props, []byte(serverProperties(c.Host, port, ctrl, logDir)), 0o644); err != nil {
+		return fmt.Errorf("kafka broker: write config: %w", err)
+	}
+	log4j := filepath.Join(c.DataDir, "log4j2.properties")
+	if err := os.WriteFile(log4j, []byte(log4jConfig(filepath.Join(c.DataDir, "broker.log"))), 0o644); err != nil {
+		return fmt.Errorf("kafka broker: write log config: %w", err)
+	}
+	classpath, err := b.classpath()
+	if err != nil {
+		return err
+	}
+	java := func(args ...string) *exec.Cmd {
+		base := []string{"-Xmx" + strconv.Itoa(c.HeapMB) + "m", "-Xms128m", "-XX:+UseG1GC",
+			"-Dlog4j2.configurationFile=" + log4j, "-Dkafka.logs.dir=" + c.DataDir, "-cp", classpath}
+		return exec.Command(c.Java, append(base, args...)...)
+	}
+	if _, err := os.Stat(filepath.Join(logDir, "meta.properties")); err != nil {
+		out, err := java("kafka.tools.StorageTool", "format", "-t", clusterID(), "-c", props, "--ignore-formatted").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kafka broker: format storage: %w: %s", err, strings.TrimSpace(string(out)))
+		}
+	}
+	outFile, err := os.OpenFile(filepath.Join(c.DataDir, "broker.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("kafka broker: %w", err)
+	}
+	defer outFile.Close()
+	cmd := java("kafka.Kafka", props)
+	cmd.Stdout, cmd.Stderr = outFile, outFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !c.Detach {
+		// The broker dies with us if we are killed: nothing else would stop it.
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("kafka broker: start java: %w (is Java 17+ installed?)", err)
+	}
+	b.cmd = cmd
+	b.done = make(chan struct{})
+	go func() { _ = cmd.Wait(); close(b.done) }()
+	if err := os.WriteFile(PIDFile(c.DataDir), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		return errors.Join(fmt.Errorf("kafka broker: write pid file: %w", err), b.Shutdown(ctx))
+	}
+	c.Logger.Info("kafka broker starting", "seeds", b.addr, "pid", cmd.Process.Pid, "dir", c.DataDir)
+	if err := b.waitReady(ctx); err != nil {
+		return errors.Join(err, b.Shutdown(ctx))
+	}
+	c.Logger.Info("kafka broker ready", "seeds", b.addr)
+	return nil
+}
+
+func (b *Broker) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.ReadyTimeout)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for {
+		select {
+		case <-b.done:
+			return fmt.Errorf("kafka broker exited during start; see %s", filepath.Join(b.cfg.DataDir, "broker.out"))
+		default:
+		}
+		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := adm.ApiVersions(rctx)
+		rcancel()
+		if err == nil {
+			// The group coordinator needs the offsets topic; creating a throwaway group
+			// read proves the broker is fully up, not just listening.
+			if _, err = adm.FetchOffsets(ctx, "svc-ready-probe"); err == nil {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafka broker at %s not ready after %s: %w; see %s", b.addr, b.cfg.ReadyTimeout, err,
+				filepath.Join(b.cfg.DataDir, "broker.log"))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// Shutdown stops the broker: SIGTERM, then SIGKILL at ctx's deadline. Safe without Start
+// and twice.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	if b.cmd == nil || b.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case <-b.done:
+		return nil
+	default:
+	}
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		_ = b.cmd.Process.Kill()
+		<-b.done
+	case <-time.After(30 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-b.done
+	}
+	_ = os.Remove(PIDFile(b.cfg.DataDir))
+	return nil
+}
+
+// StopPIDFile stops a broker recorded in dir's PID file, if it still runs.
+func StopPIDFile(ctx context.Context, dir string) error {
+	raw, err := os.ReadFile(PIDFile(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid <= 0 {
+		return os.Remove(PIDFile(dir))
+	}
+	if !isKafka(pid) {
+		return os.Remove(PIDFile(dir))
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(30 * time.Second)
+	for isKafka(pid) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return os.Remove(PIDFile(dir))
+}
+
+// isKafka reports whether pid is alive and is a Kafka broker (PIDs get reused).
+func isKafka(pid int) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err == nil {
+		// A zombie (state Z) has exited; only its parent has not reaped it.
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return false
+		}
+	}
+	return strings.Contains(string(cmdline), "kafka.Kafka")
+}
+
+func (b *Broker) classpath() (string, error) {
+	jars, err := filepath.Glob(filepath.Join(b.cfg.LibsDir, "*.jar"))
+	if err != nil || len(jars) == 0 {
+		return "", fmt.Errorf("kafka broker: no jars in %s", b.cfg.LibsDir)
+	}
+	sort.Strings(jars)
+	return strings.Join(jars, string(os.PathListSeparator)), nil
+}
+
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("kafka broker: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func clusterID() string {
+	// KRaft cluster ids are 16 bytes in URL-safe base64 without padding: 22 characters.
+	id := uuid.New()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	var sb strings.Builder
+	var acc, bits uint
+	for _, by := range id {
+		acc = acc<<8 | uint(by)
+		bits += 8
+		for bits >= 6 {
+			bits -= 6
+			sb.WriteByte(alphabet[(acc>>bits)&63])
+		}
+	}
+	if bits > 0 {
+		sb.WriteByte(alphabet[(acc<<(6-bits))&63])
+	}
+	return sb.String()
+}
+
+// MaxMessageBytes is the largest record batch the local broker accepts. Ingest requests
+// are capped below it so that one request is one record.
+const MaxMessageBytes = 64 << 20
+
+func serverProperties(host string, port, ctrl int, logDir string) string {
+	return fmt.Sprintf(`# Written by svc; edits are overwritten at the next start.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@%[1]s:%[3]d
+listeners=PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d
+advertised.listeners=PLAINTEXT://%[1]s:%[2]d
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=%[4]s
+num.partitions=4
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+message.max.bytes=%[5]d
+replica.fetch.max.bytes=%[5]d
+offset.metadata.max.bytes=65536
+log.retention.hours=168
+`, host, port, ctrl, logDir, MaxMessageBytes)
+}
+
+func log4jConfig(file string) string {
+	return fmt.Sprintf(`status = warn
+appender.file.type = RollingFile
+appender.file.name = file
+appender.file.fileName = %[1]s
+appender.file.filePattern = %[1]s.%%i
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%%d] %%p %%m (%%c)%%n
+appender.file.policies.type = Policies
+appender.file.policies.size.type = SizeBasedTriggeringPolicy
+appender.file.policies.size.size = 20MB
+appender.file.strategy.type = DefaultRolloverStrategy
+appender.file.strategy.max = 3
+rootLogger.level = info
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = kafka
+logger.kafka.level = warn
+logger.apache.name = org.apache.kafka
+logger.apache.level = warn
+`, file)
+}

@@ -1,0 +1,371 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/svc-data/svc/pipeline"
+)
+
+// ProducerConfig sizes the producer.
+type ProducerConfig struct {
+	Seeds []string
+	// MaxBufferedBytes bounds records waiting for the broker; a full buffer makes
+	// Produce wait until its context ends, then fail with pipeline.ErrOverloaded.
+	MaxBufferedBytes int
+	// DeliveryTimeout bounds how long a record may wait for the broker before failing.
+	DeliveryTimeout time.Duration
+	Logger          *slog.Logger
+}
+
+// Producer implements pipeline.Producer with an idempotent franz-go producer that waits
+// for acknowledgment from all in-sync replicas.
+type Producer struct {
+	cl *kgo.Client
+}
+
+var _ pipeline.Producer = (*Producer)(nil)
+
+// NewProducer connects a producer.
+func NewProducer(cfg ProducerConfig) (*Producer, error) {
+	if len(cfg.Seeds) == 0 {
+		return nil, errors.New("kafka producer: no seed brokers")
+	}
+	if cfg.MaxBufferedBytes <= 0 {
+		cfg.MaxBufferedBytes = 256 << 20
+	}
+	if cfg.DeliveryTimeout <= 0 {
+		cfg.DeliveryTimeout = 15 * time.Second
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Seeds...),
+		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is on by default and needs all acks
+		kgo.ProducerBatchMaxBytes(MaxMessageBytes - 1<<20),
+		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
+		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
+		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
+		kgo.ProducerLinger(0),
+	}
+	if cfg.Logger != nil {
+		opts = append(opts, kgo.WithLogger(slogAdapter{cfg.Logger}))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka producer: %w", err)
+	}
+	return &Producer{cl: cl}, nil
+}
+
+// Produce implements pipeline.Producer.
+func (p *Producer) Produce(ctx context.Context, records ...*pipeline.Record) error {
+	recs := make([]*kgo.Record, len(records))
+	for i, r := range records {
+		kr := &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value}
+		for k, v := range r.Headers {
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: k, Value: []byte(v)})
+		}
+		recs[i] = kr
+	}
+	if err := p.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return classifyProduceError(err)
+	}
+	return nil
+}
+
+func classifyProduceError(err error) error {
+	var ke *kerr.Error
+	switch {
+	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
+		return fmt.Errorf("%w: %v", pipeline.ErrTooLarge, err)
+	case errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, kgo.ErrMaxBuffered), errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: %v", pipeline.ErrOverloaded, err)
+	case errors.As(err, &ke) && ke.Retriable:
+		return fmt.Errorf("%w: %v", pipeline.ErrOverloaded, err)
+	}
+	// Connection failures and anything else the broker did not accept: the record was
+	// not acknowledged, so the client may safely retry.
+	return fmt.Errorf("%w: %v", pipeline.ErrOverloaded, err)
+}
+
+// Close flushes nothing (Produce is synchronous) and closes the client.
+func (p *Producer) Close() { p.cl.Close() }
+
+// EnsureTopics creates topics that do not exist yet.
+func EnsureTopics(ctx context.Context, seeds []string, partitions int32, topics ...string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	res, err := adm.CreateTopics(ctx, partitions, -1, nil, topics...)
+	if err != nil {
+		return fmt.Errorf("create topics: %w", err)
+	}
+	for _, r := range res.Sorted() {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+		}
+	}
+	return nil
+}
+
+// GroupConfig configures a consumer group reader.
+type GroupConfig struct {
+	Seeds  []string
+	Group  string
+	Topics []string
+	Logger *slog.Logger
+}
+
+// Consumer is what a GroupReader feeds: pipeline.Consumer implements it.
+type Consumer interface {
+	Assigned(a pipeline.Assignment)
+	Revoked(topic string, partition int32)
+	Deliver(ctx context.Context, topic string, partition int32, recs []pipeline.Record) error
+}
+
+// GroupReader joins a consumer group and drives a Consumer: partitions assigned to this
+// member are handed over with their committed offset and metadata, fetched records are
+// delivered in order, and commits carry the consumer's metadata.
+type GroupReader struct {
+	cfg  GroupConfig
+	cons Consumer
+	cl   *kgo.Client
+	adm  *kadm.Client
+	log  *slog.Logger
+	wg   sync.WaitGroup
+	stop context.CancelFunc
+}
+
+// NewGroupReader connects a group member; Start begins consuming.
+func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
+	g := &GroupReader{cfg: cfg, cons: cons, log: cfg.Logger}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(cfg.Seeds...),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(cfg.Topics...),
+		kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxBytes(64<<20),
+		kgo.FetchMaxPartitionBytes(MaxMessageBytes),
+		kgo.OnPartitionsAssigned(g.assigned),
+		kgo.OnPartitionsRevoked(g.revoked),
+		kgo.OnPartitionsLost(g.revoked),
+		kgo.WithLogger(slogAdapter{g.log}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("kafka consumer group %s: %w", cfg.Group, err)
+	}
+	g.cl, g.adm = cl, kadm.NewClient(cl)
+	return g, nil
+}
+
+// Start polls until Shutdown.
+func (g *GroupReader) Start(ctx context.Context) error {
+	ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
+	g.wg.Go(func() { g.poll(ctx) })
+	return nil
+}
+
+func (g *GroupReader) poll(ctx context.Context) {
+	for ctx.Err() == nil {
+		fs := g.cl.PollFetches(ctx)
+		if fs.IsClientClosed() {
+			return
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+				g.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+			}
+		})
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if len(p.Records) == 0 {
+				return
+			}
+			recs := make([]pipeline.Record, len(p.Records))
+			for i, r := range p.Records {
+				h := make(map[string]string, len(r.Headers))
+				for _, kv := range r.Headers {
+					h[kv.Key] = string(kv.Value)
+				}
+				recs[i] = pipeline.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key,
+					Value: r.Value, Headers: h, Timestamp: r.Timestamp}
+			}
+			if err := g.cons.Deliver(ctx, p.Topic, p.Partition, recs); err != nil && ctx.Err() == nil {
+				g.log.Error("deliver records", "err", err)
+			}
+		})
+	}
+}
+
+// Shutdown leaves the group and closes the client. Safe without Start and twice.
+func (g *GroupReader) Shutdown(ctx context.Context) error {
+	if g.stop != nil {
+		g.stop()
+	}
+	done := make(chan struct{})
+	go func() { g.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	g.cl.Close()
+	return nil
+}
+
+func (g *GroupReader) assigned(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
+	var committed kadm.OffsetResponses
+	for attempt := 0; ; attempt++ {
+		var err error
+		committed, err = g.adm.FetchOffsets(ctx, g.cfg.Group)
+		if err == nil {
+			if err = committed.Error(); err == nil {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		g.log.Warn("fetch committed offsets", "attempt", attempt, "err", err)
+		time.Sleep(200 * time.Millisecond)
+	}
+	for topic, ps := range parts {
+		for _, p := range ps {
+			off, meta := int64(-1), ""
+			if o, ok := committed.Lookup(topic, p); ok && o.Err == nil {
+				off, meta = o.At, o.Metadata
+			}
+			g.log.Info("partition assigned", "topic", topic, "partition", p, "committed", off, "plan", meta)
+			g.cons.Assigned(&assignment{g: g, topic: topic, partition: p, offset: off, meta: meta})
+		}
+	}
+}
+
+func (g *GroupReader) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	for topic, ps := range parts {
+		for _, p := range ps {
+			g.cons.Revoked(topic, p)
+		}
+	}
+}
+
+type assignment struct {
+	g         *GroupReader
+	topic     string
+	partition int32
+	offset    int64
+	meta      string
+}
+
+func (a *assignment) Topic() string              { return a.topic }
+func (a *assignment) Partition() int32           { return a.partition }
+func (a *assignment) Committed() (int64, string) { return a.offset, a.meta }
+
+func (a *assignment) Commit(ctx context.Context, offset int64, metadata string) error {
+	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+		for i := range req.Topics {
+			for j := range req.Topics[i].Partitions {
+				m := metadata
+				req.Topics[i].Partitions[j].Metadata = &m
+			}
+		}
+		return nil
+	})
+	var cerr error
+	done := make(chan struct{})
+	a.g.cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{a.topic: {a.partition: {Epoch: -1, Offset: offset}}},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			defer close(done)
+			if err != nil {
+				cerr = err
+				return
+			}
+			for _, t := range resp.Topics {
+				for _, p := range t.Partitions {
+					if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+						cerr = err
+					}
+				}
+			}
+		})
+	<-done
+	return cerr
+}
+
+// slogAdapter routes franz-go's logs to slog, at warn and above.
+type slogAdapter struct{ l *slog.Logger }
+
+func (s slogAdapter) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (s slogAdapter) Log(level kgo.LogLevel, msg string, kv ...any) {
+	switch level {
+	case kgo.LogLevelError:
+		s.l.Error("kafka: "+msg, kv...)
+	case kgo.LogLevelWarn:
+		s.l.Warn("kafka: "+msg, kv...)
+	default:
+		s.l.Debug("kafka: "+msg, kv...)
+	}
+}
+
+// ParseSeeds splits a comma-separated broker list.
+func ParseSeeds(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PlanInspector reads the batch plans committed in a cluster's consumer group.
+type PlanInspector struct {
+	Seeds []string
+	// Group names the consumer group of a cluster.
+	Group func(cluster uuid.UUID) string
+}
+
+// PendingGenerations implements tables.PlanInspector.
+func (p PlanInspector) PendingGenerations(ctx context.Context, cluster uuid.UUID) (map[uuid.UUID][]int, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Seeds...))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	offsets, err := kadm.NewClient(cl).FetchOffsets(ctx, p.Group(cluster))
+	if err != nil {
+		return nil, err
+	}
+	if err := offsets.Error(); err != nil {
+		return nil, err
+	}
+	out := map[uuid.UUID][]int{}
+	for _, o := range offsets.Sorted() {
+		gens, err := pipeline.PlannedGenerations(o.Metadata)
+		if err != nil {
+			continue // not a plan this version wrote; it names no generation
+		}
+		for id, g := range gens {
+			out[id] = append(out[id], g)
+		}
+	}
+	return out, nil
+}

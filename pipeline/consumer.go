@@ -1,0 +1,507 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ConsumerConfig sizes batches and retries.
+type ConsumerConfig struct {
+	// MaxRows, MaxBytes and Linger close a batch: whichever comes first.
+	MaxRows  int
+	MaxBytes int
+	Linger   time.Duration
+	// RetryMin and RetryMax bound the backoff while the engine is unavailable.
+	RetryMin, RetryMax time.Duration
+	// Dead, when set, receives rows the engine rejects; without it they are retried.
+	Dead Producer
+	// DeadTopic names the dead-letter topic of a source topic.
+	DeadTopic func(topic string) string
+	Logger    *slog.Logger
+}
+
+// Validate fills defaults.
+func (c *ConsumerConfig) Validate() error {
+	if c.MaxRows <= 0 {
+		c.MaxRows = 100_000
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 16 << 20
+	}
+	if c.Linger <= 0 {
+		c.Linger = 200 * time.Millisecond
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = 100 * time.Millisecond
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Dead != nil && c.DeadTopic == nil {
+		return errors.New("consumer: dead-letter producer without a topic mapping")
+	}
+	return nil
+}
+
+// Consumer batches records of assigned partitions into the engine, exactly once (see
+// DESIGN.md, "Exactly-once from Kafka to the engine").
+type Consumer struct {
+	cfg     ConsumerConfig
+	engine  Engine
+	tables  Tables
+	stats   *Stats
+	mu      sync.Mutex
+	workers map[partitionID]*worker
+	wg      sync.WaitGroup
+}
+
+type partitionID struct {
+	topic     string
+	partition int32
+}
+
+// NewConsumer returns a consumer inserting into engine.
+func NewConsumer(cfg ConsumerConfig, engine Engine, tables Tables) (*Consumer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Consumer{cfg: cfg, engine: engine, tables: tables, stats: newStats(), workers: map[partitionID]*worker{}}, nil
+}
+
+// Stats returns the consumer's live counters.
+func (c *Consumer) Stats() *Stats { return c.stats }
+
+// Assigned starts consuming a partition from its committed offset.
+func (c *Consumer) Assigned(a Assignment) {
+	id := partitionID{a.Topic(), a.Partition()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.workers[id]; old != nil {
+		old.stop()
+	}
+	off, meta := a.Committed()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &worker{c: c, a: a, in: make(chan []Record, 4), next: off, cancel: cancel, done: make(chan struct{})}
+	if p, err := decodePlan(meta); err != nil {
+		c.cfg.Logger.Error("ignoring unreadable batch plan", "topic", id.topic, "partition", id.partition, "metadata", meta, "err", err)
+	} else {
+		w.plan = p
+	}
+	c.workers[id] = w
+	c.wg.Go(func() { w.run(ctx) })
+}
+
+// Revoked stops consuming a partition and waits for its worker to stop. Unflushed rows
+// are dropped: the next owner reads them again from the committed offset.
+func (c *Consumer) Revoked(topic string, partition int32) {
+	id := partitionID{topic, partition}
+	c.mu.Lock()
+	w := c.workers[id]
+	delete(c.workers, id)
+	c.mu.Unlock()
+	if w != nil {
+		w.stop()
+	}
+}
+
+// Deliver hands fetched records of one partition to its worker, blocking while the
+// worker is busy: that is the backpressure that stops fetching when the engine is slow.
+func (c *Consumer) Deliver(ctx context.Context, topic string, partition int32, recs []Record) error {
+	c.mu.Lock()
+	w := c.workers[partitionID{topic, partition}]
+	c.mu.Unlock()
+	if w == nil {
+		return nil // revoked meanwhile; the new owner reads these again
+	}
+	select {
+	case w.in <- recs:
+		return nil
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Shutdown stops every worker. Unflushed rows stay in the log, uncommitted.
+func (c *Consumer) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	ws := c.workers
+	c.workers = map[partitionID]*worker{}
+	c.mu.Unlock()
+	for _, w := range ws {
+		w.cancel()
+	}
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// plan is a flush's identity, stored with the committed offset before the insert.
+type plan struct {
+	end  int64
+	gens map[uuid.UUID]int
+}
+
+const planVersion = "v1"
+
+func (p *plan) encode() string {
+	var b strings.Builder
+	b.WriteString(planVersion)
+	b.WriteByte(' ')
+	b.WriteString(strconv.FormatInt(p.end, 10))
+	for id, g := range p.gens {
+		fmt.Fprintf(&b, " %s=%d", id, g)
+	}
+	return b.String()
+}
+
+func decodePlan(s string) (*plan, error) {
+	if s == "" {
+		return nil, nil
+	}
+	f := strings.Fields(s)
+	if len(f) < 2 || f[0] != planVersion {
+		return nil, fmt.Errorf("unknown plan format %q", s)
+	}
+	end, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("plan end: %w", err)
+	}
+	p := &plan{end: end, gens: map[uuid.UUID]int{}}
+	for _, kv := range f[2:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("plan entry %q", kv)
+		}
+		id, err := uuid.Parse(k)
+		if err != nil {
+			return nil, fmt.Errorf("plan table id: %w", err)
+		}
+		g, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("plan generation: %w", err)
+		}
+		p.gens[id] = g
+	}
+	return p, nil
+}
+
+// worker consumes one partition.
+type worker struct {
+	c      *Consumer
+	a      Assignment
+	in     chan []Record
+	next   int64 // first offset of the pending batch, -1 until known
+	plan   *plan // a plan committed by an earlier owner, replayed first
+	buf    []Record
+	bytes  int
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (w *worker) stop() {
+	w.cancel()
+	<-w.done
+}
+
+func (w *worker) run(ctx context.Context) {
+	defer close(w.done)
+	log := w.c.cfg.Logger.With("topic", w.a.Topic(), "partition", w.a.Partition())
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case recs := <-w.in:
+			if len(w.buf) == 0 && len(recs) > 0 {
+				linger.Reset(w.c.cfg.Linger)
+			}
+			for _, r := range recs {
+				if w.next < 0 {
+					w.next = r.Offset
+				}
+				w.buf = append(w.buf, r)
+				w.bytes += len(r.Value)
+			}
+		case <-linger.C:
+			if w.plan == nil && len(w.buf) > 0 {
+				if err := w.flush(ctx, len(w.buf)); err != nil {
+					w.fail(ctx, log, err)
+					return
+				}
+			}
+		}
+		// A replayed plan is flushed as soon as its last record arrived, exactly as
+		// planned; new batches close on size here and on time above.
+		if w.plan != nil {
+			n := 0
+			for n < len(w.buf) && w.buf[n].Offset < w.plan.end {
+				n++
+			}
+			if n > 0 && (n < len(w.buf) || w.buf[n-1].Offset == w.plan.end-1) {
+				if err := w.flush(ctx, n); err != nil {
+					w.fail(ctx, log, err)
+					return
+				}
+			}
+			continue
+		}
+		if len(w.buf) >= w.c.cfg.MaxRows || w.bytes >= w.c.cfg.MaxBytes {
+			if err := w.flush(ctx, len(w.buf)); err != nil {
+				w.fail(ctx, log, err)
+				return
+			}
+		}
+		if len(w.buf) > 0 && w.plan == nil {
+			linger.Reset(w.c.cfg.Linger)
+		}
+	}
+}
+
+// fail logs why a worker stopped. Flush steps retry until ctx ends, so a worker only
+// stops when its partition was revoked or the consumer shut down.
+func (w *worker) fail(ctx context.Context, log *slog.Logger, err error) {
+	if ctx.Err() == nil {
+		log.Error("partition consumer stopped; the next owner resumes from the committed offset", "err", err)
+	}
+}
+
+// flush inserts the first n buffered records as one planned batch.
+func (w *worker) flush(ctx context.Context, n int) error {
+	recs := w.buf[:n]
+	start := w.next
+	end := recs[n-1].Offset + 1
+	replay := w.plan
+	if replay != nil {
+		end = replay.end
+	}
+	groups := groupByTable(recs)
+	p := replay
+	if p == nil {
+		p = &plan{end: end, gens: map[uuid.UUID]int{}}
+		for _, g := range groups {
+			var t Target
+			var ok bool
+			err := w.retry(ctx, func() (err error) {
+				t, ok, err = w.c.tables.Target(ctx, g.table, sample(g.recs))
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("resolve table %s: %w", g.table, err)
+			}
+			if ok {
+				p.gens[g.table] = t.Gen
+			}
+		}
+		// A node that lost the partition is fenced here: the group coordinator refuses
+		// its commit, so it never inserts a batch the new owner did not plan. Its
+		// revocation cancels ctx and ends the retries.
+		if err := w.retry(ctx, func() error { return w.a.Commit(ctx, start, p.encode()) }); err != nil {
+			return fmt.Errorf("commit batch plan [%d, %d): %w", start, end, err)
+		}
+	}
+	for _, g := range groups {
+		if err := w.insertGroup(ctx, p, start, end, g); err != nil {
+			return err
+		}
+	}
+	if err := w.recordKeys(ctx, start, end, groups); err != nil {
+		return err
+	}
+	if err := w.retry(ctx, func() error { return w.a.Commit(ctx, end, "") }); err != nil {
+		return fmt.Errorf("commit offset %d: %w", end, err)
+	}
+	now := time.Now()
+	for _, g := range groups {
+		w.c.stats.inserted(g.table, g.rows, now.Sub(g.oldest))
+	}
+	w.buf = append(w.buf[:0], w.buf[n:]...)
+	w.bytes = 0
+	for _, r := range w.buf {
+		w.bytes += len(r.Value)
+	}
+	w.next, w.plan = end, nil
+	return nil
+}
+
+type group struct {
+	table  uuid.UUID
+	recs   []Record
+	rows   int
+	oldest time.Time
+}
+
+func groupByTable(recs []Record) []*group {
+	var out []*group
+	idx := map[uuid.UUID]*group{}
+	for _, r := range recs {
+		id, err := uuid.Parse(r.Headers[HeaderTable])
+		if err != nil {
+			continue // not written by this service; nothing to insert
+		}
+		g := idx[id]
+		if g == nil {
+			g = &group{table: id, oldest: r.Timestamp}
+			idx[id] = g
+			out = append(out, g)
+		}
+		g.recs = append(g.recs, r)
+		g.rows += bytes.Count(r.Value, []byte{'\n'})
+		if r.Timestamp.Before(g.oldest) {
+			g.oldest = r.Timestamp
+		}
+	}
+	return out
+}
+
+// sample returns up to 1,000 rows to infer sorting-key types from.
+func sample(recs []Record) [][]byte {
+	var out [][]byte
+	for _, r := range recs {
+		for line := range bytes.Lines(r.Value) {
+			out = append(out, bytes.TrimRight(line, "\n"))
+			if len(out) == 1000 {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func (w *worker) token(start, end int64, table uuid.UUID) string {
+	return fmt.Sprintf("%s/%d/%d-%d/%s", w.a.Topic(), w.a.Partition(), start, end, table)
+}
+
+func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *group) error {
+	gen, planned := p.gens[g.table]
+	if !planned {
+		w.c.stats.droppedForMissingTable(g.rows)
+		w.c.cfg.Logger.Warn("rows for a deleted table dropped", "table", g.table, "rows", g.rows)
+		return nil
+	}
+	var target Target
+	var ok bool
+	err := w.retry(ctx, func() (err error) {
+		target, ok, err = w.c.tables.Generation(ctx, g.table, gen)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("resolve table %s generation %d: %w", g.table, gen, err)
+	}
+	if !ok {
+		w.c.stats.droppedForMissingTable(g.rows)
+		return nil
+	}
+	recs, err := w.withoutSeenKeys(ctx, g)
+	if err != nil {
+		return err
+	}
+	var rows []byte
+	for _, r := range recs {
+		rows = append(rows, r.Value...)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return w.insert(ctx, target, w.token(start, end, g.table), rows, recs[0])
+}
+
+// insert inserts rows, retrying while the engine is unavailable. Rows the engine rejects
+// are split in halves until the rejected ones are isolated and sent to dead letters;
+// every split has its own token, derived from the parent's, so replays repeat it.
+func (w *worker) insert(ctx context.Context, t Target, token string, rows []byte, origin Record) error {
+	err := w.retry(ctx, func() error { return w.c.engine.InsertRows(ctx, t.Database, t.Table, token, rows) })
+	if err == nil || !errors.Is(err, ErrRejected) {
+		return err
+	}
+	if w.c.cfg.Dead == nil {
+		return err
+	}
+	lines := bytes.SplitAfter(rows, []byte{'\n'})
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) <= 1 {
+		return w.deadLetter(ctx, t, token, rows, origin, err)
+	}
+	half := len(lines) / 2
+	if e := w.insert(ctx, t, token+"/a", bytes.Join(lines[:half], nil), origin); e != nil {
+		return e
+	}
+	return w.insert(ctx, t, token+"/b", bytes.Join(lines[half:], nil), origin)
+}
+
+func (w *worker) deadLetter(ctx context.Context, t Target, token string, row []byte, origin Record, reason error) error {
+	rec := &Record{
+		Topic: w.c.cfg.DeadTopic(w.a.Topic()),
+		Key:   []byte(token),
+		Value: row,
+		Headers: map[string]string{
+			HeaderTable:    t.TableID.String(),
+			HeaderDatabase: t.Database,
+			HeaderName:     origin.Headers[HeaderName],
+			HeaderOrg:      origin.Headers[HeaderOrg],
+			HeaderReason:   reason.Error(),
+			"source":       fmt.Sprintf("%s/%d/%d", origin.Topic, origin.Partition, origin.Offset),
+		},
+	}
+	if err := w.retry(ctx, func() error { return w.c.cfg.Dead.Produce(ctx, rec) }); err != nil {
+		return fmt.Errorf("dead-letter a rejected row: %w", err)
+	}
+	w.c.stats.deadLettered(t.TableID, 1)
+	return nil
+}
+
+// retry runs op until it succeeds, fails with ErrRejected, or ctx ends.
+func (w *worker) retry(ctx context.Context, op func() error) error {
+	delay := w.c.cfg.RetryMin
+	for attempt := 1; ; attempt++ {
+		err := op()
+		if err == nil || errors.Is(err, ErrRejected) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		w.c.stats.retried()
+		if attempt == 1 || attempt%20 == 0 {
+			w.c.cfg.Logger.Warn("batch step failed; retrying", "topic", w.a.Topic(), "partition", w.a.Partition(),
+				"attempt", attempt, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, w.c.cfg.RetryMax)
+	}
+}
+
+// PlannedGenerations reads the table generations a committed batch plan will insert
+// into; empty metadata plans nothing.
+func PlannedGenerations(metadata string) (map[uuid.UUID]int, error) {
+	p, err := decodePlan(metadata)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return p.gens, nil
+}

@@ -1,0 +1,341 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// These tests check the exactly-once protocol as pure logic: the engine below keeps rows
+// and deduplicates by token the way MergeTree's deduplication window does, and can fail
+// at chosen moments to stand for a crash. End-to-end tests run the same code against
+// the real broker and engine.
+
+type memEngine struct {
+	mu      sync.Mutex
+	tokens  map[string]bool
+	rows    map[string][]string // table → rows
+	keys    map[string]bool
+	failOn  func(call string) error
+	inserts int
+}
+
+func newMemEngine() *memEngine {
+	return &memEngine{tokens: map[string]bool{}, rows: map[string][]string{}, keys: map[string]bool{}}
+}
+
+func (e *memEngine) InsertRows(_ context.Context, db, table, token string, rows []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failOn != nil {
+		if err := e.failOn("insert"); err != nil {
+			return err
+		}
+	}
+	e.inserts++
+	if e.tokens[token] {
+		return nil
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(rows)), "\n") {
+		if strings.Contains(l, "poison") {
+			return fmt.Errorf("%w: bad row", ErrRejected)
+		}
+	}
+	e.tokens[token] = true
+	for _, l := range strings.Split(strings.TrimSpace(string(rows)), "\n") {
+		e.rows[db+"."+table] = append(e.rows[db+"."+table], l)
+	}
+	return nil
+}
+
+func (e *memEngine) Exec(_ context.Context, sql string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failOn != nil {
+		if err := e.failOn("keys"); err != nil {
+			return err
+		}
+	}
+	// INSERT INTO _svc.ingest_keys (key, table_id) SETTINGS ... VALUES ('k','t'),...
+	_, values, _ := strings.Cut(sql, " VALUES ")
+	for _, tuple := range strings.Split(values, "),(") {
+		k, _, _ := strings.Cut(strings.Trim(tuple, "()"), ",")
+		e.keys[strings.Trim(k, "'")] = true
+	}
+	return nil
+}
+
+func (e *memEngine) QueryStrings(_ context.Context, sql string) ([]string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, list, _ := strings.Cut(sql, " IN (")
+	var out []string
+	for _, k := range strings.Split(strings.TrimSuffix(list, ")"), ",") {
+		if k = strings.Trim(k, "'"); e.keys[k] {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (e *memEngine) count(table string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.rows[table])
+}
+
+type oneTable struct{ id uuid.UUID }
+
+func (o oneTable) Target(context.Context, uuid.UUID, [][]byte) (Target, bool, error) {
+	return Target{TableID: o.id, Database: "db", Table: "t__g1", Gen: 1}, true, nil
+}
+
+func (o oneTable) Generation(_ context.Context, _ uuid.UUID, gen int) (Target, bool, error) {
+	return Target{TableID: o.id, Database: "db", Table: fmt.Sprintf("t__g%d", gen), Gen: gen}, true, nil
+}
+
+// memPartition is the committed state of one partition, shared by its successive owners.
+type memPartition struct {
+	mu      sync.Mutex
+	offset  int64
+	meta    string
+	commits []string
+	failOn  func(offset int64, meta string) error
+	records []Record
+}
+
+type memAssignment struct{ p *memPartition }
+
+func (a memAssignment) Topic() string    { return "topic" }
+func (a memAssignment) Partition() int32 { return 0 }
+func (a memAssignment) Committed() (int64, string) {
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	return a.p.offset, a.p.meta
+}
+
+func (a memAssignment) Commit(_ context.Context, off int64, meta string) error {
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	if a.p.failOn != nil {
+		if err := a.p.failOn(off, meta); err != nil {
+			return err
+		}
+	}
+	a.p.offset, a.p.meta = off, meta
+	a.p.commits = append(a.p.commits, fmt.Sprintf("%d %q", off, meta))
+	return nil
+}
+
+func makeRecords(table uuid.UUID, n int, rowsPer int) []Record {
+	var out []Record
+	for i := range n {
+		var v strings.Builder
+		for j := range rowsPer {
+			fmt.Fprintf(&v, "{\"i\":%d,\"j\":%d}\n", i, j)
+		}
+		out = append(out, Record{Topic: "topic", Offset: int64(i), Value: []byte(v.String()), Timestamp: time.Now(),
+			Headers: map[string]string{HeaderTable: table.String()}})
+	}
+	return out
+}
+
+// own runs one owner of the partition: it delivers records from the committed offset
+// until the consumer is shut down or ctx ends.
+func own(t *testing.T, eng *memEngine, part *memPartition, table uuid.UUID, linger time.Duration, until func() bool) {
+	t.Helper()
+	c, err := NewConsumer(ConsumerConfig{MaxRows: 25, Linger: linger, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond,
+		Dead: producerFunc(func(context.Context, ...*Record) error { return nil }), DeadTopic: func(s string) string { return s + ".dead" }},
+		eng, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := memAssignment{part}
+	c.Assigned(a)
+	off, _ := a.Committed()
+	if off < 0 {
+		off = 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		for i := off; i < int64(len(part.records)); i += 3 {
+			end := min(i+3, int64(len(part.records)))
+			if err := c.Deliver(ctx, "topic", 0, part.records[i:end]); err != nil {
+				return
+			}
+		}
+	}()
+	for !until() && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("owner timed out; commits %v", part.commits)
+	}
+	cancel()
+	<-delivered
+	c.Revoked("topic", 0)
+}
+
+type producerFunc func(ctx context.Context, recs ...*Record) error
+
+func (f producerFunc) Produce(ctx context.Context, recs ...*Record) error { return f(ctx, recs...) }
+
+func TestCrashesAtEveryStepNeverLoseOrDuplicate(t *testing.T) {
+	table := uuid.New()
+	const records, rowsPer = 40, 3
+	// Each case crashes the first owner at one step of a flush (or the owner loses the
+	// partition there); the second owner must end with every row exactly once.
+	cases := map[string]func(eng *memEngine, part *memPartition){
+		"after plan commit": func(eng *memEngine, part *memPartition) {
+			part.failOn = func(off int64, meta string) error {
+				if meta == "" && off > 0 {
+					return errors.New("partition lost")
+				}
+				return nil
+			}
+		},
+		"after insert, before keys": func(eng *memEngine, part *memPartition) {
+			eng.failOn = func(call string) error {
+				if call == "keys" {
+					return errors.New("engine died")
+				}
+				return nil
+			}
+		},
+		"insert failing": func(eng *memEngine, part *memPartition) {
+			eng.failOn = func(call string) error { return errors.New("engine down") }
+		},
+		"final commit lost": func(eng *memEngine, part *memPartition) {
+			n := 0
+			part.failOn = func(off int64, meta string) error {
+				if meta == "" {
+					if n++; n >= 2 {
+						return errors.New("coordinator moved")
+					}
+				}
+				return nil
+			}
+		},
+	}
+	for name, crash := range cases {
+		t.Run(name, func(t *testing.T) {
+			eng := newMemEngine()
+			part := &memPartition{offset: -1, records: makeRecords(table, records, rowsPer)}
+			crash(eng, part)
+			// First owner: runs into the crash for a while, then is revoked.
+			start := time.Now()
+			own(t, eng, part, table, time.Millisecond, func() bool { return time.Since(start) > 100*time.Millisecond })
+			eng.failOn, part.failOn = nil, nil
+			// Second owner: runs until everything is committed.
+			own(t, eng, part, table, time.Millisecond, func() bool {
+				off, meta := memAssignment{part}.Committed()
+				return off == records && meta == ""
+			})
+			if got := eng.count("db.t__g1"); got != records*rowsPer {
+				t.Fatalf("%d rows in the table, want exactly %d (commits: %v)", got, records*rowsPer, part.commits)
+			}
+		})
+	}
+}
+
+func TestReplayedPlanIsFlushedExactlyAsPlanned(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	// An earlier owner committed offset 0 with a plan ending at 7, then died.
+	part := &memPartition{offset: 0, meta: (&plan{end: 7, gens: map[uuid.UUID]int{table: 1}}).encode(),
+		records: makeRecords(table, 20, 1)}
+	own(t, eng, part, table, time.Millisecond, func() bool {
+		off, _ := memAssignment{part}.Committed()
+		return off == 20
+	})
+	if len(part.commits) == 0 || part.commits[0] != `7 ""` {
+		t.Fatalf("first commit %v, want the replayed plan's end 7", part.commits)
+	}
+	if !eng.tokens["topic/0/0-7/"+table.String()] {
+		t.Fatalf("replay did not reuse the planned token; tokens %v", eng.tokens)
+	}
+	if got := eng.count("db.t__g1"); got != 20 {
+		t.Fatalf("%d rows, want 20", got)
+	}
+}
+
+func TestIdempotencyKeysDropRetriedRequests(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	recs := makeRecords(table, 6, 2)
+	// Records 3 and 5 are client retries of records 1 and 2.
+	for i, k := range []string{"a", "b", "c", "b", "d", "c"} {
+		recs[i].Headers[HeaderIdem] = k
+	}
+	part := &memPartition{offset: -1, records: recs}
+	own(t, eng, part, table, time.Millisecond, func() bool {
+		off, _ := memAssignment{part}.Committed()
+		return off == 6
+	})
+	if got := eng.count("db.t__g1"); got != 8 {
+		t.Fatalf("%d rows, want 8 (4 distinct requests of 2 rows)", got)
+	}
+}
+
+func TestPoisonRowsGoToDeadLettersWhileNeighboursLand(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	recs := makeRecords(table, 10, 4)
+	recs[4].Value = []byte("{\"i\":4,\"j\":0}\n{\"poison\":true}\n{\"i\":4,\"j\":2}\n")
+	part := &memPartition{offset: -1, records: recs}
+	var dead []string
+	var mu sync.Mutex
+	c, err := NewConsumer(ConsumerConfig{MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range rs {
+				dead = append(dead, string(r.Value)+" because "+r.Headers[HeaderReason])
+			}
+			return nil
+		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	if err := c.Deliver(context.Background(), "topic", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for off, _ := (memAssignment{part}).Committed(); off != 10 && time.Now().Before(deadline); off, _ = (memAssignment{part}).Committed() {
+		time.Sleep(time.Millisecond)
+	}
+	c.Revoked("topic", 0)
+	if got := eng.count("db.t__g1"); got != 9*4+2 {
+		t.Fatalf("%d rows landed, want %d", got, 9*4+2)
+	}
+	if len(dead) != 1 || !strings.Contains(dead[0], "poison") || !strings.Contains(dead[0], "bad row") {
+		t.Fatalf("dead letters %q", dead)
+	}
+}
+
+func TestPlanRoundTrip(t *testing.T) {
+	id := uuid.New()
+	p := &plan{end: 42, gens: map[uuid.UUID]int{id: 3}}
+	got, err := decodePlan(p.encode())
+	if err != nil || got.end != 42 || got.gens[id] != 3 {
+		t.Fatalf("round trip: %v %+v", err, got)
+	}
+	for _, bad := range []string{"v2 1", "v1", "v1 x", "v1 1 nope", "v1 1 " + id.String() + "=x"} {
+		if _, err := decodePlan(bad); err == nil {
+			t.Errorf("decodePlan(%q) accepted", bad)
+		}
+	}
+	if p, err := decodePlan(""); p != nil || err != nil {
+		t.Fatalf("empty metadata: %v %v", p, err)
+	}
+}

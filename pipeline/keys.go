@@ -1,0 +1,124 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// The idempotency-key store lives in the engine, beside the data it protects: a key is
+// recorded after its rows were inserted and before the batch's offset is committed.
+const (
+	keysTable = "_svc.ingest_keys"
+	// KeyRetention is how long a key makes retries of its request land once.
+	KeyRetention = "INTERVAL 7 DAY"
+)
+
+// EnsureSchema creates what the pipeline keeps in an engine.
+func EnsureSchema(ctx context.Context, e Engine) error {
+	for _, stmt := range []string{
+		"CREATE DATABASE IF NOT EXISTS _svc",
+		"CREATE TABLE IF NOT EXISTS " + keysTable + ` (
+			key String,
+			table_id String,
+			at DateTime DEFAULT now()
+		) ENGINE = ReplacingMergeTree ORDER BY key TTL at + ` + KeyRetention + `
+		SETTINGS non_replicated_deduplication_window = 10000`,
+	} {
+		if err := e.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("create pipeline schema: %w", err)
+		}
+	}
+	return nil
+}
+
+func storedKey(r Record) string {
+	if k := r.Headers[HeaderIdem]; k != "" {
+		return r.Headers[HeaderTable] + "/" + k
+	}
+	return ""
+}
+
+// withoutSeenKeys drops records whose idempotency key was already inserted, and repeats
+// of a key within the group.
+func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error) {
+	var keys []string
+	for _, r := range g.recs {
+		if k := storedKey(r); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return g.recs, nil
+	}
+	var seen []string
+	err := w.retry(ctx, func() error {
+		var err error
+		seen, err = w.c.engine.QueryStrings(ctx, "SELECT key FROM "+keysTable+" WHERE key IN ("+quoteList(keys)+")")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up idempotency keys: %w", err)
+	}
+	skip := make(map[string]bool, len(seen))
+	for _, k := range seen {
+		skip[k] = true
+	}
+	out := make([]Record, 0, len(g.recs))
+	for _, r := range g.recs {
+		k := storedKey(r)
+		if k != "" {
+			if skip[k] {
+				w.c.stats.duplicateRequest()
+				continue
+			}
+			skip[k] = true
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (w *worker) recordKeys(ctx context.Context, start, end int64, groups []*group) error {
+	var values []string
+	for _, g := range groups {
+		for _, r := range g.recs {
+			if k := storedKey(r); k != "" {
+				values = append(values, "("+quote(k)+","+quote(r.Headers[HeaderTable])+")")
+			}
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	token := fmt.Sprintf("%s/%d/%d-%d/keys", w.a.Topic(), w.a.Partition(), start, end)
+	stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token=" + quote(token) +
+		" VALUES " + strings.Join(values, ",")
+	return w.retry(ctx, func() error { return w.c.engine.Exec(ctx, stmt) })
+}
+
+// quote renders s as a ClickHouse string literal.
+func quote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '\'':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quote(s)
+	}
+	return strings.Join(q, ",")
+}

@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Errors callers branch on.
+var (
+	// ErrOverloaded means the log could not take the record in time (broker unreachable
+	// or the producer buffer full). Nothing was acknowledged; the client should retry
+	// after a pause.
+	ErrOverloaded = errors.New("ingest is overloaded or the log is unreachable; retry after a pause")
+
+	// ErrTooLarge means a request's rows exceed what one log record can hold.
+	ErrTooLarge = errors.New("request too large")
+
+	// ErrRejected marks an engine error caused by the data itself: retrying cannot help,
+	// so the rows go to dead letters. Engine adapters wrap such errors with it.
+	ErrRejected = errors.New("rows rejected by the engine")
+)
+
+// Record header names. They are part of the stored format: never rename.
+const (
+	HeaderTable    = "table" // table id
+	HeaderDatabase = "db"    // engine database
+	HeaderName     = "tbl"   // logical table name
+	HeaderOrg      = "org"   // organization id
+	HeaderIdem     = "idem"  // idempotency key, optional
+	HeaderFormat   = "fmt"   // value format
+	HeaderReason   = "reason"
+	FormatNDJSON   = "ndjson"
+)
+
+// Record is one log record as the pipeline sees it.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       []byte
+	Value     []byte
+	Headers   map[string]string
+	Timestamp time.Time
+}
+
+// Producer writes records durably: Produce returns nil only after the log acknowledged
+// every record (from all in-sync replicas). It returns an error wrapping ErrOverloaded
+// when the log is unreachable or its buffer stays full past ctx's deadline.
+type Producer interface {
+	Produce(ctx context.Context, records ...*Record) error
+}
+
+// Assignment is one partition this node consumes, handed over by the log adapter.
+type Assignment interface {
+	Topic() string
+	Partition() int32
+	// Committed is the offset to resume from (-1 when nothing was committed) and the
+	// metadata stored with it.
+	Committed() (offset int64, metadata string)
+	// Commit stores offset with metadata. It fails once the partition is no longer ours,
+	// which fences a node that lost the partition from acting on it.
+	Commit(ctx context.Context, offset int64, metadata string) error
+}
+
+// Engine is what the pipeline needs of the SQL engine.
+type Engine interface {
+	// InsertRows inserts newline-separated JSON objects into database.table as documents
+	// of its single JSON column, deduplicated by token. Errors caused by the data wrap
+	// ErrRejected.
+	InsertRows(ctx context.Context, database, table, token string, rows []byte) error
+	// Exec runs a statement without a result.
+	Exec(ctx context.Context, sql string) error
+	// QueryStrings runs a query whose result is one String column.
+	QueryStrings(ctx context.Context, sql string) ([]string, error)
+}
+
+// Target is where a batch of a table goes.
+type Target struct {
+	TableID  uuid.UUID
+	Database string // engine database
+	Table    string // engine table (a generation)
+	Gen      int
+}
+
+// Tables resolves where rows of a table are inserted.
+type Tables interface {
+	// Target returns the current generation of a table, creating the next one from
+	// sample rows when the table has none or its sorting key changed. ok is false when
+	// the table no longer exists (its rows are dropped, counted and logged).
+	Target(ctx context.Context, tableID uuid.UUID, sample [][]byte) (t Target, ok bool, err error)
+	// Generation returns a planned generation of a table again (replays).
+	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t Target, ok bool, err error)
+}

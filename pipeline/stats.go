@@ -1,0 +1,105 @@
+package pipeline
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Stats counts what the consumer did, for metrics and freshness.
+type Stats struct {
+	rows, retries, duplicates, dropped, dead atomic.Int64
+
+	mu     sync.Mutex
+	tables map[uuid.UUID]*TableStats
+}
+
+// TableStats is the freshness of one table: how long rows took from the log's
+// acknowledgment to being queryable.
+type TableStats struct {
+	Rows         int64
+	DeadLettered int64
+	LastInsert   time.Time
+	LastLag      time.Duration
+	lags         []time.Duration // recent lags, bounded
+}
+
+const lagWindow = 1024
+
+func newStats() *Stats { return &Stats{tables: map[uuid.UUID]*TableStats{}} }
+
+func (s *Stats) table(id uuid.UUID) *TableStats {
+	t := s.tables[id]
+	if t == nil {
+		t = &TableStats{}
+		s.tables[id] = t
+	}
+	return t
+}
+
+func (s *Stats) inserted(id uuid.UUID, rows int, lag time.Duration) {
+	s.rows.Add(int64(rows))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.table(id)
+	t.Rows += int64(rows)
+	t.LastInsert, t.LastLag = time.Now(), lag
+	if len(t.lags) == lagWindow {
+		copy(t.lags, t.lags[1:])
+		t.lags = t.lags[:lagWindow-1]
+	}
+	t.lags = append(t.lags, lag)
+}
+
+func (s *Stats) deadLettered(id uuid.UUID, rows int) {
+	s.dead.Add(int64(rows))
+	s.mu.Lock()
+	s.table(id).DeadLettered += int64(rows)
+	s.mu.Unlock()
+}
+
+func (s *Stats) retried()                        { s.retries.Add(1) }
+func (s *Stats) duplicateRequest()               { s.duplicates.Add(1) }
+func (s *Stats) droppedForMissingTable(rows int) { s.dropped.Add(int64(rows)) }
+
+// Totals returns the consumer-wide counters.
+func (s *Stats) Totals() (rows, retries, duplicateRequests, droppedRows, deadLettered int64) {
+	return s.rows.Load(), s.retries.Load(), s.duplicates.Load(), s.dropped.Load(), s.dead.Load()
+}
+
+// Freshness returns a table's last insert, row count and ack-to-queryable lag
+// percentiles over its recent batches.
+func (s *Stats) Freshness(id uuid.UUID) (t TableStats, p50, p99 time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.tables[id]
+	if ts == nil {
+		return TableStats{}, 0, 0, false
+	}
+	lags := append([]time.Duration(nil), ts.lags...)
+	sort.Slice(lags, func(i, j int) bool { return lags[i] < lags[j] })
+	pct := func(p float64) time.Duration {
+		if len(lags) == 0 {
+			return 0
+		}
+		return lags[min(len(lags)-1, int(p*float64(len(lags))))]
+	}
+	out := *ts
+	out.lags = nil
+	return out, pct(0.50), pct(0.99), true
+}
+
+// Tables returns the ids of the tables this consumer inserted into.
+func (s *Stats) Tables() []uuid.UUID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]uuid.UUID, 0, len(s.tables))
+	for id := range s.tables {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

@@ -1,0 +1,84 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/svc-data/svc/projections/es"
+)
+
+// Projector keeps a Model up to date with an event store.
+type Projector struct {
+	store es.Store
+	model *Model
+	poll  time.Duration
+	log   *slog.Logger
+	mu    sync.Mutex // one catch-up at a time, so events apply in order
+}
+
+// NewProjector returns a projector feeding model from store. poll is how often Run looks
+// for events written by other nodes.
+func NewProjector(store es.Store, model *Model, poll time.Duration, log *slog.Logger) *Projector {
+	if poll <= 0 {
+		poll = time.Second
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Projector{store: store, model: model, poll: poll, log: log}
+}
+
+// CatchUp applies every event after the model's position and returns the new position.
+func (p *Projector) CatchUp(ctx context.Context) (uint64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	it := p.store.ReadAll(ctx, p.model.Position())
+	defer it.Close()
+	for it.Next(ctx) {
+		if err := p.model.Apply(it.Event()); err != nil {
+			return p.model.Position(), err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return p.model.Position(), fmt.Errorf("read events: %w", err)
+	}
+	return p.model.Position(), nil
+}
+
+// WaitFor catches up until the model has applied position pos: read-your-writes for
+// the node that served a command.
+func (p *Projector) WaitFor(ctx context.Context, pos uint64) error {
+	for p.model.Position() < pos {
+		if _, err := p.CatchUp(ctx); err != nil {
+			return err
+		}
+		if p.model.Position() >= pos {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Run follows the store until ctx ends, picking up other nodes' writes.
+func (p *Projector) Run(ctx context.Context) error {
+	t := time.NewTicker(p.poll)
+	defer t.Stop()
+	for {
+		if _, err := p.CatchUp(ctx); err != nil && ctx.Err() == nil {
+			p.log.Error("catalog catch-up failed; retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,422 @@
+// Package tables manages databases and tables in both the catalog and the engine: a
+// logical table is a Merge read view over MergeTree generations, each generation sorted
+// by the table's key compiled with types taken from the data (DESIGN.md, "Sorting keys
+// and generations").
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/sortkey"
+)
+
+// Engine is what table management needs of an engine.
+type Engine interface {
+	Exec(ctx context.Context, sql string) error
+	QueryStrings(ctx context.Context, sql string) ([]string, error)
+}
+
+// Engines returns the engine of a cluster.
+type Engines interface {
+	Engine(cluster uuid.UUID) (Engine, error)
+}
+
+// ErrKeyUnusable wraps the engine's refusal of a sorting key.
+var ErrKeyUnusable = errors.New("sorting key refused by the engine")
+
+// Manager creates, changes and drops databases and tables.
+type Manager struct {
+	cat     *catalog.Service
+	engines Engines
+	mu      sync.Mutex
+	locks   map[uuid.UUID]*sync.Mutex // per table: one node creates a generation once
+}
+
+// NewManager returns a manager.
+func NewManager(cat *catalog.Service, engines Engines) *Manager {
+	return &Manager{cat: cat, engines: engines, locks: map[uuid.UUID]*sync.Mutex{}}
+}
+
+// GenerationSettings are the MergeTree settings of every generation: nullable keys
+// because typed JSON subcolumns are Nullable, and a deduplication window so that a
+// replayed batch with the same token is dropped.
+const GenerationSettings = "allow_nullable_key = 1, non_replicated_deduplication_window = 10000"
+
+// EnsureDatabase creates a database's engine database.
+func (m *Manager) EnsureDatabase(ctx context.Context, d *catalog.Database) error {
+	e, err := m.engines.Engine(d.ClusterID)
+	if err != nil {
+		return err
+	}
+	return e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+ident(d.Engine))
+}
+
+// CreateDatabase creates a logical database in the catalog and the engine.
+func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, name string, s3 *catalog.S3Storage) (*catalog.Database, error) {
+	e, err := m.engines.Engine(cluster)
+	if err != nil {
+		return nil, err
+	}
+	if err := catalog.ValidateName("database", name); err != nil {
+		return nil, &catalog.FieldError{Field: "name", Message: err.Error()}
+	}
+	// Engine first: creating an engine database that then loses a catalog race is
+	// harmless, a catalog entry without its engine database is not.
+	if err := e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+ident(catalog.EngineDatabase(org, name))); err != nil {
+		return nil, fmt.Errorf("create engine database: %w", err)
+	}
+	return m.cat.CreateDatabase(ctx, org, cluster, name, s3)
+}
+
+// DropDatabase deletes a database with its data.
+func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name string) error {
+	d, ok := m.cat.Model().Database(cluster, name)
+	if !ok {
+		return fmt.Errorf("%w: database %q", catalog.ErrNotFound, name)
+	}
+	if err := m.cat.DeleteDatabase(ctx, cluster, name); err != nil {
+		return err
+	}
+	e, err := m.engines.Engine(cluster)
+	if err != nil {
+		return err
+	}
+	return e.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(d.Engine)+" SYNC")
+}
+
+// keyCheckTypes are the types a key's paths are tried with: the data decides a path's
+// type later, so a key is usable if it works with one of them (lower(x) wants a String,
+// intDiv(100, x) a number).
+var keyCheckTypes = []string{"String", "Int64", "Float64", "DateTime64(9)"}
+
+// typeErrors are engine error codes meaning "wrong argument type", which a different path
+// type may cure.
+var typeErrors = map[int32]bool{43: true, 53: true, 386: true, 70: true}
+
+// CheckKey validates a sorting key's syntax and lets the engine judge it, by creating a
+// throwaway table with it; the engine's own error comes back for an unusable key.
+func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) error {
+	k, err := sortkey.Parse(key)
+	if err != nil {
+		return &catalog.FieldError{Field: "sorting_key", Message: err.Error()}
+	}
+	if k.Empty() {
+		return nil
+	}
+	e, err := m.engines.Engine(cluster)
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, typ := range keyCheckTypes {
+		types := map[string]string{}
+		for _, p := range k.Paths() {
+			types[p] = typ
+		}
+		name := "_svc." + ident("key_check_"+strings.ReplaceAll(uuid.NewString(), "-", ""))
+		err = e.Exec(ctx, "CREATE TABLE "+name+" (doc JSON) ENGINE = MergeTree ORDER BY ("+k.Compile(types)+") SETTINGS "+GenerationSettings)
+		if err == nil {
+			return e.Exec(ctx, "DROP TABLE IF EXISTS "+name+" SYNC")
+		}
+		if first == nil {
+			first = err
+		}
+		var ex *clickhouse.Exception
+		if !errors.As(err, &ex) || !typeErrors[ex.Code] {
+			break
+		}
+	}
+	return fmt.Errorf("%w: %w", ErrKeyUnusable, first)
+}
+
+// CreateTable creates a table: its read view in the engine, then the catalog entry. Rows
+// get their first generation when the first batch arrives.
+func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string) (*catalog.Table, error) {
+	if err := catalog.ValidateName("table", name); err != nil {
+		return nil, &catalog.FieldError{Field: "name", Message: err.Error()}
+	}
+	d, ok := m.cat.Model().Database(cluster, database)
+	if !ok {
+		return nil, fmt.Errorf("%w: database %q", catalog.ErrNotFound, database)
+	}
+	if _, ok := m.cat.Model().Table(cluster, database, name); ok {
+		return nil, fmt.Errorf("%w: table %q in database %q", catalog.ErrExists, name, database)
+	}
+	if err := m.CheckKey(ctx, cluster, key); err != nil {
+		return nil, err
+	}
+	if columnType == "" {
+		columnType = "JSON"
+	}
+	if err := m.ensureView(ctx, cluster, d.Engine, name, columnType); err != nil {
+		return nil, err
+	}
+	return m.cat.CreateTable(ctx, catalog.NewTable{Cluster: cluster, Database: database, Name: name,
+		SortingKey: strings.TrimSpace(key), ColumnType: columnType})
+}
+
+func (m *Manager) ensureView(ctx context.Context, cluster uuid.UUID, db, name, columnType string) error {
+	e, err := m.engines.Engine(cluster)
+	if err != nil {
+		return err
+	}
+	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (doc %s) ENGINE = Merge(%s, %s)",
+		ident(db), ident(name), columnType, literal(db), literal("^"+name+"__g[0-9]+$"))
+	if err := e.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("create read view of %s: %w", name, err)
+	}
+	return nil
+}
+
+// ChangeSortingKey sets a new key: the next batch creates a generation with it.
+func (m *Manager) ChangeSortingKey(ctx context.Context, cluster uuid.UUID, database, name, key string) (*catalog.Table, error) {
+	if _, ok := m.cat.Model().Table(cluster, database, name); !ok {
+		return nil, fmt.Errorf("%w: table %q in database %q", catalog.ErrNotFound, name, database)
+	}
+	if strings.TrimSpace(key) == "" {
+		return nil, &catalog.FieldError{Field: "sorting_key", Message: "a sorting key must contain at least one expression and cannot be removed once set"}
+	}
+	if err := m.CheckKey(ctx, cluster, key); err != nil {
+		return nil, err
+	}
+	return m.cat.ChangeSortingKey(ctx, cluster, database, name, strings.TrimSpace(key))
+}
+
+// DropTable deletes a table with its data.
+func (m *Manager) DropTable(ctx context.Context, cluster uuid.UUID, database, name string) error {
+	t, err := m.cat.DeleteTable(ctx, cluster, database, name)
+	if err != nil {
+		return err
+	}
+	e, err := m.engines.Engine(cluster)
+	if err != nil {
+		return err
+	}
+	stmts := []string{"DROP TABLE IF EXISTS " + ident(t.Engine) + "." + ident(t.Name) + " SYNC"}
+	for _, g := range t.Generations {
+		stmts = append(stmts, "DROP TABLE IF EXISTS "+ident(t.Engine)+"."+ident(catalog.GenerationTable(t.Name, g.N))+" SYNC")
+	}
+	for _, s := range stmts {
+		if err := e.Exec(ctx, s); err != nil {
+			return fmt.Errorf("drop engine tables of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Reconcile makes the engine hold every database and read view the catalog has, after
+// an engine was reset or a node stopped between the two.
+func (m *Manager) Reconcile(ctx context.Context, cluster uuid.UUID) error {
+	for _, d := range m.cat.Model().Databases(cluster) {
+		if err := m.EnsureDatabase(ctx, d); err != nil {
+			return err
+		}
+		for _, t := range m.cat.Model().Tables(cluster, d.Name) {
+			if err := m.ensureView(ctx, cluster, d.Engine, t.Name, t.ColumnType); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var _ pipeline.Tables = (*Manager)(nil)
+
+// Target implements pipeline.Tables.
+func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pipeline.Target, bool, error) {
+	t, ok := m.cat.Model().TableByID(id)
+	if !ok {
+		return pipeline.Target{}, false, nil
+	}
+	if !t.KeyPending() {
+		g, _ := t.Current()
+		return target(t, g.N), true, nil
+	}
+	lock := m.tableLock(id)
+	lock.Lock()
+	defer lock.Unlock()
+	if t, ok = m.cat.Model().TableByID(id); !ok {
+		return pipeline.Target{}, false, nil
+	}
+	if !t.KeyPending() {
+		g, _ := t.Current()
+		return target(t, g.N), true, nil
+	}
+	t, err := m.createGeneration(ctx, t, sample)
+	if err != nil {
+		return pipeline.Target{}, false, err
+	}
+	g, _ := t.Current()
+	return target(t, g.N), true, nil
+}
+
+// Generation implements pipeline.Tables.
+func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline.Target, bool, error) {
+	t, ok := m.cat.Model().TableByID(id)
+	if !ok {
+		return pipeline.Target{}, false, nil
+	}
+	for _, g := range t.Generations {
+		if g.N == gen {
+			return target(t, gen), true, nil
+		}
+	}
+	return pipeline.Target{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
+}
+
+func target(t *catalog.Table, gen int) pipeline.Target {
+	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen}
+}
+
+func (m *Manager) tableLock(id uuid.UUID) *sync.Mutex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.locks[id]
+	if l == nil {
+		l = &sync.Mutex{}
+		m.locks[id] = l
+	}
+	return l
+}
+
+// createGeneration creates the next generation of t in the engine, keyed by the table's
+// key typed from sample, and records it. The key recorded is the one the engine holds,
+// read back, so nodes racing to create the same generation record the same key.
+func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample [][]byte) (*catalog.Table, error) {
+	e, err := m.engines.Engine(t.ClusterID)
+	if err != nil {
+		return nil, err
+	}
+	// Inference failing on the data (not on reaching the engine) must not stall
+	// ingestion: the generation is then made without an automatic key, or with its
+	// paths typed as String.
+	logical, chosen := t.SortingKey, ""
+	if logical == "" {
+		if chosen, err = chooseKey(ctx, e, t.ColumnType, sample); err != nil {
+			if !isEngineException(err) {
+				return nil, err
+			}
+			chosen = ""
+		}
+		logical = chosen
+	}
+	k, err := sortkey.Parse(logical)
+	if err != nil {
+		return nil, fmt.Errorf("sorting key %q of %s: %w", logical, t.Name, err)
+	}
+	types, err := inferTypes(ctx, e, t.ColumnType, k.Paths(), sample)
+	if err != nil {
+		if !isEngineException(err) {
+			return nil, err
+		}
+		types = map[string]string{}
+		for _, p := range k.Paths() {
+			types[p] = "String"
+		}
+	}
+	n := 1
+	if g, ok := t.Current(); ok {
+		n = g.N + 1
+	}
+	gen := catalog.GenerationTable(t.Name, n)
+	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
+		ident(t.Engine), ident(gen), t.ColumnType, k.Compile(types), GenerationSettings)
+	if err := e.Exec(ctx, stmt); err != nil {
+		return nil, fmt.Errorf("create generation %d of %s: %w", n, t.Name, err)
+	}
+	keys, err := e.QueryStrings(ctx, fmt.Sprintf("SELECT sorting_key FROM system.tables WHERE database = %s AND name = %s",
+		literal(t.Engine), literal(gen)))
+	if err != nil || len(keys) != 1 {
+		return nil, fmt.Errorf("read back generation %d of %s: %v", n, t.Name, err)
+	}
+	return m.cat.CreateGeneration(ctx, t.ID, n, t.SortingKey, keys[0], chosen)
+}
+
+// maxSampleBytes bounds the rows sent to the engine to infer key types: they travel
+// inside the query text, which the engine caps (max_query_size, 256 KiB by default).
+const maxSampleBytes = 200 << 10
+
+// inferTypes asks the engine which type each path has in the sample, parsing the rows
+// exactly as an insert would. A path typed by the column declaration keeps that type
+// (""); a Dynamic path gets its most frequent type, Float64 when integers and floats
+// mix, String when the sample never has it.
+func inferTypes(ctx context.Context, e Engine, columnType string, paths []string, sample [][]byte) (map[string]string, error) {
+	types := map[string]string{}
+	if len(paths) == 0 {
+		return types, nil
+	}
+	src := sampleSource(columnType, sample)
+	for _, path := range paths {
+		col := sortkey.Subcolumn(strings.Split(path, "."), "")
+		declared, err := e.QueryStrings(ctx, fmt.Sprintf("SELECT toTypeName(%s) FROM %s LIMIT 1", col, src))
+		if err != nil {
+			return nil, fmt.Errorf("infer type of %s: %w", path, err)
+		}
+		if len(declared) == 1 && declared[0] != "Dynamic" {
+			types[path] = ""
+			continue
+		}
+		counts, err := e.QueryStrings(ctx, fmt.Sprintf(
+			"SELECT concat(dynamicType(%s), '\\t', toString(count())) FROM %s GROUP BY dynamicType(%[1]s)", col, src))
+		if err != nil {
+			return nil, fmt.Errorf("infer type of %s: %w", path, err)
+		}
+		types[path] = dominant(counts)
+	}
+	return types, nil
+}
+
+func dominant(counts []string) string {
+	type tc struct {
+		typ string
+		n   int
+	}
+	var all []tc
+	ints, floats := false, false
+	for _, line := range counts {
+		typ, num, _ := strings.Cut(line, "\t")
+		if typ == "None" {
+			continue
+		}
+		var n int
+		fmt.Sscan(num, &n)
+		all = append(all, tc{typ, n})
+		switch typ {
+		case "Int64", "UInt64":
+			ints = true
+		case "Float64":
+			floats = true
+		}
+	}
+	if len(all) == 0 {
+		return "String"
+	}
+	if ints && floats {
+		return "Float64"
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || (all[i].n == all[j].n && all[i].typ < all[j].typ) })
+	return all[0].typ
+}
+
+func ident(s string) string {
+	return "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(s) + "`"
+}
+
+func literal(s string) string {
+	return "'" + strings.NewReplacer("\\", "\\\\", "'", "\\'").Replace(s) + "'"
+}
+
+func isEngineException(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex)
+}

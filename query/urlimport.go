@@ -1,0 +1,102 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/query/statement"
+)
+
+// Import is a URL import into a table.
+type Import struct {
+	ClusterID uuid.UUID
+	TableID   uuid.UUID
+	URL       string
+	// QueryID names the engine query; a retry with the same id is deduplicated.
+	QueryID string
+}
+
+// ImportResult is what a URL import did.
+type ImportResult struct {
+	QueryID string
+	// Inserted is the engine's count of rows written, nil when it gave none.
+	Inserted *uint64
+}
+
+// ImportURL has the engine read newline-delimited JSON objects (or a JSON array of
+// them) from a URL straight into a table's current generation. The edge has already
+// checked the address against the import policy.
+func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error) {
+	if imp.QueryID == "" {
+		imp.QueryID = uuid.NewString()
+	}
+	res := ImportResult{QueryID: imp.QueryID}
+	t, ok := r.model.TableByID(imp.TableID)
+	if !ok {
+		return res, &Error{Status: 404, Code: "table_not_found", Message: "the table no longer exists"}
+	}
+	eng, err := r.engines.QueryEngine(imp.ClusterID)
+	if err != nil {
+		return res, &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
+	}
+	src := fmt.Sprintf("url(%s, 'JSONAsObject', %s)", literal(imp.URL), literal("doc "+t.ColumnType))
+	env := statement.Env{Catalog: catalogView{m: r.model, cluster: imp.ClusterID}}
+	// A table without rows yet gets its first generation typed from the URL's first rows.
+	var sample [][]byte
+	if t.KeyPending() {
+		rows, err := eng.Stream(ctx, "SELECT toJSONString(doc) FROM "+src+" LIMIT 1000", Options{QueryID: imp.QueryID + "-sample"})
+		if err != nil {
+			return res, engineError(err, env)
+		}
+		for rows.Next() {
+			if s, ok := rows.Values()[0].(string); ok {
+				sample = append(sample, []byte(s))
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return res, engineError(err, env)
+		}
+	}
+	target, ok, err := r.tables.Target(ctx, t.ID, sample)
+	if err != nil {
+		return res, err
+	}
+	if !ok {
+		return res, &Error{Status: 404, Code: "table_not_found", Message: "the table no longer exists"}
+	}
+	stmt := fmt.Sprintf("INSERT INTO %s.%s SELECT doc FROM %s", ident(target.Database), ident(target.Table), src)
+	settings := map[string]string{
+		// The query id makes a retried import land once.
+		"insert_deduplication_token":      "url/" + imp.QueryID,
+		"type_json_skip_duplicated_paths": "1",
+	}
+	rows, err := eng.Stream(ctx, stmt, Options{QueryID: imp.QueryID, Settings: settings})
+	if err != nil {
+		return res, engineError(err, env)
+	}
+	for rows.Next() {
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return res, engineError(err, env)
+	}
+	if sum := rows.Summary(); sum.Known {
+		n := sum.WrittenRows
+		res.Inserted = &n
+	}
+	return res, nil
+}
+
+func ident(s string) string {
+	return "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(s) + "`"
+}
+
+func literal(s string) string {
+	return "'" + strings.NewReplacer("\\", "\\\\", "'", "\\'").Replace(s) + "'"
+}
