@@ -4,19 +4,26 @@ import "sort"
 
 // Manifest is the static description of the language served by
 // GET /v1/spl/capabilities. It is built from the tables the parser and the
-// compiler dispatch on, so it cannot drift from what they accept.
+// compiler dispatch on, so it cannot drift from what they accept. The
+// first members are the published contract; the *_details members add
+// aliases, precedences, types and descriptions.
 type Manifest struct {
-	Language      string           `json:"language"`
-	Commands      []CommandInfo    `json:"commands"`
-	Functions     FunctionsInfo    `json:"functions"`
-	Operators     OperatorsInfo    `json:"operators"`
-	Keywords      []string         `json:"keywords"`
-	Literals      []LiteralInfo    `json:"literals"`
-	SpanUnits     []SpanUnitInfo   `json:"span_units"`
-	TimeUnits     []TimeUnitInfo   `json:"time_units"`
-	BuiltinFields []FieldInfo      `json:"built_in_fields"`
-	Limits        []LimitInfo      `json:"limits"`
-	Unsupported   []UnsupportedOpt `json:"unsupported_options"`
+	Language           string           `json:"language"`
+	Commands           []CommandInfo    `json:"commands"`
+	Functions          []FunctionInfo   `json:"functions"`
+	Operators          []string         `json:"operators"`
+	Keywords           []string         `json:"keywords"`
+	Literals           []LiteralInfo    `json:"literals"`
+	TimechartSpanUnits []string         `json:"timechart_span_units"`
+	BuiltinFields      []string         `json:"built_in_fields"`
+	Limits             map[string]int64 `json:"limits"`
+
+	OperatorDetails     OperatorsInfo     `json:"operator_details"`
+	SpanUnitDetails     []SpanUnitInfo    `json:"span_unit_details"`
+	TimeUnits           []TimeUnitInfo    `json:"time_window_calendar_units"`
+	BuiltinFieldDetails []FieldInfo       `json:"built_in_field_details"`
+	LimitDescriptions   map[string]string `json:"limit_descriptions"`
+	Unsupported         []UnsupportedOpt  `json:"unsupported_options"`
 }
 
 // CommandInfo describes a command and where it may appear.
@@ -41,27 +48,18 @@ type OptionInfo struct {
 	Description string `json:"description"`
 }
 
-// FunctionsInfo lists eval functions and aggregates.
-type FunctionsInfo struct {
-	Eval      []FunctionInfo  `json:"eval"`
-	Aggregate []AggregateInfo `json:"aggregate"`
-}
-
-// FunctionInfo describes an eval function.
+// FunctionInfo describes an eval function or an aggregate.
 type FunctionInfo struct {
-	Name        string `json:"name"`
-	Signature   string `json:"signature"`
-	MinArgs     int    `json:"min_args"`
-	MaxArgs     int    `json:"max_args"` // -1: any number
+	Name string `json:"name"`
+	// Kind is "eval" (eval, where) or "aggregate" (stats, chart, timechart).
+	Kind      string   `json:"kind"`
+	Aliases   []string `json:"aliases"`
+	Signature string   `json:"signature"`
+	MinArgs   int      `json:"min_args"`
+	MaxArgs   int      `json:"max_args"` // -1: any number
+	// Argument of an aggregate: "field", or "optional" for count.
+	Argument    string `json:"argument,omitempty"`
 	Description string `json:"description"`
-}
-
-// AggregateInfo describes an aggregate of stats, chart and timechart.
-type AggregateInfo struct {
-	Name        string   `json:"name"`
-	Aliases     []string `json:"aliases"`
-	Argument    string   `json:"argument"` // "field" or "optional"
-	Description string   `json:"description"`
 }
 
 // OperatorsInfo lists the operators of both sub-languages.
@@ -122,7 +120,8 @@ type UnsupportedOpt struct {
 
 // Capabilities returns the language manifest.
 func Capabilities() *Manifest {
-	m := &Manifest{Language: "spl", Keywords: append([]string(nil), keywordTable...)}
+	m := &Manifest{Language: "spl", Keywords: append([]string(nil), keywordTable...),
+		Limits: map[string]int64{}, LimitDescriptions: map[string]string{}}
 	for _, name := range sortedCommandNames() {
 		c := commandTable[name]
 		ci := CommandInfo{Name: c.Name, Synopsis: c.Synopsis, Transforming: c.Transforming, RequiresTime: c.NeedsTime, Options: []OptionInfo{}}
@@ -144,38 +143,53 @@ func Capabilities() *Manifest {
 	sort.Strings(names)
 	for _, n := range names {
 		f := funcTable[n]
-		m.Functions.Eval = append(m.Functions.Eval, FunctionInfo{Name: f.Name, Signature: f.Signature, MinArgs: f.Min, MaxArgs: f.Max, Description: f.Description})
+		m.Functions = append(m.Functions, FunctionInfo{Name: f.Name, Kind: "eval", Aliases: []string{}, Signature: f.Signature,
+			MinArgs: f.Min, MaxArgs: f.Max, Description: f.Description})
 	}
 	for _, a := range aggTable {
-		arg := "field"
+		fi := FunctionInfo{Name: a.Name, Kind: "aggregate", Aliases: append([]string{}, a.Aliases...), Signature: a.Name + "(<field>)",
+			MinArgs: 1, MaxArgs: 1, Argument: "field", Description: a.Description}
 		if a.Arg == aggArgOptional {
-			arg = "optional"
+			fi.Signature, fi.MinArgs, fi.Argument = a.Name+" | "+a.Name+"(<field>) | "+a.Name+"(eval(<condition>))", 0, "optional"
 		}
-		m.Functions.Aggregate = append(m.Functions.Aggregate, AggregateInfo{Name: a.Name, Aliases: append([]string{}, a.Aliases...), Argument: arg, Description: a.Description})
+		m.Functions = append(m.Functions, fi)
+	}
+	seen := map[string]bool{}
+	op := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			m.Operators = append(m.Operators, s)
+		}
 	}
 	for _, o := range searchOperatorTable {
-		m.Operators.Search = append(m.Operators.Search, OperatorInfo{Operator: o.Text, Description: o.Description})
+		m.OperatorDetails.Search = append(m.OperatorDetails.Search, OperatorInfo{Operator: o.Text, Description: o.Description})
+		op(o.Text)
 	}
 	for _, o := range binaryOpTable {
-		m.Operators.Eval = append(m.Operators.Eval, OperatorInfo{Operator: o.Text, Precedence: o.Prec, Description: o.Description})
+		m.OperatorDetails.Eval = append(m.OperatorDetails.Eval, OperatorInfo{Operator: o.Text, Precedence: o.Prec, Description: o.Description})
+		op(o.Text)
 	}
 	for _, o := range unaryOpTable {
-		m.Operators.Eval = append(m.Operators.Eval, OperatorInfo{Operator: o.Text, Precedence: o.Prec, Unary: true, Description: o.Description})
+		m.OperatorDetails.Eval = append(m.OperatorDetails.Eval, OperatorInfo{Operator: o.Text, Precedence: o.Prec, Unary: true, Description: o.Description})
+		op(o.Text)
 	}
 	for _, l := range literalTable {
 		m.Literals = append(m.Literals, LiteralInfo(l))
 	}
 	for _, u := range spanUnitTable {
-		m.SpanUnits = append(m.SpanUnits, SpanUnitInfo{Unit: u.Unit, Aliases: append([]string{}, u.Aliases...), Seconds: u.Seconds})
+		m.TimechartSpanUnits = append(m.TimechartSpanUnits, u.Unit)
+		m.SpanUnitDetails = append(m.SpanUnitDetails, SpanUnitInfo{Unit: u.Unit, Aliases: append([]string{}, u.Aliases...), Seconds: u.Seconds})
 	}
 	for _, u := range calendarUnitTable {
 		m.TimeUnits = append(m.TimeUnits, TimeUnitInfo{Unit: u.Unit, Aliases: append([]string{}, u.Aliases...), Months: u.Months})
 	}
 	for _, f := range builtinFieldTable {
-		m.BuiltinFields = append(m.BuiltinFields, FieldInfo(f))
+		m.BuiltinFields = append(m.BuiltinFields, f.Name)
+		m.BuiltinFieldDetails = append(m.BuiltinFieldDetails, FieldInfo(f))
 	}
 	for _, l := range limitTable {
-		m.Limits = append(m.Limits, LimitInfo{Name: l.Name, Value: l.Value, Description: l.Description})
+		m.Limits[l.Name] = l.Value
+		m.LimitDescriptions[l.Name] = l.Description
 	}
 	opts := make([]string, 0, len(unsupportedOptions))
 	for n := range unsupportedOptions {

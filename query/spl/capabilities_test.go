@@ -63,7 +63,10 @@ func TestCapabilitiesMatchCompiler(t *testing.T) {
 	if err := compile("a | bogus"); err == nil {
 		t.Error("unknown command accepted")
 	}
-	for _, f := range m.Functions.Eval {
+	for _, f := range m.Functions {
+		if f.Kind != "eval" {
+			continue
+		}
 		args := make([]string, f.MinArgs)
 		for i := range args {
 			args[i] = "x"
@@ -89,19 +92,25 @@ func TestCapabilitiesMatchCompiler(t *testing.T) {
 			t.Errorf("function %s: %v", f.Name, err)
 		}
 	}
-	for _, a := range m.Functions.Aggregate {
+	for _, a := range m.Functions {
+		if a.Kind != "aggregate" {
+			continue
+		}
 		for _, n := range append([]string{a.Name}, a.Aliases...) {
 			if err := compile("a | stats " + n + "(x)"); err != nil {
 				t.Errorf("aggregate %s: %v", n, err)
 			}
 		}
 	}
-	for _, u := range m.SpanUnits {
+	for _, u := range m.SpanUnitDetails {
 		for _, n := range append([]string{u.Unit}, u.Aliases...) {
 			if _, err := parseSpan("1" + n); err != nil {
 				t.Errorf("span unit %s: %v", n, err)
 			}
 		}
+	}
+	if len(m.Functions) != len(funcTable)+len(aggTable) || len(m.Limits) != len(limitTable) || len(m.TimechartSpanUnits) != len(spanUnitTable) {
+		t.Error("manifest and tables disagree in size")
 	}
 	for _, o := range m.Unsupported {
 		if err := compile("a | timechart " + o.Name + "=1 count"); err == nil {
