@@ -92,6 +92,24 @@ func (es Errors) Error() string {
 // StatusCode is the HTTP status for the errors: always 400.
 func (es Errors) StatusCode() int { return http.StatusBadRequest }
 
+// Code is the error envelope's code: the first error's.
+func (es Errors) Code() string {
+	if len(es) == 0 {
+		return CodeInvalid
+	}
+	return es[0].Code
+}
+
+// Hint is the error envelope's hint: the first hint given, if any.
+func (es Errors) Hint() string {
+	for _, e := range es {
+		if e.Hint != "" {
+			return e.Hint
+		}
+	}
+	return ""
+}
+
 // Render returns every error with its line and a caret, for logs and tests.
 func (es Errors) Render() string {
 	var b strings.Builder

@@ -133,6 +133,9 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("error %d at column %d, want %d: %v", i, es[i].Position.Column, want, es[i])
 		}
 	}
+	if es.Code() != CodeSyntax || es.Hint() != "supported commands: chart, dedup, eval, fields, head, rename, search, sort, stats, table, timechart, where" {
+		t.Errorf("envelope: %q %q", es.Code(), es.Hint())
+	}
 	// At most maxErrors are reported.
 	_, err = Parse(strings.Repeat("a | bogus ", 30))
 	if es, _ := AsErrors(err); len(es) != maxErrors {
