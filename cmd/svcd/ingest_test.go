@@ -413,14 +413,26 @@ func TestBrokerStoppedDuringALoad(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	b.Shutdown(context.Background())
 	// While the broker is away, nothing is acknowledged and answers say when to retry.
-	r, err := s.Do("POST", "/v1/tables/load", `{"user":{"id":-1}}`)
-	if err != nil || r.Status != 503 || r.Header.Get("Retry-After") == "" {
-		t.Fatalf("insert while the broker is down: %v %d %s", err, r.Status, r.Body)
+	// The probe carries an idempotency key: a 503 means "not acknowledged", and the
+	// record may still be written once the broker returns, so a client retries it.
+	asked := time.Now()
+	r, err := s.Do("POST", "/v1/tables/load", `{"user":{"id":-1}}`, "Idempotency-Key", "probe")
+	if err != nil {
+		t.Fatalf("insert while the broker is down: %v", err)
+	}
+	if r.Status != 503 || r.Header.Get("Retry-After") == "" || time.Since(asked) > 30*time.Second {
+		t.Fatalf("insert while the broker is down: %d after %s, Retry-After %q: %s", r.Status, time.Since(asked), r.Header.Get("Retry-After"), r.Body)
 	}
 	b = newBroker()
 	defer b.Shutdown(context.Background())
-	time.Sleep(3 * time.Second)
-	acked := l.finish()
+	for {
+		if r, err := s.Do("POST", "/v1/tables/load", `{"user":{"id":-1}}`, "Idempotency-Key", "probe"); err == nil && r.Status == 202 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	acked := l.finish() + 1 // the probe
 	t.Logf("acknowledged %d rows, %d attempts retried", acked, l.failed.Load())
 	s.WaitCount("load", acked, 2*time.Minute)
 	time.Sleep(time.Second)

@@ -77,8 +77,24 @@ func (p *Producer) Produce(ctx context.Context, records ...*pipeline.Record) err
 		}
 		recs[i] = kr
 	}
-	if err := p.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return classifyProduceError(err)
+	// Wait for every acknowledgment or for ctx, whichever comes first. franz-go cannot
+	// fail a record already in flight when the broker disappears (an idempotent
+	// producer must learn its fate first), so ctx alone would not bound the wait. A
+	// record given up on here may still be written later: the caller reports it as not
+	// acknowledged, and a retry with the same idempotency key lands once.
+	results := make(chan error, len(recs))
+	for _, r := range recs {
+		p.cl.Produce(context.WithoutCancel(ctx), r, func(_ *kgo.Record, err error) { results <- err })
+	}
+	for range recs {
+		select {
+		case err := <-results:
+			if err != nil {
+				return classifyProduceError(err)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("%w: the log did not acknowledge in time (%v)", pipeline.ErrOverloaded, ctx.Err())
+		}
 	}
 	return nil
 }

@@ -1,0 +1,32 @@
+package edge
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRedactPath(t *testing.T) {
+	f := func(path, route, want string) {
+		t.Helper()
+		if got := redactPath(path, route); got != want {
+			t.Fatalf("redactPath(%q) = %q, want %q", path, got, want)
+		}
+	}
+	token := "svck_" + strings.Repeat("x", 43)
+	f("/v1/keys/"+token, "/v1/keys/{key}", "/v1/keys/svck_xxxx…")
+	f("/v1/keys/0b6f2e1c-7c3e-4a8a-9a34-2b1f0c9d8e7f", "/v1/keys/{key}", "/v1/keys/0b6f2e1c-7c3e-4a8a-9a34-2b1f0c9d8e7f")
+	f("/v1/tables/svck_looks_like_a_token", "/v1/tables/{table}", "/v1/tables/svck_looks_like_a_token")
+}
+
+func TestSource(t *testing.T) {
+	f := func(ua, src, version string) {
+		t.Helper()
+		if s, v := source(ua); s != src || v != version {
+			t.Fatalf("source(%q) = %q %q, want %q %q", ua, s, v, src, version)
+		}
+	}
+	f("svc-cli/1.4.2 (linux)", "cli", "1.4.2")
+	f("Mozilla/5.0 (X11)", "ui", "")
+	f("curl/8.5.0", "api", "")
+	f("", "api", "")
+}

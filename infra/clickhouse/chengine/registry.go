@@ -1,0 +1,138 @@
+package chengine
+
+import (
+	"context"
+	"encoding/hex"
+	"regexp"
+	"sync"
+	"time"
+)
+
+// chdb takes no query id from its caller, so every statement carries a marker comment with
+// the client's id; a KILL QUERY matching the marker cancels it from another connection.
+
+var plainQueryID = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`)
+
+// marker is the comment prefixed to the statement of query id. Ids outside a plain alphabet
+// are hex-encoded so that no id can end the comment.
+func marker(id string) string {
+	return "/* svc:qid=" + markerID(id) + " */ "
+}
+
+func markerID(id string) string {
+	if plainQueryID.MatchString(id) {
+		return id
+	}
+	return "x" + hex.EncodeToString([]byte(id))
+}
+
+// killStatement cancels the statement of query id. The marker is assembled by concat so that
+// the KILL's own text does not match it.
+func killStatement(id string) string {
+	return "KILL QUERY WHERE position(query, concat('/* svc:qid=', " + quoteString(markerID(id)) + ", ' */')) > 0 ASYNC FORMAT Null"
+}
+
+// running is a statement in flight.
+type running struct {
+	id    string
+	query string
+	done  chan struct{}
+
+	mu        sync.Mutex
+	cancelled bool
+	abort     func() // cancels the statement; called at most once
+}
+
+// cancel stops the statement: once, and without waiting for it to end.
+func (r *running) cancel() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancelled || r.abort == nil {
+		r.cancelled = true
+		return
+	}
+	r.cancelled = true
+	go r.abort()
+}
+
+// setAbort installs how to cancel the statement; if a cancel came first it runs at once.
+func (r *running) setAbort(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.abort = f
+	if r.cancelled {
+		go f()
+	}
+}
+
+func (r *running) wasCancelled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cancelled
+}
+
+// registry tracks running statements by query id.
+type registry struct {
+	mu sync.Mutex
+	m  map[string]*running
+}
+
+func newRegistry() *registry { return &registry{m: map[string]*running{}} }
+
+// add registers a statement; an id already running is refused as ClickHouse refuses it.
+func (g *registry) add(id, query string) (*running, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.m[id]; ok {
+		return nil, newException(codeQueryIDAlreadyRunning, "Query with id = %s is already running", id)
+	}
+	r := &running{id: id, query: query, done: make(chan struct{})}
+	g.m[id] = r
+	return r, nil
+}
+
+func (g *registry) remove(r *running) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m[r.id] == r {
+		delete(g.m, r.id)
+	}
+	close(r.done)
+}
+
+func (g *registry) get(id string) *running {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.m[id]
+}
+
+// cancelAll cancels every running statement.
+func (g *registry) cancelAll() int {
+	g.mu.Lock()
+	rs := make([]*running, 0, len(g.m))
+	for _, r := range g.m {
+		rs = append(rs, r)
+	}
+	g.mu.Unlock()
+	for _, r := range rs {
+		r.cancel()
+	}
+	return len(rs)
+}
+
+// killLoop issues kill until done closes: a KILL that runs before the engine registered the
+// statement matches nothing, so it repeats until the statement is gone.
+func killLoop(ctx context.Context, done <-chan struct{}, kill func()) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		kill()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
