@@ -979,6 +979,9 @@ func testStages(t *testing.T, env *e2eEnv, all []event) {
 			}
 		}
 	}
+	if r.Statistics["rows_read"].(float64) < float64(len(all)) || r.Statistics["bytes_read"].(float64) <= 0 || r.Statistics["elapsed"].(float64) <= 0 {
+		t.Fatalf("statistics: %v", r.Statistics)
+	}
 	if r.Stages[1]["command"] != "search" || r.Stages[1]["expression"] != "status=500" || r.Stages[3]["command"] != "stats" {
 		t.Fatalf("stage names: %v", r.Stages)
 	}
