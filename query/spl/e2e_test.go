@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -75,6 +77,16 @@ func TestE2E(t *testing.T) {
 	t.Run("window", func(t *testing.T) { testWindow(t, env) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, env) })
 	t.Run("quoting", func(t *testing.T) { testQuoting(t, eng) })
+	t.Run("golden_inputs_run", func(t *testing.T) {
+		files, _ := filepath.Glob("testdata/compile/*.spl")
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.search(t, stripComments(string(b)), func(r *Request) { r.IncludeFieldStatistics = true })
+		}
+	})
 }
 
 func testEvents(t *testing.T, env *e2eEnv, all []event) {
