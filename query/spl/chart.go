@@ -1,0 +1,381 @@
+package spl
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// chartOpts are the parsed options of chart and timechart.
+type chartOpts struct {
+	limit    int
+	bottom   bool
+	useOther bool
+	useNull  bool
+	span     int64 // seconds, 0: automatic
+	week     bool  // span in weeks: buckets start on Monday
+	bins     int
+	cont     bool
+}
+
+func parseChartOpts(opts []*Option) chartOpts {
+	o := chartOpts{limit: DefaultChartLimit, useOther: true, useNull: true, bins: DefaultBins, cont: true}
+	for _, opt := range opts {
+		switch opt.Name {
+		case "limit":
+			o.limit, o.bottom, _ = parseLimit(opt.Value)
+		case "useother":
+			o.useOther, _ = parseBool(opt.Value)
+		case "usenull":
+			o.useNull, _ = parseBool(opt.Value)
+		case "cont":
+			o.cont, _ = parseBool(opt.Value)
+		case "bins":
+			fmt.Sscan(opt.Value, &o.bins)
+		case "span":
+			o.span, _ = parseSpan(opt.Value)
+			m := spanRe.FindStringSubmatch(opt.Value)
+			if m != nil {
+				if u, ok := lookupSpanUnit(m[2]); ok && u.Unit == "w" {
+					o.week = true
+				}
+			}
+		}
+	}
+	return o
+}
+
+// pivot describes a chart or timechart for compilation.
+type pivot struct {
+	pos     Pos
+	rowName string  // output name of the row field; "" when there is none
+	row     sqlExpr // row key; s == "" when there is none
+	rowDisp sqlExpr // shown for the row when it differs from the key
+	// rowNotNull: the row key is never null (time buckets).
+	rowNotNull bool
+	split      *FieldName
+	aggs       []*aggPlan
+	opts       chartOpts
+	fill       *fill
+}
+
+// fill is the continuous time axis of a timechart.
+type fill struct {
+	from, to time.Time
+	stepMs   int64
+}
+
+func (c *compiler) chart(cmd *ChartCommand) {
+	p := pivot{pos: cmd.Rng.Start, split: cmd.By, opts: parseChartOpts(cmd.Options)}
+	p.aggs = c.planAggs(cmd.Aggs)
+	if cmd.Over != nil {
+		x := c.cur.sch.resolve(cmd.Over.Name)
+		if x.k == kNull {
+			x = sqlExpr{"CAST(NULL AS Nullable(String))", kStr}
+		}
+		key, disp, needsAny := groupKey(x)
+		p.rowName, p.row = cmd.Over.Name, key
+		if needsAny {
+			p.rowDisp = disp
+		}
+	}
+	c.pivot(p)
+}
+
+// spanLadder lists the automatic spans in seconds, smallest first.
+var spanLadder = []int64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 43200,
+	86400, 2 * 86400, 7 * 86400, 14 * 86400, MaxSpanSeconds}
+
+// autoSpan picks the smallest ladder span giving at most bins buckets.
+func autoSpan(window time.Duration, bins int) int64 {
+	for _, s := range spanLadder {
+		if ceilDiv(window.Milliseconds(), s*1000) <= int64(bins) {
+			return s
+		}
+	}
+	return MaxSpanSeconds
+}
+
+func ceilDiv(a, b int64) int64 {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+// floorDiv divides rounding toward negative infinity.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// weekOrigin is Monday 1970-01-05 00:00 UTC in milliseconds: week buckets
+// start on Mondays; all other spans are aligned to the Unix epoch.
+const weekOrigin = 4 * 86400 * 1000
+
+// BucketStart is the start of the bucket holding t (exported for tests
+// that compute expected results).
+func BucketStart(t time.Time, spanMs, originMs int64) time.Time {
+	return time.UnixMilli(floorDiv(t.UnixMilli()-originMs, spanMs)*spanMs + originMs).UTC()
+}
+
+// bucketSQL is BucketStart in SQL.
+func bucketSQL(t string, spanMs, originMs int64) string {
+	x := "toUnixTimestamp64Milli(" + t + ")"
+	if originMs != 0 {
+		x = "(" + x + " - " + fmt.Sprint(originMs) + ")"
+	}
+	s := fmt.Sprint(spanMs)
+	o := ""
+	if originMs != 0 {
+		o = " + " + fmt.Sprint(originMs)
+	}
+	return "fromUnixTimestamp64Milli(toInt64((intDiv(" + x + ", " + s + ") - (" + x + " % " + s + " < 0)) * " + s + o + "), 'UTC')"
+}
+
+func (c *compiler) timechart(cmd *TimechartCommand) {
+	p := pivot{pos: cmd.Rng.Start, split: cmd.By, opts: parseChartOpts(cmd.Options), rowName: "_time"}
+	t := c.cur.sch.resolve("_time")
+	p.aggs = c.planAggs(cmd.Aggs)
+	w := c.opts.Window
+	from, to := w.Earliest, w.Latest
+	if !w.HasEarliest {
+		if !c.resolver(cmd.Rng.Start, "timechart over all time") {
+			return
+		}
+		sql := c.with(c.cur.rel, false) + "SELECT min(" + t.s + ") FROM " + c.cur.rel
+		c.resolved = append(c.resolved, sql)
+		first, ok, err := c.opts.Resolver.EarliestTime(c.ctx, sql)
+		if err != nil {
+			c.setFatal(fmt.Errorf("find the first event: %w", err))
+			return
+		}
+		from = to
+		if ok && first.Before(to) {
+			from = first
+		}
+	}
+	span := p.opts.span
+	if span == 0 {
+		span = autoSpan(to.Sub(from), p.opts.bins)
+	}
+	var origin int64
+	if p.opts.week {
+		origin = weekOrigin
+	}
+	spanMs := span * 1000
+	start := BucketStart(from, spanMs, origin)
+	if !from.Before(to) {
+		start = to
+	}
+	if p.opts.cont {
+		if n := ceilDiv(to.Sub(start).Milliseconds(), spanMs); n > MaxBuckets {
+			c.errs.add(CodeLimit, cmd.Rng.Start, "use a larger span or a smaller time window",
+				"timechart would fill %d buckets of %s; the limit is %d", n, time.Duration(span)*time.Second, MaxBuckets)
+			return
+		}
+		p.fill = &fill{from: start, to: to, stepMs: spanMs}
+	}
+	p.row = sqlExpr{bucketSQL(t.s, spanMs, origin), kTime}
+	p.rowNotNull = t.s == c.cur.sch.base("_time").s
+	c.pivot(p)
+}
+
+// series is one split series of a pivot.
+type series struct {
+	label string // the value, or NULL / OTHER
+	cond  string // rows of the series
+}
+
+func (c *compiler) pivot(p pivot) {
+	// The input relation holds the row key, the split key and every input
+	// of every aggregate, so that ranking and pivot read the same rows.
+	var sel, where []string
+	rowCol, dispCol, splitCol := "", "", ""
+	if p.row.s != "" {
+		rowCol = c.newCol()
+		sel = append(sel, p.row.s+" AS "+rowCol)
+		if !p.rowNotNull {
+			where = append(where, isNotNull(p.row))
+		}
+		if p.rowDisp.s != "" {
+			dispCol = c.newCol()
+			sel = append(sel, p.rowDisp.s+" AS "+dispCol)
+		}
+	}
+	if p.split != nil {
+		x := c.cur.sch.resolve(p.split.Name)
+		splitCol = c.newCol()
+		sel = append(sel, toStr(x).s+" AS "+splitCol)
+		if !p.opts.useNull {
+			where = append(where, isNotNull(x))
+		}
+	}
+	for _, a := range p.aggs {
+		for _, in := range a.inputs() {
+			col := c.newCol()
+			sel = append(sel, in.s+" AS "+col)
+			in.s = col
+		}
+	}
+	if len(sel) == 0 {
+		sel = append(sel, "1 AS "+c.newCol())
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	in := c.addCTE(q)
+
+	var cols []namedCol
+	var out []string
+	var group string
+	var order []orderTerm
+	names := map[string]bool{}
+	if rowCol != "" {
+		col := c.newCol()
+		out = append(out, rowCol+" AS "+col)
+		group = col
+		order = naturalOrder(sqlExpr{col, p.row.k}, false)
+		shown := namedCol{name: p.rowName, col: col, k: p.row.k}
+		if dispCol != "" {
+			dc := c.newCol()
+			out = append(out, "any("+dispCol+") AS "+dc)
+			shown = namedCol{name: p.rowName, col: dc, k: p.rowDisp.k}
+		}
+		cols = append(cols, shown)
+		names[p.rowName] = true
+	}
+	addAgg := func(name, sql string, k kind) {
+		if names[name] {
+			c.errs.add(CodeInvalid, p.pos, "rename with AS or limit the series", "colliding output name %q", name)
+		}
+		names[name] = true
+		col := c.newCol()
+		out = append(out, sql+" AS "+col)
+		cols = append(cols, namedCol{name: name, col: col, k: k})
+	}
+	if p.split == nil {
+		for _, a := range p.aggs {
+			addAgg(a.name, a.sql(""), a.outKind())
+		}
+	} else {
+		ss, ok := c.rankSeries(p, in, rowCol, splitCol)
+		if !ok {
+			return
+		}
+		if n := len(ss) * len(p.aggs); n > MaxSeriesColumns {
+			c.errs.add(CodeLimit, p.pos, "lower limit=, use fewer aggregates, or filter the split field",
+				"chart would have %d series columns; the limit is %d", n, MaxSeriesColumns)
+			return
+		}
+		for _, a := range p.aggs {
+			for _, s := range ss {
+				name := s.label
+				if len(p.aggs) > 1 {
+					name = seriesComponent(a.name) + ":" + seriesComponent(s.label)
+				}
+				addAgg(name, a.sql(s.cond), a.outKind())
+			}
+		}
+	}
+	q = "SELECT " + strings.Join(out, ", ") + " FROM " + in
+	if group != "" {
+		q += " GROUP BY " + group
+	}
+	if p.fill != nil {
+		q += " ORDER BY " + group + " WITH FILL FROM " + timeLiteral(p.fill.from) + " TO " + timeLiteral(p.fill.to) +
+			" STEP toIntervalMillisecond(" + fmt.Sprint(p.fill.stepMs) + ")"
+	}
+	c.cur = state{rel: c.addCTE(q), sch: &schema{cols: cols}, order: order, transformed: true}
+}
+
+// seriesComponent quotes a part of an <aggregate>:<value> series name when
+// it is empty or holds punctuation that would make the name ambiguous.
+func seriesComponent(s string) string {
+	if s != "" && !strings.ContainsAny(s, ":\"\\,") && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return s
+	}
+	return quoteString(s, '"')
+}
+
+// rankSeries runs the ranking query and chooses the series columns: the
+// top (or bottom) limit values by score, in value order, then NULL and
+// OTHER.
+func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, bool) {
+	if !c.resolver(p.pos, "a split chart") {
+		return nil, false
+	}
+	n := p.opts.limit + 1
+	if p.opts.limit == 0 {
+		n = MaxSeriesColumns + 1
+	}
+	dir := "DESC"
+	if p.opts.bottom {
+		dir = "ASC"
+	}
+	var ranked string
+	if len(p.aggs) == 1 {
+		// One aggregate: the sum of its value over the rows.
+		a := p.aggs[0]
+		score := toNum(sqlExpr{a.sql(""), a.outKind()}).s
+		ranked = "SELECT 0 AS is_null, CAST(" + splitCol + " AS Nullable(String)) AS value, toFloat64(coalesce(sum(score), 0)) AS score FROM (SELECT " +
+			rowCol + ", " + splitCol + ", " + score + " AS score FROM " + in + " WHERE " + splitCol + " IS NOT NULL GROUP BY " +
+			rowCol + ", " + splitCol + ") GROUP BY " + splitCol
+	} else {
+		// Several aggregates: event frequency.
+		ranked = "SELECT 0 AS is_null, CAST(" + splitCol + " AS Nullable(String)) AS value, toFloat64(count()) AS score FROM " + in +
+			" WHERE " + splitCol + " IS NOT NULL GROUP BY " + splitCol
+	}
+	ranked += " ORDER BY score " + dir + ", value ASC LIMIT " + itoa(n)
+	sql := c.with(in, false) + "SELECT * FROM (" + ranked + ") UNION ALL SELECT 1, CAST(NULL AS Nullable(String)), toFloat64(count()) FROM " + in +
+		" WHERE " + splitCol + " IS NULL"
+	c.resolved = append(c.resolved, sql)
+	rows, err := c.opts.Resolver.RankSeries(c.ctx, sql)
+	if err != nil {
+		c.setFatal(fmt.Errorf("rank chart series: %w", err))
+		return nil, false
+	}
+	var values []string
+	hasNull := false
+	for _, r := range rows {
+		if r.Null {
+			hasNull = r.Score > 0
+			continue
+		}
+		values = append(values, r.Value)
+	}
+	more := false
+	if p.opts.limit == 0 {
+		if len(values) > MaxSeriesColumns {
+			c.errs.add(CodeLimit, p.pos, "set limit=N or filter the split field",
+				"the split field has more than %d values", MaxSeriesColumns)
+			return nil, false
+		}
+	} else if len(values) > p.opts.limit {
+		more = true
+		values = values[:p.opts.limit]
+	}
+	slices.Sort(values)
+	var out []series
+	var lits []string
+	for _, v := range values {
+		out = append(out, series{label: v, cond: splitCol + " = " + sqlString(v)})
+		lits = append(lits, sqlString(v))
+	}
+	if hasNull && p.opts.useNull {
+		out = append(out, series{label: "NULL", cond: splitCol + " IS NULL"})
+	}
+	if more && p.opts.useOther {
+		out = append(out, series{label: "OTHER", cond: splitCol + " IS NOT NULL AND " + splitCol + " NOT IN (" + strings.Join(lits, ", ") + ")"})
+	}
+	if len(out) == 0 {
+		// No rows at all: keep the layout valid with no series.
+		return nil, true
+	}
+	return out, true
+}

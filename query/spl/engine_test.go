@@ -1,0 +1,97 @@
+//go:build !spldev
+
+package spl
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/svc-data/svc/infra/clickhouse/chclient"
+	"github.com/svc-data/svc/infra/clickhouse/chtest"
+	"github.com/svc-data/svc/query"
+)
+
+// openTestEngine starts a throwaway engine with the project's helper
+// (skipping when SVC_CHDB_LIB is unset) and queries it through chclient,
+// the clickhouse-go adapter svcd uses, so values arrive with the types the
+// service sees.
+func openTestEngine(t testing.TB) testEngine {
+	url, _ := chtest.Engine(t)
+	c, err := chclient.Open(chclient.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return streamEngine{c}
+}
+
+// streamEngine implements Engine over query.Engine (chclient.Client.Stream);
+// svcd can wire the same few lines.
+type streamEngine struct{ c *chclient.Client }
+
+func (e streamEngine) Exec(ctx context.Context, sql string) error { return e.c.Exec(ctx, sql) }
+
+func (e streamEngine) Query(ctx context.Context, sql, queryID string) (*Result, error) {
+	var eng query.Engine = e.c
+	rows, err := eng.Stream(ctx, sql, query.Options{QueryID: queryID})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	res := &Result{}
+	for _, c := range rows.Columns() {
+		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type})
+	}
+	for rows.Next() {
+		// Values are valid until the next call to Next: copy them out.
+		vals := rows.Values()
+		row := make([]any, len(vals))
+		for i, v := range vals {
+			row[i] = detach(v)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	s := rows.Summary()
+	res.Stats = QueryStats{RowsRead: s.RowsRead, BytesRead: s.BytesRead}
+	return res, nil
+}
+
+// detach copies a scanned value out of the driver's buffers: pointers are
+// followed, slices and maps copied.
+func detach(v any) any {
+	if v == nil {
+		return nil
+	}
+	if t, ok := v.(time.Time); ok {
+		return t
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if rv.IsNil() {
+			return nil
+		}
+		return detach(rv.Elem().Interface())
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return string(rv.Bytes())
+		}
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = detach(rv.Index(i).Interface())
+		}
+		return out
+	case reflect.Map:
+		out := make(map[string]any, rv.Len())
+		for _, k := range rv.MapKeys() {
+			out[k.String()] = detach(rv.MapIndex(k).Interface())
+		}
+		return out
+	}
+	return v
+}

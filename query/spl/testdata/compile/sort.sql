@@ -1,0 +1,29 @@
+-- * | sort 100 -bytes, +host, num(status), str(user)
+-- result: events
+-- column: _time
+-- column: _raw
+-- column: host
+-- column: source
+-- column: sourcetype
+-- column: index
+-- column: (document fields)
+-- stage: search | *
+-- stage: sort | 100 -bytes, +host, num(status), str(user)
+
+-- main:
+WITH
+  s0 AS (SELECT doc, doc._time AS `@_time`, doc.`bytes` AS `@bytes`, doc.`host` AS `@host`, doc.`status` AS `@status`, doc.`user` AS `@user`, doc.`_raw` AS `@_raw`, doc.`source` AS `@source`, doc.`sourcetype` AS `@sourcetype`, doc.`index` AS `@index` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
+  s1 AS (SELECT * FROM s0 ORDER BY (`@bytes` IS NULL) ASC, (toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) IS NULL) DESC, toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) DESC, CAST(`@bytes` AS Nullable(String)) DESC, (nullIf(`@host`, '') IS NULL) ASC, (toFloat64OrNull(nullIf(`@host`, '')) IS NULL) ASC, toFloat64OrNull(nullIf(`@host`, '')) ASC, nullIf(`@host`, '') ASC, (toFloat64OrNull(CAST(`@status` AS Nullable(String))) IS NULL) ASC, toFloat64OrNull(CAST(`@status` AS Nullable(String))) ASC, (CAST(`@user` AS Nullable(String)) IS NULL) ASC, CAST(`@user` AS Nullable(String)) ASC, `@_time` DESC LIMIT 100)
+SELECT `@_time` AS o1, nullIf(`@_raw`, '') AS o2, nullIf(`@host`, '') AS o3, nullIf(`@source`, '') AS o4, nullIf(`@sourcetype`, '') AS o5, nullIf(`@index`, '') AS o6, toJSONString(doc) AS o7 FROM s1 ORDER BY (`@bytes` IS NULL) ASC, (toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) IS NULL) DESC, toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) DESC, CAST(`@bytes` AS Nullable(String)) DESC, (nullIf(`@host`, '') IS NULL) ASC, (toFloat64OrNull(nullIf(`@host`, '')) IS NULL) ASC, toFloat64OrNull(nullIf(`@host`, '')) ASC, nullIf(`@host`, '') ASC, (toFloat64OrNull(CAST(`@status` AS Nullable(String))) IS NULL) ASC, toFloat64OrNull(CAST(`@status` AS Nullable(String))) ASC, (CAST(`@user` AS Nullable(String)) IS NULL) ASC, CAST(`@user` AS Nullable(String)) ASC, `@_time` DESC LIMIT 10001
+
+-- stage counts:
+WITH
+  s0 AS (SELECT doc._time AS `@_time`, doc.`bytes` AS `@bytes`, doc.`host` AS `@host`, doc.`status` AS `@status`, doc.`user` AS `@user`, doc.`_raw` AS `@_raw`, doc.`source` AS `@source`, doc.`sourcetype` AS `@sourcetype`, doc.`index` AS `@index` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
+  s1 AS (SELECT * FROM s0 ORDER BY (`@bytes` IS NULL) ASC, (toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) IS NULL) DESC, toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) DESC, CAST(`@bytes` AS Nullable(String)) DESC, (nullIf(`@host`, '') IS NULL) ASC, (toFloat64OrNull(nullIf(`@host`, '')) IS NULL) ASC, toFloat64OrNull(nullIf(`@host`, '')) ASC, nullIf(`@host`, '') ASC, (toFloat64OrNull(CAST(`@status` AS Nullable(String))) IS NULL) ASC, toFloat64OrNull(CAST(`@status` AS Nullable(String))) ASC, (CAST(`@user` AS Nullable(String)) IS NULL) ASC, CAST(`@user` AS Nullable(String)) ASC, `@_time` DESC LIMIT 100)
+SELECT (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n0, (SELECT count() FROM (SELECT 1 FROM s1 LIMIT 10001)) AS n1
+
+-- timeline:
+WITH
+  s0 AS (SELECT doc._time AS `@_time`, doc.`bytes` AS `@bytes`, doc.`host` AS `@host`, doc.`status` AS `@status`, doc.`user` AS `@user`, doc.`_raw` AS `@_raw`, doc.`source` AS `@source`, doc.`sourcetype` AS `@sourcetype`, doc.`index` AS `@index` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
+  s1 AS (SELECT * FROM s0 ORDER BY (`@bytes` IS NULL) ASC, (toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) IS NULL) DESC, toFloat64OrNull(CAST(`@bytes` AS Nullable(String))) DESC, CAST(`@bytes` AS Nullable(String)) DESC, (nullIf(`@host`, '') IS NULL) ASC, (toFloat64OrNull(nullIf(`@host`, '')) IS NULL) ASC, toFloat64OrNull(nullIf(`@host`, '')) ASC, nullIf(`@host`, '') ASC, (toFloat64OrNull(CAST(`@status` AS Nullable(String))) IS NULL) ASC, toFloat64OrNull(CAST(`@status` AS Nullable(String))) ASC, (CAST(`@user` AS Nullable(String)) IS NULL) ASC, CAST(`@user` AS Nullable(String)) ASC, `@_time` DESC LIMIT 100)
+SELECT fromUnixTimestamp64Milli(toInt64((intDiv(toUnixTimestamp64Milli(`@_time`), 900000) - (toUnixTimestamp64Milli(`@_time`) % 900000 < 0)) * 900000), 'UTC') AS bucket, count() AS n FROM s1 WHERE `@_time` >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND `@_time` < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC') GROUP BY bucket ORDER BY bucket WITH FILL FROM toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') TO toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC') STEP toIntervalMillisecond(900000)
