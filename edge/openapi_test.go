@@ -777,6 +777,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 
 	// Health, this document (once registered), catalog, metrics.
 	json200(request{method: "GET", target: "/health"})
+	json200(request{method: "GET", target: "/v1/spl/capabilities"})
 	if registeredRoutes(t)["GET /v1/openapi.json"] {
 		json200(request{method: "GET", target: "/v1/openapi.json"})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/spl"
 	"github.com/svc-data/svc/query/statement"
 )
 
@@ -16,6 +17,11 @@ type QueryRunner interface {
 	Run(ctx context.Context, req query.Request) (query.Response, error)
 	ImportURL(ctx context.Context, imp query.Import) (query.ImportResult, error)
 	Cancel(ctx context.Context, org, cluster uuid.UUID, database, queryID string) error
+}
+
+// Searcher runs log searches.
+type Searcher interface {
+	Search(ctx context.Context, org, cluster uuid.UUID, database string, req spl.Request) (*spl.Response, error)
 }
 
 type queryBody struct {

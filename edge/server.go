@@ -74,8 +74,9 @@ type Deps struct {
 	// RequestLog records API requests; nil records nothing.
 	RequestLog *requestlog.Log
 	Clusters   ClusterRunner
-	// Search is the log-search language; nil until the SPL compiler is wired.
-	Search SearchService
+	// Search validates saved searches; Searcher runs log searches.
+	Search   SearchService
+	Searcher Searcher
 }
 
 // SearchService is the log-search language as the edge needs it.
@@ -159,6 +160,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/metrics", s.metrics)
 	r.POST("/v1/query", s.withKey(s.query))
 	r.POST("/v1/query/cancel", s.withKey(s.cancelQuery))
+	r.POST("/v1/spl/search", s.withKey(s.splSearch))
+	r.GET("/v1/spl/capabilities", s.splCapabilities)
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
 			"see /v1/openapi.json for the API"))

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/query/statement"
 )
 
 // running tracks the queries this node runs, so that POST /v1/query/cancel can stop
@@ -69,3 +71,21 @@ func (r *Runner) Cancel(ctx context.Context, org, cluster uuid.UUID, database, q
 	}
 	return nil
 }
+
+// Track registers a query id running outside Run (log searches) in the same registry,
+// so POST /v1/query/cancel finds it; done unregisters it.
+func (r *Runner) Track(queryID string, org, cluster uuid.UUID, database string, cancel context.CancelFunc) (done func(), err error) {
+	if err := r.running.start(queryID, &runningQuery{org: org, cluster: cluster, database: database, cancel: cancel}); err != nil {
+		return nil, err
+	}
+	return func() { r.running.done(queryID) }, nil
+}
+
+// EngineError translates an engine failure of a cluster into the API's error, with
+// engine names mapped back to logical ones.
+func (r *Runner) EngineError(err error, cluster uuid.UUID) error {
+	return engineError(err, statement.Env{Catalog: catalogView{m: r.model, cluster: cluster}})
+}
+
+// QuoteIdent renders a backquoted identifier.
+func QuoteIdent(s string) string { return ident(s) }

@@ -147,3 +147,73 @@ func TestSavedSearches(t *testing.T) {
 		t.Fatalf("%d searches listed, truncated %v", len(list.Searches), list.Truncated)
 	}
 }
+
+func TestSearchOverHTTP(t *testing.T) {
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	splunk := []string{"Authorization", "Splunk " + s.AdminKey}
+	now := time.Now().Unix()
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, `{"time": %d, "host": "web-%d", "sourcetype": "access", "event": {"status": %d, "path": "/p/%d"}}`+"\n",
+			now-int64(i), i%3, 200+(i%4)*100, i%5)
+	}
+	s.Must(200, "POST", "/services/collector/event", b.String(), splunk...)
+	s.WaitCount("logsearch_events", 300, time.Minute)
+	var res struct {
+		Meta       []struct{ Name, Type string }
+		Data       []map[string]any
+		Rows       int
+		ResultKind string `json:"result_kind"`
+		Format     string `json:"result_format"`
+		Truncated  bool
+		Timeline   []struct{ Count int }
+		Stages     []struct {
+			Command    string
+			OutputRows *int `json:"output_rows"`
+		}
+		FieldStatistics []struct{ Field string } `json:"field_statistics"`
+		SPL             string
+	}
+	r := s.Must(200, "POST", "/v1/spl/search", map[string]any{"spl": "status=500 | head 5", "earliest": "-1h", "include_field_statistics": true,
+		"query_id": "search-1"})
+	r.JSON(t, &res)
+	timeline := 0
+	for _, b := range res.Timeline {
+		timeline += b.Count
+	}
+	if res.ResultKind != "events" || res.Rows != 5 || res.Format != "native_columns" || timeline != 75 || len(res.Stages) != 2 ||
+		res.Stages[0].OutputRows == nil || *res.Stages[0].OutputRows != 75 || len(res.FieldStatistics) == 0 || res.SPL != "status=500 | head 5" ||
+		r.Header.Get("X-Engine-Query-Id") != "search-1" {
+		t.Fatalf("event search: %+v", res)
+	}
+	s.Must(200, "POST", "/v1/spl/search", map[string]any{"spl": "* | stats count by host", "earliest": "-1h"}).JSON(t, &res)
+	if res.ResultKind != "statistics" || res.Rows != 3 || len(res.Timeline) != 0 {
+		t.Fatalf("stats search: %+v", res)
+	}
+	r = s.Must(400, "POST", "/v1/spl/search", map[string]any{"spl": "* | transaction host"})
+	if !strings.Contains(string(r.Body), "1:") {
+		t.Fatalf("unsupported command error should carry a position: %s", r.Body)
+	}
+	s.Must(400, "POST", "/v1/spl/search", map[string]any{"spl": "*", "earliest": "yesterday"})
+	// Capabilities need no credentials.
+	r = s.Must(200, "GET", "/v1/spl/capabilities", nil, "Authorization", "")
+	if !strings.Contains(string(r.Body), "timechart") {
+		t.Fatalf("capabilities: %s", r.Body)
+	}
+	// Readable keys and members search; custom-role and write-only keys do not.
+	ro, _ := createKey(t, s, map[string]any{"name": "ro", "permission": "read_only"})
+	s.Must(200, "POST", "/v1/spl/search", map[string]any{"spl": "*"}, "Authorization", "Bearer "+ro)
+	wo, _ := createKey(t, s, map[string]any{"name": "wo", "permission": "write_only"})
+	s.Must(403, "POST", "/v1/spl/search", map[string]any{"spl": "*"}, "Authorization", "Bearer "+wo)
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "CREATE ROLE r"})
+	role, _ := createKey(t, s, map[string]any{"name": "role", "database_roles": []string{"r"}})
+	s.Must(403, "POST", "/v1/spl/search", map[string]any{"spl": "*"}, "Authorization", "Bearer "+role)
+	member := login(t, s, "admin", adminPassword)
+	s.Must(200, "POST", "/v1/spl/search?organization=default&cluster=default", map[string]any{"spl": "*"}, "Authorization", "Bearer "+member)
+	// A database without events yet.
+	s.Must(200, "POST", "/v1/databases", map[string]string{"name": "empty"})
+	s.Must(404, "POST", "/v1/spl/search?database=empty", map[string]any{"spl": "*"})
+	// Saved searches are validated with the language.
+	s.Must(400, "POST", "/v1/apps/logsearch/searches?organization=default&cluster=default",
+		map[string]any{"name": "bad", "spl": "* | transaction host"}, "Authorization", "Bearer "+member)
+}

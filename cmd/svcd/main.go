@@ -23,6 +23,7 @@ import (
 	"github.com/svc-data/svc/projections/es"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/requestlog"
+	"github.com/svc-data/svc/query/splsearch"
 	"github.com/svc-data/svc/query/tables"
 )
 
@@ -150,15 +151,18 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	go func() { defer close(logDone); reqlog.Run(logCtx, time.Second) }()
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
+	runner := query.NewRunner(model, cat, mgr, engines)
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow, Logger: log}, edge.Deps{
 		Catalog:    model,
 		Commands:   cat,
 		Tables:     mgr,
 		Ingest:     pipeline.NewIngestor(producer),
-		Query:      query.NewRunner(model, cat, mgr, engines),
+		Query:      runner,
+		Searcher:   splsearch.New(model, engines, runner),
 		Ops:        observe,
 		RequestLog: reqlog,
 		Clusters:   n,
+		Search:     edge.SPLValidator,
 	})
 	if err != nil {
 		return err

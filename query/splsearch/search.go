@@ -1,0 +1,134 @@
+// Package splsearch runs log searches for the API: the search language's statements on
+// the cluster's engine, cancellable like SQL queries.
+package splsearch
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/spl"
+)
+
+// SearchTable is the table the log-search language reads, in the selected database.
+const SearchTable = "logsearch_events"
+
+// Searcher runs log searches.
+type Searcher struct {
+	model   *catalog.Model
+	engines query.Engines
+	runner  *query.Runner
+}
+
+// New returns a searcher whose query ids share the runner's registry.
+func New(model *catalog.Model, engines query.Engines, runner *query.Runner) *Searcher {
+	return &Searcher{model: model, engines: engines, runner: runner}
+}
+
+// Search runs a log search in a database. Its query id is registered like a SQL
+// query's, so POST /v1/query/cancel stops it.
+func (r *Searcher) Search(ctx context.Context, org, cluster uuid.UUID, database string, req spl.Request) (*spl.Response, error) {
+	t, ok := r.model.Table(cluster, database, SearchTable)
+	if !ok {
+		return nil, &query.Error{Status: 404, Code: "no_search_table", Message: "database " + database + " has no " + SearchTable + " table yet",
+			Hint: "send events to /services/collector/event (the HTTP Event Collector endpoint) first"}
+	}
+	eng, err := r.engines.QueryEngine(cluster)
+	if err != nil {
+		return nil, &query.Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
+	}
+	if req.QueryID == "" {
+		req.QueryID = uuid.NewString()
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done, err := r.runner.Track(req.QueryID, org, cluster, database, cancel)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	req.Table = query.QuoteIdent(t.Engine) + "." + query.QuoteIdent(SearchTable)
+	resp, err := spl.Search(qctx, searchEngine{eng}, req)
+	if err == nil {
+		return resp, nil
+	}
+	if es, ok := spl.AsErrors(err); ok {
+		return nil, &query.Error{Status: 400, Code: es.Code(), Message: es.Error(), Hint: es.Hint()}
+	}
+	if qctx.Err() != nil && ctx.Err() == nil {
+		return nil, &query.Error{Status: 499, Code: "canceled", Message: "the search was canceled"}
+	}
+	if errors.Is(err, spl.ErrInternal) {
+		return nil, err
+	}
+	return nil, r.runner.EngineError(err, cluster)
+}
+
+// searchEngine runs the search language's statements on the engine.
+type searchEngine struct{ eng query.Engine }
+
+func (e searchEngine) Query(ctx context.Context, sql, queryID string) (*spl.Result, error) {
+	rows, err := e.eng.Stream(ctx, sql, query.Options{QueryID: queryID})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	res := &spl.Result{}
+	for _, c := range rows.Columns() {
+		res.Columns = append(res.Columns, spl.Column{Name: c.Name, Type: c.Type})
+	}
+	for rows.Next() {
+		vals := rows.Values()
+		row := make([]any, len(vals))
+		for i, v := range vals {
+			row[i] = detach(v)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	s := rows.Summary()
+	res.Stats = spl.QueryStats{RowsRead: s.RowsRead, BytesRead: s.BytesRead}
+	return res, nil
+}
+
+// detach copies a scanned value out of the driver's buffers, which the next row reuses:
+// pointers are followed, slices and maps copied, byte strings made strings.
+func detach(v any) any {
+	if v == nil {
+		return nil
+	}
+	if t, ok := v.(time.Time); ok {
+		return t
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if rv.IsNil() {
+			return nil
+		}
+		return detach(rv.Elem().Interface())
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return string(rv.Bytes())
+		}
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = detach(rv.Index(i).Interface())
+		}
+		return out
+	case reflect.Map:
+		out := make(map[string]any, rv.Len())
+		for _, k := range rv.MapKeys() {
+			out[k.String()] = detach(rv.MapIndex(k).Interface())
+		}
+		return out
+	}
+	return v
+}
