@@ -181,8 +181,10 @@ func TestSearchOverHTTP(t *testing.T) {
 	for _, b := range res.Timeline {
 		timeline += b.Count
 	}
-	if res.ResultKind != "events" || res.Rows != 5 || res.Format != "native_columns" || timeline != 75 || len(res.Stages) != 2 ||
-		res.Stages[0].OutputRows == nil || *res.Stages[0].OutputRows != 75 || len(res.FieldStatistics) == 0 || res.SPL != "status=500 | head 5" ||
+	// 75 events match; head keeps 5, and the timeline shows the events returned.
+	if res.ResultKind != "events" || res.Rows != 5 || res.Format != "native_columns" || timeline != 5 || len(res.Stages) != 2 ||
+		res.Stages[0].OutputRows == nil || *res.Stages[0].OutputRows != 75 || res.Stages[1].OutputRows == nil || *res.Stages[1].OutputRows != 5 ||
+		len(res.FieldStatistics) == 0 || res.SPL != "status=500 | head 5" ||
 		r.Header.Get("X-Engine-Query-Id") != "search-1" {
 		t.Fatalf("event search: %+v", res)
 	}
