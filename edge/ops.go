@@ -54,14 +54,8 @@ func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, forbidden("read ingestion statistics"))
 		return
 	}
-	db, err := s.database(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	t, err := s.tableParam(ctx, p, db)
-	if err != nil {
-		writeError(ctx, err)
+	_, t, ok := s.selectedTable(ctx, p)
+	if !ok {
 		return
 	}
 	v := freshnessView{Table: t.Name}
@@ -95,14 +89,8 @@ func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, forbidden("read dead letters"))
 		return
 	}
-	db, err := s.database(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	t, err := s.tableParam(ctx, p, db)
-	if err != nil {
-		writeError(ctx, err)
+	_, t, ok := s.selectedTable(ctx, p)
+	if !ok {
 		return
 	}
 	limit := 100

@@ -52,6 +52,20 @@ func viewTable(t *catalog.Table) tableView {
 	return v
 }
 
+// selectedTable resolves the selected database and the {table} path parameter, answering
+// the error itself when either does not exist.
+func (s *Server) selectedTable(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Database, *catalog.Table, bool) {
+	db, err := s.database(ctx, p)
+	if err == nil {
+		var t *catalog.Table
+		if t, err = s.tableParam(ctx, p, db); err == nil {
+			return db, t, true
+		}
+	}
+	writeError(ctx, err)
+	return nil, nil, false
+}
+
 func (s *Server) tableParam(ctx *fasthttp.RequestCtx, p *Principal, db *catalog.Database) (*catalog.Table, error) {
 	name, _ := ctx.UserValue("table").(string)
 	t, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, name)
@@ -84,14 +98,8 @@ func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, forbidden("describe tables"))
 		return
 	}
-	db, err := s.database(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	t, err := s.tableParam(ctx, p, db)
-	if err != nil {
-		writeError(ctx, err)
+	_, t, ok := s.selectedTable(ctx, p)
+	if !ok {
 		return
 	}
 	writeJSON(ctx, 200, viewTable(t))
@@ -138,14 +146,8 @@ func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, forbidden("change sorting keys (admin permission required)"))
 		return
 	}
-	db, err := s.database(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	t, err := s.tableParam(ctx, p, db)
-	if err != nil {
-		writeError(ctx, err)
+	db, t, ok := s.selectedTable(ctx, p)
+	if !ok {
 		return
 	}
 	var req createTableRequest
@@ -158,6 +160,7 @@ func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if req.SortingKey != nil {
+		var err error
 		if t, err = s.deps.Tables.ChangeSortingKey(ctx, p.ClusterID, db.Name, t.Name, *req.SortingKey); err != nil {
 			writeError(ctx, tableError(err))
 			return
@@ -171,14 +174,8 @@ func (s *Server) deleteTable(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, forbidden("delete tables (admin permission required)"))
 		return
 	}
-	db, err := s.database(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	t, err := s.tableParam(ctx, p, db)
-	if err != nil {
-		writeError(ctx, err)
+	db, t, ok := s.selectedTable(ctx, p)
+	if !ok {
 		return
 	}
 	if err := s.deps.Tables.DropTable(ctx, p.ClusterID, db.Name, t.Name); err != nil {

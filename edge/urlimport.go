@@ -109,14 +109,8 @@ func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, forbidden("insert rows"))
 		return
 	}
-	db, err := s.database(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
-		return
-	}
-	t, err := s.tableParam(ctx, p, db)
-	if err != nil {
-		writeError(ctx, err)
+	db, t, ok := s.selectedTable(ctx, p)
+	if !ok {
 		return
 	}
 	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
