@@ -65,6 +65,9 @@ type Consumer struct {
 	mu      sync.Mutex
 	workers map[partitionID]*worker
 	wg      sync.WaitGroup
+	// draining is closed by Drain: workers flush what they hold and stop.
+	draining  chan struct{}
+	drainOnce sync.Once
 }
 
 type partitionID struct {
@@ -77,7 +80,8 @@ func NewConsumer(cfg ConsumerConfig, engine Engine, tables Tables) (*Consumer, e
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Consumer{cfg: cfg, engine: engine, tables: tables, stats: newStats(), workers: map[partitionID]*worker{}}, nil
+	return &Consumer{cfg: cfg, engine: engine, tables: tables, stats: newStats(), workers: map[partitionID]*worker{},
+		draining: make(chan struct{})}, nil
 }
 
 // Stats returns the consumer's live counters.
@@ -129,6 +133,21 @@ func (c *Consumer) Deliver(ctx context.Context, topic string, partition int32, r
 	case w.in <- recs:
 		return nil
 	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Drain makes every worker insert and commit the records it holds, then stop; it returns
+// when they did or ctx ended. The log adapter calls it after it stopped fetching and
+// before it leaves the group, so that a clean shutdown leaves nothing behind.
+func (c *Consumer) Drain(ctx context.Context) error {
+	c.drainOnce.Do(func() { close(c.draining) })
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -249,6 +268,15 @@ func (w *worker) run(ctx context.Context) {
 					return
 				}
 			}
+		case <-w.c.draining:
+			// A replayed plan still waiting for its last records stays for the next
+			// owner; everything else held is flushed now.
+			if w.plan == nil && len(w.buf) > 0 {
+				if err := w.flush(ctx, len(w.buf)); err != nil {
+					w.fail(ctx, log, err)
+				}
+			}
+			return
 		}
 		// A replayed plan is flushed as soon as its last record arrived, exactly as
 		// planned; new batches close on size here and on time above.

@@ -339,3 +339,34 @@ func TestPlanRoundTrip(t *testing.T) {
 		t.Fatalf("empty metadata: %v %v", p, err)
 	}
 }
+
+func TestDrainFlushesWhatIsHeldAndCommits(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	part := &memPartition{offset: -1, records: makeRecords(table, 7, 3)}
+	// A linger of an hour: only the drain can flush these.
+	c, err := NewConsumer(ConsumerConfig{MaxRows: 1000, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	if err := c.Deliver(context.Background(), "topic", 0, part.records); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if eng.count("db.t__g1") != 0 {
+		t.Fatal("flushed before the drain")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := eng.count("db.t__g1"); got != 21 {
+		t.Fatalf("%d rows after the drain, want 21", got)
+	}
+	if off, meta := (memAssignment{part}).Committed(); off != 7 || meta != "" {
+		t.Fatalf("committed %d %q after the drain", off, meta)
+	}
+	c.Shutdown(ctx)
+}

@@ -151,6 +151,8 @@ type Consumer interface {
 	Assigned(a pipeline.Assignment)
 	Revoked(topic string, partition int32)
 	Deliver(ctx context.Context, topic string, partition int32, recs []pipeline.Record) error
+	// Drain flushes what the consumer holds; commits still work while it runs.
+	Drain(ctx context.Context) error
 }
 
 // GroupReader joins a consumer group and drives a Consumer: partitions assigned to this
@@ -230,7 +232,8 @@ func (g *GroupReader) poll(ctx context.Context) {
 	}
 }
 
-// Shutdown leaves the group and closes the client. Safe without Start and twice.
+// Shutdown stops fetching, lets the consumer flush and commit what it holds, then leaves
+// the group and closes the client. Safe without Start and twice.
 func (g *GroupReader) Shutdown(ctx context.Context) error {
 	if g.stop != nil {
 		g.stop()
@@ -242,8 +245,12 @@ func (g *GroupReader) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	var err error
+	if g.stop != nil {
+		err = g.cons.Drain(ctx)
+	}
 	g.cl.Close()
-	return nil
+	return err
 }
 
 func (g *GroupReader) assigned(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
