@@ -387,8 +387,10 @@ func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeJSON(ctx, 200, map[string]any{"clusters": out})
 		return
 	}
-	if p.OrgID == uuid.Nil {
-		writeError(ctx, needCluster(p))
+	// The spec makes organization required on every cluster endpoint for users.
+	if !ctx.QueryArgs().Has("organization") || p.OrgID == uuid.Nil {
+		writeError(ctx, apiErr(400, "missing_organization", "the organization query parameter is required",
+			"add ?organization=<name>"))
 		return
 	}
 	for _, c := range s.deps.Catalog.Clusters(p.OrgID) {
@@ -402,9 +404,14 @@ func (s *Server) getCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
+	if !ctx.QueryArgs().Has("organization") || p.OrgID == uuid.Nil {
+		writeError(ctx, apiErr(400, "missing_organization", "the organization query parameter is required",
+			"add ?organization=<name>"))
+		return
+	}
 	id, err := uuid.Parse(stringParam(ctx, "cluster_id"))
 	c, ok := s.deps.Catalog.Cluster(id)
-	if err != nil || !ok {
+	if err != nil || !ok || c.OrgID != p.OrgID {
 		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))
 		return
 	}

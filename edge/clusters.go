@@ -67,8 +67,8 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	if p.OrgID == [16]byte{} {
-		writeError(ctx, apiErr(400, "missing_organization", "the organization query parameter is required", ""))
+	if !ctx.QueryArgs().Has("organization") || p.OrgID == [16]byte{} {
+		writeError(ctx, apiErr(400, "missing_organization", "the organization query parameter is required", "add ?organization=<name>"))
 		return
 	}
 	if p.OrgRole != catalog.RoleAdmin {
@@ -118,6 +118,7 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		field("size", "the initial size must fall within autoscaling min_size and max_size")
 		return
 	}
+	spec.IdleTimeoutMinutes = s.cfg.DefaultIdleTimeoutMinutes
 	if t := req.IdleTimeoutMinutes; t != nil {
 		if *t != 0 && (*t < 15 || *t > 43200) {
 			field("idle_timeout_minutes", "idle_timeout_minutes must be 0 (never idle) or 15 to 43,200")

@@ -1065,6 +1065,6 @@ func TestOpenAPIAnswers(t *testing.T) {
 		"size": {"cpu_cores": 2, "memory_gib": 8}, "autoscaling": {"min_size": {"cpu_cores": 1, "memory_gib": 4}, "max_size": {"cpu_cores": 4, "memory_gib": 16}},
 		"idle_timeout_minutes": 60, "s3_storage": {"data": {"bucket": "d", "path": "p"}, "backups": {"bucket": "b", "path": "p"}, "external_id": "e1"},
 		"database_s3_access": {"external_id": "e1", "database_bucket_tag": "team-a"}}`})
-	json200(request{method: "GET", target: "/v1/clusters", as: "org_member", noScope: true})
+	h.expect(request{method: "GET", target: "/v1/clusters", as: "org_member", noScope: true}, 400, "missing_organization")
 	h.expect(request{method: "GET", target: "/v1/tables", as: "org_member", noScope: true}, 400, "missing_cluster")
 }

@@ -37,7 +37,10 @@ type Config struct {
 	// URLImportAllow lists networks (CIDR) and host names URL imports may reach beyond
 	// the public internet, e.g. "10.1.0.0/16,files.internal".
 	URLImportAllow []string
-	Logger         *slog.Logger
+	// DefaultIdleTimeoutMinutes is a new cluster's idle timeout when its request names
+	// none: 0 (never idle) or 15 to 43,200.
+	DefaultIdleTimeoutMinutes int
+	Logger                    *slog.Logger
 }
 
 // Validate fills defaults.

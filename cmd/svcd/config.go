@@ -50,6 +50,8 @@ type Config struct {
 
 	// DeviceCodeTTL is how long a device login waits for approval.
 	DeviceCodeTTL time.Duration
+	// ClusterIdleTimeout is a new cluster's idle timeout in minutes when not given.
+	ClusterIdleTimeout int
 }
 
 func loadConfig(args []string) (*Config, error) {
@@ -87,6 +89,7 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.IngestPartitions, "ingest-partitions", "SVC_INGEST_PARTITIONS", 4, "partitions of each cluster's ingest topic")
 	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
+	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
 	fs.StringVar(&linger, "batch-linger", linger, "time that closes a batch ($SVC_BATCH_LINGER)")
 	if err != nil {
@@ -139,6 +142,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {
 		errs = append(errs, fmt.Errorf("ingest partitions %d: want 1 to 1024", c.IngestPartitions))
+	}
+	if t := c.ClusterIdleTimeout; t != 0 && (t < 15 || t > 43200) {
+		errs = append(errs, fmt.Errorf("cluster idle timeout %d: want 0 or 15 to 43,200 minutes", t))
 	}
 	if c.BatchMaxRows < 1 {
 		errs = append(errs, fmt.Errorf("batch max rows %d: want at least 1", c.BatchMaxRows))

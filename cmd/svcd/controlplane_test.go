@@ -169,7 +169,7 @@ func TestPermissionMatrix(t *testing.T) {
 			return "DELETE", "/v1/keys/" + id, nil
 		}, 200},
 		{"list organizations", all, func() (string, string, any) { return "GET", "/v1/organizations", nil }, 200},
-		{"list clusters", all, func() (string, string, any) { return "GET", "/v1/clusters", nil }, 200},
+		{"list clusters", all, func() (string, string, any) { return "GET", "/v1/clusters?organization=default", nil }, 200},
 		{"create organization", users, func() (string, string, any) {
 			return "POST", "/v1/organizations", map[string]string{"name": "org-" + unique()}
 		}, 200},
