@@ -265,8 +265,17 @@ func enginePID(t *testing.T, parent int) int {
 func TestSIGTERMDrainsHeldRows(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BATCH_LINGER=30s")
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "held"})
+	// The consumer must own its partitions before the rows arrive, or there is nothing
+	// held to drain (the rows would wait in Kafka, which is also correct but not this test).
+	deadline := time.Now().Add(time.Minute)
+	for strings.Count(s.Logs(), "partition assigned") < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions not assigned:\n%s", s.Logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	s.Must(202, "POST", "/v1/tables/held", `[{"a":1},{"a":2},{"a":3}]`)
-	time.Sleep(500 * time.Millisecond) // delivered to the consumer, held by the linger
+	time.Sleep(time.Second) // fetched by the consumer, held by the linger
 	s.Restart()
 	if n := s.Count("held"); n != 3 {
 		t.Fatalf("%d rows right after the restart, want the 3 the shutdown flushed", n)
