@@ -71,6 +71,20 @@ func (s *Server) visible(p *Principal, ss *catalog.SavedSearch) bool {
 	return ss.OrgID == p.OrgID && ss.ClusterID == p.ClusterID && (ss.Visibility == catalog.VisibilityShared || ss.CreatedBy == p.User.ID)
 }
 
+// visibleSearch checks the caller's scope and resolves the {id} parameter to a search
+// the caller may see, answering the error itself.
+func (s *Server) visibleSearch(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.SavedSearch, bool) {
+	err := s.searchScope(ctx, p)
+	if err == nil {
+		var ss *catalog.SavedSearch
+		if ss, err = s.searchParam(ctx, p); err == nil {
+			return ss, true
+		}
+	}
+	writeError(ctx, err)
+	return nil, false
+}
+
 func (s *Server) searchParam(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.SavedSearch, error) {
 	id, err := uuid.Parse(stringParam(ctx, "id"))
 	ss, ok := s.deps.Catalog.SavedSearch(id)
@@ -240,13 +254,8 @@ func (s *Server) listSearches(ctx *fasthttp.RequestCtx, p *Principal) {
 }
 
 func (s *Server) getSearch(ctx *fasthttp.RequestCtx, p *Principal) {
-	if err := s.searchScope(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	ss, err := s.searchParam(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
+	ss, ok := s.visibleSearch(ctx, p)
+	if !ok {
 		return
 	}
 	writeJSON(ctx, 200, s.viewSearch(ss, true))
@@ -258,13 +267,8 @@ func mayChange(p *Principal, ss *catalog.SavedSearch) bool {
 }
 
 func (s *Server) updateSearch(ctx *fasthttp.RequestCtx, p *Principal) {
-	if err := s.searchScope(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	ss, err := s.searchParam(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
+	ss, ok := s.visibleSearch(ctx, p)
+	if !ok {
 		return
 	}
 	if !mayChange(p, ss) {
@@ -290,13 +294,8 @@ func (s *Server) updateSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 }
 
 func (s *Server) deleteSearch(ctx *fasthttp.RequestCtx, p *Principal) {
-	if err := s.searchScope(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	ss, err := s.searchParam(ctx, p)
-	if err != nil {
-		writeError(ctx, err)
+	ss, ok := s.visibleSearch(ctx, p)
+	if !ok {
 		return
 	}
 	if !mayChange(p, ss) {
