@@ -5,8 +5,6 @@ package splsearch
 import (
 	"context"
 	"errors"
-	"reflect"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -86,7 +84,7 @@ func (e searchEngine) Query(ctx context.Context, sql, queryID string) (*spl.Resu
 		vals := rows.Values()
 		row := make([]any, len(vals))
 		for i, v := range vals {
-			row[i] = detach(v)
+			row[i] = query.Detach(v)
 		}
 		res.Rows = append(res.Rows, row)
 	}
@@ -96,39 +94,4 @@ func (e searchEngine) Query(ctx context.Context, sql, queryID string) (*spl.Resu
 	s := rows.Summary()
 	res.Stats = spl.QueryStats{RowsRead: s.RowsRead, BytesRead: s.BytesRead}
 	return res, nil
-}
-
-// detach copies a scanned value out of the driver's buffers, which the next row reuses:
-// pointers are followed, slices and maps copied, byte strings made strings.
-func detach(v any) any {
-	if v == nil {
-		return nil
-	}
-	if t, ok := v.(time.Time); ok {
-		return t
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if rv.IsNil() {
-			return nil
-		}
-		return detach(rv.Elem().Interface())
-	case reflect.Slice:
-		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			return string(rv.Bytes())
-		}
-		out := make([]any, rv.Len())
-		for i := range out {
-			out[i] = detach(rv.Index(i).Interface())
-		}
-		return out
-	case reflect.Map:
-		out := make(map[string]any, rv.Len())
-		for _, k := range rv.MapKeys() {
-			out[k.String()] = detach(rv.MapIndex(k).Interface())
-		}
-		return out
-	}
-	return v
 }
