@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
 )
 
@@ -63,7 +64,7 @@ func (r *Runner) Cancel(ctx context.Context, org, cluster uuid.UUID, database, q
 	// Closing the request stops an embedded engine's query; a ClickHouse server needs
 	// the KILL as well.
 	if eng, err := r.engines.QueryEngine(cluster); err == nil {
-		if rows, err := eng.Stream(ctx, "KILL QUERY WHERE query_id = "+literal(queryID)+" ASYNC", Options{}); err == nil {
+		if rows, err := eng.Stream(ctx, "KILL QUERY WHERE query_id = "+sqlquote.String(queryID)+" ASYNC", Options{}); err == nil {
 			for rows.Next() {
 			}
 			rows.Close()
@@ -86,6 +87,3 @@ func (r *Runner) Track(queryID string, org, cluster uuid.UUID, database string, 
 func (r *Runner) EngineError(err error, cluster uuid.UUID) error {
 	return engineError(err, statement.Env{Catalog: catalogView{m: r.model, cluster: cluster}})
 }
-
-// QuoteIdent renders a backquoted identifier.
-func QuoteIdent(s string) string { return ident(s) }

@@ -3,10 +3,10 @@ package query
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
 )
 
@@ -42,7 +42,7 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 	if err != nil {
 		return res, &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
 	}
-	src := fmt.Sprintf("url(%s, 'JSONAsObject', %s)", literal(imp.URL), literal("doc "+t.ColumnType))
+	src := fmt.Sprintf("url(%s, 'JSONAsObject', %s)", sqlquote.String(imp.URL), sqlquote.String("doc "+t.ColumnType))
 	env := statement.Env{Catalog: catalogView{m: r.model, cluster: imp.ClusterID}}
 	// A table without rows yet gets its first generation typed from the URL's first rows.
 	var sample [][]byte
@@ -69,7 +69,7 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 	if !ok {
 		return res, &Error{Status: 404, Code: "table_not_found", Message: "the table no longer exists"}
 	}
-	stmt := fmt.Sprintf("INSERT INTO %s.%s SELECT doc FROM %s", ident(target.Database), ident(target.Table), src)
+	stmt := fmt.Sprintf("INSERT INTO %s.%s SELECT doc FROM %s", sqlquote.Ident(target.Database), sqlquote.Ident(target.Table), src)
 	settings := map[string]string{
 		// The query id makes a retried import land once.
 		"insert_deduplication_token":      "url/" + imp.QueryID,
@@ -91,12 +91,4 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 		res.Inserted = &n
 	}
 	return res, nil
-}
-
-func ident(s string) string {
-	return "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(s) + "`"
-}
-
-func literal(s string) string {
-	return "'" + strings.NewReplacer("\\", "\\\\", "'", "\\'").Replace(s) + "'"
 }

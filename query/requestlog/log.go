@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // Entry is one API request.
@@ -181,7 +183,7 @@ func (l *Log) Query(ctx context.Context, org, cluster uuid.UUID, f Filter) (Page
 	if err != nil {
 		return page, err
 	}
-	where := []string{"org_id = " + lit(org.String()), "cluster_id = " + lit(cluster.String())}
+	where := []string{"org_id = " + sqlquote.String(org.String()), "cluster_id = " + sqlquote.String(cluster.String())}
 	if f.Start != nil {
 		where = append(where, "created_at >= "+timeLit(*f.Start))
 	}
@@ -202,10 +204,10 @@ func (l *Log) Query(ctx context.Context, org, cluster uuid.UUID, f Filter) (Page
 		where = append(where, "status IN ("+strings.Join(codes, ",")+")")
 	}
 	if f.UserAgent != "" {
-		where = append(where, "user_agent = "+lit(f.UserAgent))
+		where = append(where, "user_agent = "+sqlquote.String(f.UserAgent))
 	}
 	if f.Search != "" {
-		s := lit(f.Search)
+		s := sqlquote.String(f.Search)
 		where = append(where, fmt.Sprintf("(positionCaseInsensitive(id, %[1]s) > 0 OR positionCaseInsensitive(method, %[1]s) > 0 "+
 			"OR positionCaseInsensitive(path, %[1]s) > 0 OR positionCaseInsensitive(toString(status), %[1]s) > 0 "+
 			"OR positionCaseInsensitive(source, %[1]s) > 0 OR positionCaseInsensitive(user_agent, %[1]s) > 0 "+
@@ -245,18 +247,14 @@ func (l *Log) Query(ctx context.Context, org, cluster uuid.UUID, f Filter) (Page
 	return page, nil
 }
 
-func lit(s string) string {
-	return "'" + strings.NewReplacer("\\", "\\\\", "'", "\\'").Replace(s) + "'"
-}
-
 func litList(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
-		q[i] = lit(s)
+		q[i] = sqlquote.String(s)
 	}
 	return strings.Join(q, ",")
 }
 
 func timeLit(t time.Time) string {
-	return "toDateTime64(" + lit(t.UTC().Format("2006-01-02 15:04:05.000")) + ", 3, 'UTC')"
+	return "toDateTime64(" + sqlquote.String(t.UTC().Format("2006-01-02 15:04:05.000")) + ", 3, 'UTC')"
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	p "github.com/AfterShip/clickhouse-sql-parser/parser"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // Column is the document column every table stores its rows in.
@@ -180,7 +182,7 @@ func quoteIdent(s string) string {
 	if isPlainTypeName(s) {
 		return s
 	}
-	return "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(s) + "`"
+	return sqlquote.Ident(s)
 }
 
 // spanStart and spanEnd widen a node's span over the identifier quotes the parser

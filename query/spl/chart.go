@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // chartOpts are the parsed options of chart and timechart.
@@ -364,8 +366,8 @@ func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, b
 	var out []series
 	var lits []string
 	for _, v := range values {
-		out = append(out, series{label: v, cond: splitCol + " = " + sqlString(v)})
-		lits = append(lits, sqlString(v))
+		out = append(out, series{label: v, cond: splitCol + " = " + sqlquote.String(v)})
+		lits = append(lits, sqlquote.String(v))
 	}
 	if hasNull && p.opts.useNull {
 		out = append(out, series{label: "NULL", cond: splitCol + " IS NULL"})

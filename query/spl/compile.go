@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // ResultKind says whether a search returns events or a statistics table.
@@ -273,7 +275,7 @@ func (c *compiler) resolver(pos Pos, what string) bool {
 }
 
 func timeLiteral(t time.Time) string {
-	return "toDateTime64(" + sqlString(t.UTC().Format("2006-01-02 15:04:05.000")) + ", 3, 'UTC')"
+	return "toDateTime64(" + sqlquote.String(t.UTC().Format("2006-01-02 15:04:05.000")) + ", 3, 'UTC')"
 }
 
 func (c *compiler) command(i int, cmd Command) {

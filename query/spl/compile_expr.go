@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // ---- search language ----
@@ -82,9 +84,9 @@ func (c *compiler) termCond(t *SearchTerm) string {
 // matching any run of characters.
 func termMatch(text, term string) string {
 	if isASCIIAlnum(term) {
-		return "hasTokenCaseInsensitive(" + text + ", " + sqlString(term) + ")"
+		return "hasTokenCaseInsensitive(" + text + ", " + sqlquote.String(term) + ")"
 	}
-	return "match(" + text + ", " + sqlString(TermRegexp(term)) + ")"
+	return "match(" + text + ", " + sqlquote.String(TermRegexp(term)) + ")"
 }
 
 // TermRegexp is the RE2 expression a search term compiles to (exported
@@ -144,15 +146,15 @@ func (c *compiler) compareCond(f *FieldName, op CompareOp, v *SearchValue) strin
 		case v.Text == "*":
 			return isNotNull(x)
 		case strings.Contains(v.Text, "*"):
-			return "ilike(" + toStr(x).s + ", " + sqlString(likePattern(v.Text)) + ")"
+			return "ilike(" + toStr(x).s + ", " + sqlquote.String(likePattern(v.Text)) + ")"
 		case IsNumericLiteral(v.Text):
 			f, _ := strconv.ParseFloat(v.Text, 64)
 			if x.k == kNum {
 				return "(" + x.s + " = " + sqlFloat(f) + ")"
 			}
-			return "(" + toNum(x).s + " = " + sqlFloat(f) + " OR lowerUTF8(" + toStr(x).s + ") = " + sqlString(strings.ToLower(v.Text)) + ")"
+			return "(" + toNum(x).s + " = " + sqlFloat(f) + " OR lowerUTF8(" + toStr(x).s + ") = " + sqlquote.String(strings.ToLower(v.Text)) + ")"
 		}
-		return "(lowerUTF8(" + toStr(x).s + ") = " + sqlString(strings.ToLower(v.Text)) + ")"
+		return "(lowerUTF8(" + toStr(x).s + ") = " + sqlquote.String(strings.ToLower(v.Text)) + ")"
 	}
 	switch op {
 	case OpEq:
@@ -168,7 +170,7 @@ func (c *compiler) compareCond(f *FieldName, op CompareOp, v *SearchValue) strin
 		f, _ := strconv.ParseFloat(v.Text, 64)
 		return "(" + toNum(x).s + " " + op.String() + " " + sqlFloat(f) + ")"
 	}
-	return "(" + toStr(x).s + " " + op.String() + " " + sqlString(v.Text) + ")"
+	return "(" + toStr(x).s + " " + op.String() + " " + sqlquote.String(v.Text) + ")"
 }
 
 // likePattern turns a search wildcard value into a LIKE pattern.
@@ -200,7 +202,7 @@ func (c *compiler) expr(e Expr) sqlExpr {
 		}
 		return c.cur.sch.resolve(e.Name)
 	case *StringLit:
-		return sqlExpr{sqlString(e.Value), kStr}
+		return sqlExpr{sqlquote.String(e.Value), kStr}
 	case *NumberLit:
 		f, err := strconv.ParseFloat(e.Text, 64)
 		if err != nil || math.IsInf(f, 0) {
@@ -466,7 +468,7 @@ func init() {
 			if !ok || !ok2 {
 				return nullExpr
 			}
-			return sqlExpr{"replaceRegexpAll(" + s + ", " + sqlString(re) + ", " + sqlString(rep) + ")", kStr}
+			return sqlExpr{"replaceRegexpAll(" + s + ", " + sqlquote.String(re) + ", " + sqlquote.String(rep) + ")", kStr}
 		}},
 		{Name: "match", Min: 2, Max: 2, Signature: `match(s, "regex")`, Description: "true when the regular expression matches part of s", compile: func(c *compiler, call *CallExpr) sqlExpr {
 			s := toStr(c.expr(call.Args[0])).s
@@ -474,7 +476,7 @@ func init() {
 			if !ok {
 				return nullExpr
 			}
-			return sqlExpr{"match(" + s + ", " + sqlString(re) + ")", kBool}
+			return sqlExpr{"match(" + s + ", " + sqlquote.String(re) + ")", kBool}
 		}},
 		{Name: "like", Min: 2, Max: 2, Signature: `like(s, "pattern")`, Description: "SQL LIKE: % any run, _ one character", compile: func(c *compiler, call *CallExpr) sqlExpr {
 			return sqlExpr{"like(" + toStr(c.expr(call.Args[0])).s + ", " + toStr(c.expr(call.Args[1])).s + ")", kBool}
@@ -591,7 +593,7 @@ func init() {
 			if t.k == kNull {
 				return nullExpr
 			}
-			return sqlExpr{"formatDateTime(" + asTime(t) + ", " + sqlString(tf) + ", 'UTC')", kStr}
+			return sqlExpr{"formatDateTime(" + asTime(t) + ", " + sqlquote.String(tf) + ", 'UTC')", kStr}
 		}},
 		{Name: "strptime", Min: 2, Max: 2, Signature: `strptime(s, "format")`, Description: "parse text in UTC to epoch seconds, null when it does not parse (conversions as strftime)", compile: func(c *compiler, call *CallExpr) sqlExpr {
 			s := toStr(c.expr(call.Args[0])).s
@@ -604,7 +606,7 @@ func init() {
 				c.errs.add(CodeUnsupported, call.Args[1].Range().Start, "", "strptime: %v", err)
 				return nullExpr
 			}
-			return sqlExpr{"toFloat64(toUnixTimestamp(parseDateTimeOrNull(" + s + ", " + sqlString(tf) + ", 'UTC')))", kNum}
+			return sqlExpr{"toFloat64(toUnixTimestamp(parseDateTimeOrNull(" + s + ", " + sqlquote.String(tf) + ", 'UTC')))", kNum}
 		}},
 	}
 	funcTable = make(map[string]*funcSpec, len(fns))
@@ -626,6 +628,6 @@ func trimFn(side string) func(*compiler, *CallExpr) sqlExpr {
 				return sqlExpr{s, kStr}
 			}
 		}
-		return sqlExpr{"trim(" + side + " " + sqlString(chars) + " FROM " + s + ")", kStr}
+		return sqlExpr{"trim(" + side + " " + sqlquote.String(chars) + " FROM " + s + ")", kStr}
 	}
 }

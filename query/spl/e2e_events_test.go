@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // The end-to-end tests ingest a generated event set into a table shaped as
@@ -135,21 +137,21 @@ func loadEvents(t testing.TB, eng testEngine, db string, evs []event) string {
 	ctx := context.Background()
 	doc := "doc JSON(_time DateTime64(3, 'UTC'), _raw String, host String, source String, sourcetype String, index String)"
 	stmts := []string{
-		"CREATE DATABASE IF NOT EXISTS " + sqlIdent(db),
-		"CREATE TABLE " + sqlIdent(db) + ".logsearch_events__g1 (" + doc + ") ENGINE = MergeTree ORDER BY doc._time",
-		"CREATE TABLE " + sqlIdent(db) + ".logsearch_events__g2 (" + doc + ") ENGINE = MergeTree ORDER BY doc._time",
-		"CREATE TABLE " + sqlIdent(db) + ".logsearch_events (" + doc + ") ENGINE = Merge(" + sqlIdent(db) + ", '^logsearch_events__g[0-9]+$')",
+		"CREATE DATABASE IF NOT EXISTS " + sqlquote.Ident(db),
+		"CREATE TABLE " + sqlquote.Ident(db) + ".logsearch_events__g1 (" + doc + ") ENGINE = MergeTree ORDER BY doc._time",
+		"CREATE TABLE " + sqlquote.Ident(db) + ".logsearch_events__g2 (" + doc + ") ENGINE = MergeTree ORDER BY doc._time",
+		"CREATE TABLE " + sqlquote.Ident(db) + ".logsearch_events (" + doc + ") ENGINE = Merge(" + sqlquote.Ident(db) + ", '^logsearch_events__g[0-9]+$')",
 	}
 	half := len(evs) / 2
 	stmts = append(stmts,
-		"INSERT INTO "+sqlIdent(db)+".logsearch_events__g1 FORMAT JSONAsObject\n"+ndjson(evs[:half]),
-		"INSERT INTO "+sqlIdent(db)+".logsearch_events__g2 FORMAT JSONAsObject\n"+ndjson(evs[half:]))
+		"INSERT INTO "+sqlquote.Ident(db)+".logsearch_events__g1 FORMAT JSONAsObject\n"+ndjson(evs[:half]),
+		"INSERT INTO "+sqlquote.Ident(db)+".logsearch_events__g2 FORMAT JSONAsObject\n"+ndjson(evs[half:]))
 	for _, s := range stmts {
 		if err := eng.Exec(ctx, s); err != nil {
 			t.Fatalf("%.80s: %v", s, err)
 		}
 	}
-	return sqlIdent(db) + ".logsearch_events"
+	return sqlquote.Ident(db) + ".logsearch_events"
 }
 
 // ---- the semantics, independently in Go ----

@@ -3,6 +3,8 @@ package spl
 import (
 	"sort"
 	"strings"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // A stage's rows are described at compile time by a schema.
@@ -41,7 +43,7 @@ func (p *pathSet) col(name string) string {
 }
 
 // pathCol is the base relation's column of a document path.
-func pathCol(name string) string { return sqlIdent("@" + name) }
+func pathCol(name string) string { return sqlquote.Ident("@" + name) }
 
 // docRef reads a path of the doc column itself.
 func docRef(name string) string {

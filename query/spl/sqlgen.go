@@ -3,6 +3,8 @@ package spl
 import (
 	"strconv"
 	"strings"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // kind is the static type of a compiled expression. SPL is loosely typed;
@@ -32,55 +34,10 @@ type sqlExpr struct {
 
 var nullExpr = sqlExpr{"NULL", kNull}
 
-// sqlString renders s as a ClickHouse string literal.
-func sqlString(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
-	writeEscaped(&b, s, '\'')
-	b.WriteByte('\'')
-	return b.String()
-}
-
-// sqlIdent renders s as a back-quoted ClickHouse identifier.
-func sqlIdent(s string) string {
-	var b strings.Builder
-	b.WriteByte('`')
-	writeEscaped(&b, s, '`')
-	b.WriteByte('`')
-	return b.String()
-}
-
-func writeEscaped(b *strings.Builder, s string, q byte) {
-	const hex = "0123456789abcdef"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == q || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == 0:
-			b.WriteString(`\0`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20 || c == 0x7f:
-			b.WriteString(`\x`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		default:
-			b.WriteByte(c)
-		}
-	}
-}
-
 // docPath is the JSON path of a field in the doc column. The whole name is
 // one quoted identifier: ClickHouse splits it on dots into the nested path,
 // exactly as JSON input {"user":{"id":1}} is stored as path user.id.
-func docPath(name string) string { return "doc." + sqlIdent(name) }
+func docPath(name string) string { return "doc." + sqlquote.Ident(name) }
 
 // sqlFloat renders a float64 literal.
 func sqlFloat(f float64) string {

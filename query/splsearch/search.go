@@ -11,6 +11,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/spl"
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // SearchTable is the table the log-search language reads, in the selected database.
@@ -50,7 +51,7 @@ func (r *Searcher) Search(ctx context.Context, org, cluster uuid.UUID, database 
 		return nil, err
 	}
 	defer done()
-	req.Table = query.QuoteIdent(t.Engine) + "." + query.QuoteIdent(SearchTable)
+	req.Table = sqlquote.Ident(t.Engine) + "." + sqlquote.Ident(SearchTable)
 	resp, err := spl.Search(qctx, searchEngine{eng}, req)
 	if err == nil {
 		return resp, nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // expr walks an expression, rewrites paths and subqueries, and returns the
@@ -549,7 +551,7 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 	}
 	if isCurrentDatabaseFunction(name) && len(items) == 0 && (f.Params == nil || f.Params.ColumnArgList == nil) {
 		a.pathRewrites++ // name the column after what the user wrote
-		return &rawSQL{text: sqlString(a.env.Database)}, nil
+		return &rawSQL{text: sqlquote.String(a.env.Database)}, nil
 	}
 	switch lname {
 	case "columns":

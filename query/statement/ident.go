@@ -92,22 +92,3 @@ func plainString(raw string) (string, bool) {
 	}
 	return raw, utf8.ValidString(raw)
 }
-
-// sqlString renders a Go string as a single-quoted SQL literal.
-func sqlString(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\'':
-			b.WriteString(`\'`)
-		case '\\':
-			b.WriteString(`\\`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}

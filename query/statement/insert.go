@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // INSERT INTO target SELECT ... (SPEC.md, Query). The header (target,
@@ -202,7 +204,7 @@ func headerValue(v token, kind settingKind) (string, bool) {
 // settingLiteral renders a setting value for the SQL text.
 func settingLiteral(s settingUse) string {
 	if allowedSettings[s.name] == settingString {
-		return sqlString(s.value)
+		return sqlquote.String(s.value)
 	}
 	return s.value
 }

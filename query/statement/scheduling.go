@@ -2,6 +2,8 @@ package statement
 
 import (
 	"strings"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // CREATE/DROP WORKLOAD and RESOURCE (SPEC.md, Workload scheduling), which the
@@ -138,7 +140,7 @@ func literal(t *tokens, hint string) (string, *Error) {
 		return sign + tok.text, nil
 	case tokString:
 		if s, ok := plainString(tok.text); ok && sign == "" {
-			return sqlString(s), nil
+			return sqlquote.String(s), nil
 		}
 	}
 	return "", badRequest(CodeWorkload, tok.pos, hint, "expected a number or a string literal without escapes, got %s", tok.describe())

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 const systemDatabase = "system"
@@ -102,7 +104,7 @@ func (a *analyzer) mapDatabase(col string) string {
 	eng := make([]string, len(dbs))
 	log := make([]string, len(dbs))
 	for i, d := range dbs {
-		eng[i], log[i] = sqlString(d.Engine), sqlString(d.Name)
+		eng[i], log[i] = sqlquote.String(d.Engine), sqlquote.String(d.Name)
 	}
 	return "transform(" + col + ", [" + strings.Join(eng, ", ") + "], [" + strings.Join(log, ", ") + "], '')"
 }
@@ -117,7 +119,7 @@ func (a *analyzer) visible(dbExpr, tableExpr string) string {
 	var all []string
 	for _, d := range dbs {
 		engineOf[d.Name] = d.Engine
-		all = append(all, sqlString(d.Engine))
+		all = append(all, sqlquote.String(d.Engine))
 	}
 	if len(all) == 0 {
 		return "0"
@@ -139,9 +141,9 @@ func (a *analyzer) visible(dbExpr, tableExpr string) string {
 			case engineOf[g.Database] == "":
 				continue
 			case g.Table == "*" || tableExpr == "":
-				wholeDB[sqlString(engineOf[g.Database])] = true
+				wholeDB[sqlquote.String(engineOf[g.Database])] = true
 			default:
-				pairs["("+sqlString(engineOf[g.Database])+", "+sqlString(g.Table)+")"] = true
+				pairs["("+sqlquote.String(engineOf[g.Database])+", "+sqlquote.String(g.Table)+")"] = true
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/svc-data/svc/query/sortkey"
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // A table created with an empty sorting key chooses one from its data, each time it
@@ -124,7 +125,7 @@ func quotePath(p string) string {
 			}
 		}
 		if !plain {
-			segs[i] = "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(s) + "`"
+			segs[i] = sqlquote.Ident(s)
 		}
 	}
 	return strings.Join(segs, ".")
@@ -139,5 +140,5 @@ func sampleSource(columnType string, sample [][]byte) string {
 		data.Write(row)
 		data.WriteByte('\n')
 	}
-	return fmt.Sprintf("format(JSONAsObject, %s, %s)", literal("doc "+columnType), literal(data.String()))
+	return fmt.Sprintf("format(JSONAsObject, %s, %s)", sqlquote.String("doc "+columnType), sqlquote.String(data.String()))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/sortkey"
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // Engine is what table management needs of an engine.
@@ -58,7 +59,7 @@ func (m *Manager) EnsureDatabase(ctx context.Context, d *catalog.Database) error
 	if err != nil {
 		return err
 	}
-	return e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+ident(d.Engine))
+	return e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+sqlquote.Ident(d.Engine))
 }
 
 // CreateDatabase creates a logical database in the catalog and the engine.
@@ -72,7 +73,7 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	}
 	// Engine first: creating an engine database that then loses a catalog race is
 	// harmless, a catalog entry without its engine database is not.
-	if err := e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+ident(catalog.EngineDatabase(org, name))); err != nil {
+	if err := e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+sqlquote.Ident(catalog.EngineDatabase(org, name))); err != nil {
 		return nil, fmt.Errorf("create engine database: %w", err)
 	}
 	return m.cat.CreateDatabase(ctx, org, cluster, name, s3)
@@ -91,7 +92,7 @@ func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name stri
 	if err != nil {
 		return err
 	}
-	return e.Exec(ctx, "DROP DATABASE IF EXISTS "+ident(d.Engine)+" SYNC")
+	return e.Exec(ctx, "DROP DATABASE IF EXISTS "+sqlquote.Ident(d.Engine)+" SYNC")
 }
 
 // keyCheckTypes are the types a key's paths are tried with: the data decides a path's
@@ -123,7 +124,7 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) e
 		for _, p := range k.Paths() {
 			types[p] = typ
 		}
-		name := "_svc." + ident("key_check_"+strings.ReplaceAll(uuid.NewString(), "-", ""))
+		name := "_svc." + sqlquote.Ident("key_check_"+strings.ReplaceAll(uuid.NewString(), "-", ""))
 		err = e.Exec(ctx, "CREATE TABLE "+name+" (doc JSON) ENGINE = MergeTree ORDER BY ("+k.Compile(types)+") SETTINGS "+GenerationSettings)
 		if err == nil {
 			return e.Exec(ctx, "DROP TABLE IF EXISTS "+name+" SYNC")
@@ -171,7 +172,7 @@ func (m *Manager) ensureView(ctx context.Context, cluster uuid.UUID, db, name, c
 		return err
 	}
 	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (doc %s) ENGINE = Merge(%s, %s)",
-		ident(db), ident(name), columnType, literal(db), literal("^"+name+"__g[0-9]+$"))
+		sqlquote.Ident(db), sqlquote.Ident(name), columnType, sqlquote.String(db), sqlquote.String("^"+name+"__g[0-9]+$"))
 	if err := e.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("create read view of %s: %w", name, err)
 	}
@@ -202,9 +203,9 @@ func (m *Manager) DropTable(ctx context.Context, cluster uuid.UUID, database, na
 	if err != nil {
 		return err
 	}
-	stmts := []string{"DROP TABLE IF EXISTS " + ident(t.Engine) + "." + ident(t.Name) + " SYNC"}
+	stmts := []string{"DROP TABLE IF EXISTS " + sqlquote.Ident(t.Engine) + "." + sqlquote.Ident(t.Name) + " SYNC"}
 	for _, g := range t.Generations {
-		stmts = append(stmts, "DROP TABLE IF EXISTS "+ident(t.Engine)+"."+ident(catalog.GenerationTable(t.Name, g.N))+" SYNC")
+		stmts = append(stmts, "DROP TABLE IF EXISTS "+sqlquote.Ident(t.Engine)+"."+sqlquote.Ident(catalog.GenerationTable(t.Name, g.N))+" SYNC")
 	}
 	for _, s := range stmts {
 		if err := e.Exec(ctx, s); err != nil {
@@ -330,12 +331,12 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	}
 	gen := catalog.GenerationTable(t.Name, n)
 	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
-		ident(t.Engine), ident(gen), t.ColumnType, k.Compile(types), GenerationSettings)
+		sqlquote.Ident(t.Engine), sqlquote.Ident(gen), t.ColumnType, k.Compile(types), GenerationSettings)
 	if err := e.Exec(ctx, stmt); err != nil {
 		return nil, fmt.Errorf("create generation %d of %s: %w", n, t.Name, err)
 	}
 	keys, err := e.QueryStrings(ctx, fmt.Sprintf("SELECT sorting_key FROM system.tables WHERE database = %s AND name = %s",
-		literal(t.Engine), literal(gen)))
+		sqlquote.String(t.Engine), sqlquote.String(gen)))
 	if err != nil || len(keys) != 1 {
 		return nil, fmt.Errorf("read back generation %d of %s: %v", n, t.Name, err)
 	}
@@ -406,14 +407,6 @@ func dominant(counts []string) string {
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || (all[i].n == all[j].n && all[i].typ < all[j].typ) })
 	return all[0].typ
-}
-
-func ident(s string) string {
-	return "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(s) + "`"
-}
-
-func literal(s string) string {
-	return "'" + strings.NewReplacer("\\", "\\\\", "'", "\\'").Replace(s) + "'"
 }
 
 func isEngineException(err error) bool {

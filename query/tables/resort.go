@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // PlanInspector tells which table generations committed batch plans still name: a
@@ -80,11 +81,11 @@ func (m *Manager) resort(ctx context.Context, t *catalog.Table, g catalog.Genera
 	if err != nil {
 		return err
 	}
-	db := ident(t.Engine)
-	gen := db + "." + ident(catalog.GenerationTable(t.Name, g.N))
+	db := sqlquote.Ident(t.Engine)
+	gen := db + "." + sqlquote.Ident(catalog.GenerationTable(t.Name, g.N))
 	// The staging name does not match the read view's pattern, so its rows are never
 	// read twice.
-	staging := db + "." + ident(t.Name+"__s"+strconv.Itoa(g.N))
+	staging := db + "." + sqlquote.Ident(t.Name+"__s"+strconv.Itoa(g.N))
 	steps := []string{
 		"DROP TABLE IF EXISTS " + staging + " SYNC",
 		fmt.Sprintf("CREATE TABLE %s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s", staging, t.ColumnType, key, GenerationSettings),

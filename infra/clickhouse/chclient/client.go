@@ -17,6 +17,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // Config locates an engine.
@@ -115,11 +116,11 @@ func (c *Client) InsertRows(ctx context.Context, database, table, token string, 
 	var b strings.Builder
 	b.Grow(len(rows) + 256)
 	b.WriteString("INSERT INTO ")
-	b.WriteString(QuoteIdent(database))
+	b.WriteString(sqlquote.Ident(database))
 	b.WriteByte('.')
-	b.WriteString(QuoteIdent(table))
+	b.WriteString(sqlquote.Ident(table))
 	b.WriteString(" SETTINGS insert_deduplication_token = ")
-	b.WriteString(QuoteString(token))
+	b.WriteString(sqlquote.String(token))
 	// A document naming one path twice ({"a":1,"a":2}, or "a.b" beside {"a":{"b":..}})
 	// keeps the first value, as the transforms do, instead of failing a whole batch.
 	b.WriteString(", type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n")
@@ -167,40 +168,4 @@ func Unavailable(err error) bool {
 	var ne net.Error
 	var op *net.OpError
 	return errors.As(err, &op) || (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, sqldriver.ErrBadConn)
-}
-
-// QuoteIdent renders name as a backquoted identifier.
-func QuoteIdent(name string) string {
-	var b strings.Builder
-	b.Grow(len(name) + 2)
-	b.WriteByte('`')
-	for i := 0; i < len(name); i++ {
-		switch c := name[i]; c {
-		case '`', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('`')
-	return b.String()
-}
-
-// QuoteString renders s as a string literal.
-func QuoteString(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\'', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/infra/clickhouse/chdb"
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // request is one HTTP request, decoded.
@@ -352,7 +353,7 @@ func (s *Server) prologue(sess *session, req *request, readOnly bool) error {
 	}
 	if req.database != "" {
 		sess.dirty = true
-		if _, err := sess.conn.Query("USE "+quoteIdent(req.database), "TabSeparated"); err != nil {
+		if _, err := sess.conn.Query("USE "+sqlquote.Ident(req.database), "TabSeparated"); err != nil {
 			return err
 		}
 	}
@@ -366,7 +367,7 @@ func (s *Server) prologue(sess *session, req *request, readOnly bool) error {
 			}
 			b.WriteString(kv[0])
 			b.WriteString(" = ")
-			b.WriteString(quoteString(kv[1]))
+			b.WriteString(sqlquote.String(kv[1]))
 		}
 		if _, err := sess.conn.Query(b.String(), "TabSeparated"); err != nil {
 			return err

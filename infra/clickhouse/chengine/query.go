@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/infra/clickhouse/chdb"
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // errStreamCutShort reports that libchdb ended a result stream, before any output, while the
@@ -125,7 +126,7 @@ func (s *Server) serveKill(w http.ResponseWriter, r *http.Request, req *request,
 		query = target.query
 	}
 	q := fmt.Sprintf("SELECT %s AS kill_status, %s AS query_id, 'default' AS user, %s AS query",
-		quoteString(status), quoteString(st.KillQueryID), quoteString(query))
+		sqlquote.String(status), sqlquote.String(st.KillQueryID), sqlquote.String(query))
 	if target == nil {
 		q += " WHERE 0"
 	}

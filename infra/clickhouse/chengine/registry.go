@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sync"
 	"time"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // chdb takes no query id from its caller, so every statement carries a marker comment with
@@ -29,7 +31,7 @@ func markerID(id string) string {
 // killStatement cancels the statement of query id. The marker is assembled by concat so that
 // the KILL's own text does not match it.
 func killStatement(id string) string {
-	return "KILL QUERY WHERE position(query, concat('/* svc:qid=', " + quoteString(markerID(id)) + ", ' */')) > 0 ASYNC FORMAT Null"
+	return "KILL QUERY WHERE position(query, concat('/* svc:qid=', " + sqlquote.String(markerID(id)) + ", ' */')) > 0 ASYNC FORMAT Null"
 }
 
 // running is a statement in flight.

@@ -3,6 +3,8 @@ package chengine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // This file finds the few things the HTTP layer must know about a statement before the engine
@@ -198,7 +200,7 @@ type insertPlan struct {
 
 // Query is the INSERT reading its data from path, compressed with compression.
 func (p *insertPlan) Query(path, compression string) string {
-	return fmt.Sprintf("%s FROM INFILE %s COMPRESSION %s %s", p.head, quoteString(path), quoteString(compression), p.clause)
+	return fmt.Sprintf("%s FROM INFILE %s COMPRESSION %s %s", p.head, sqlquote.String(path), sqlquote.String(compression), p.clause)
 }
 
 // errStatement is a statement the HTTP layer refuses before the engine sees it.
@@ -496,34 +498,6 @@ func skipSettings(l *lexer) (last, after token, ok bool) {
 			return last, after, true
 		}
 	}
-}
-
-// quoteString renders s as a ClickHouse string literal.
-func quoteString(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '\'':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case 0:
-			b.WriteString(`\0`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
-
-// quoteIdent renders s as a ClickHouse identifier in backquotes.
-func quoteIdent(s string) string {
-	return "`" + strings.NewReplacer(`\`, `\\`, "`", "\\`").Replace(s) + "`"
 }
 
 // unquoteString reads a ClickHouse string literal.
