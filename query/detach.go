@@ -5,10 +5,24 @@ import (
 	"time"
 )
 
-// Detach copies a value of Rows.Values out of the driver's buffers, which the next row
+// ReadAll drains rows, detaching every value, and reports the first error.
+func ReadAll(rows Rows) ([][]any, error) {
+	var out [][]any
+	for rows.Next() {
+		vals := rows.Values()
+		row := make([]any, len(vals))
+		for i, v := range vals {
+			row[i] = detach(v)
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// detach copies a value of Rows.Values out of the driver's buffers, which the next row
 // reuses:
 // pointers are followed, slices and maps copied, byte strings made strings.
-func Detach(v any) any {
+func detach(v any) any {
 	if v == nil {
 		return nil
 	}
@@ -21,20 +35,20 @@ func Detach(v any) any {
 		if rv.IsNil() {
 			return nil
 		}
-		return Detach(rv.Elem().Interface())
+		return detach(rv.Elem().Interface())
 	case reflect.Slice:
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
 			return string(rv.Bytes())
 		}
 		out := make([]any, rv.Len())
 		for i := range out {
-			out[i] = Detach(rv.Index(i).Interface())
+			out[i] = detach(rv.Index(i).Interface())
 		}
 		return out
 	case reflect.Map:
 		out := make(map[string]any, rv.Len())
 		for _, k := range rv.MapKeys() {
-			out[k.String()] = Detach(rv.MapIndex(k).Interface())
+			out[k.String()] = detach(rv.MapIndex(k).Interface())
 		}
 		return out
 	}

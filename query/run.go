@@ -430,21 +430,27 @@ func (r *Runner) firstGeneration(ctx context.Context, req Request, st *statement
 	if err != nil {
 		return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
 	}
-	rows, err := eng.Stream(ctx, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", Options{QueryID: req.QueryID + "-sample"})
+	sample, err := sampleDocs(ctx, eng, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", req.QueryID)
 	if err != nil {
 		return engineError(err, env)
 	}
+	_, _, err = r.tables.Target(ctx, t.ID, sample)
+	return err
+}
+
+// sampleDocs runs stmt, which selects documents as JSON text, for the rows a table's
+// first generation is typed from.
+func sampleDocs(ctx context.Context, eng Engine, stmt, queryID string) ([][]byte, error) {
+	rows, err := eng.Stream(ctx, stmt, Options{QueryID: queryID + "-sample"})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	var sample [][]byte
 	for rows.Next() {
 		if s, ok := rows.Values()[0].(string); ok {
 			sample = append(sample, []byte(s))
 		}
 	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return engineError(err, env)
-	}
-	_, _, err = r.tables.Target(ctx, t.ID, sample)
-	return err
+	return sample, rows.Err()
 }

@@ -47,18 +47,7 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 	// A table without rows yet gets its first generation typed from the URL's first rows.
 	var sample [][]byte
 	if t.KeyPending() {
-		rows, err := eng.Stream(ctx, "SELECT toJSONString(doc) FROM "+src+" LIMIT 1000", Options{QueryID: imp.QueryID + "-sample"})
-		if err != nil {
-			return res, engineError(err, env)
-		}
-		for rows.Next() {
-			if s, ok := rows.Values()[0].(string); ok {
-				sample = append(sample, []byte(s))
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
+		if sample, err = sampleDocs(ctx, eng, "SELECT toJSONString(doc) FROM "+src+" LIMIT 1000", imp.QueryID); err != nil {
 			return res, engineError(err, env)
 		}
 	}

@@ -42,16 +42,7 @@ func (e streamEngine) Query(ctx context.Context, sql, queryID string) (*Result, 
 	for _, c := range rows.Columns() {
 		res.Columns = append(res.Columns, Column{Name: c.Name, Type: c.Type})
 	}
-	for rows.Next() {
-		// Values are valid until the next call to Next: copy them out.
-		vals := rows.Values()
-		row := make([]any, len(vals))
-		for i, v := range vals {
-			row[i] = query.Detach(v)
-		}
-		res.Rows = append(res.Rows, row)
-	}
-	if err := rows.Err(); err != nil {
+	if res.Rows, err = query.ReadAll(rows); err != nil {
 		return nil, err
 	}
 	s := rows.Summary()

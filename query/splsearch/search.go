@@ -81,15 +81,7 @@ func (e searchEngine) Query(ctx context.Context, sql, queryID string) (*spl.Resu
 	for _, c := range rows.Columns() {
 		res.Columns = append(res.Columns, spl.Column{Name: c.Name, Type: c.Type})
 	}
-	for rows.Next() {
-		vals := rows.Values()
-		row := make([]any, len(vals))
-		for i, v := range vals {
-			row[i] = query.Detach(v)
-		}
-		res.Rows = append(res.Rows, row)
-	}
-	if err := rows.Err(); err != nil {
+	if res.Rows, err = query.ReadAll(rows); err != nil {
 		return nil, err
 	}
 	s := rows.Summary()
