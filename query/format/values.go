@@ -3,10 +3,12 @@ package format
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"net"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,13 +156,8 @@ func appendJSON(b []byte, v any, typ string) []byte {
 	case json.RawMessage:
 		return append(b, x...)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i, k := range slices.Sorted(maps.Keys(x)) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -310,13 +307,8 @@ func appendText(b []byte, v any, typ string, nested bool) []byte {
 		}
 		return append(b, formatTime(x, typ)...)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i, k := range slices.Sorted(maps.Keys(x)) {
 			if i > 0 {
 				b = append(b, ',')
 			}
