@@ -174,7 +174,7 @@ func (s *Server) createOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if req.Name == nil {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "field \"name\" is required"})
+		writeError(ctx, requiredField("invalid_name", "name"))
 		return
 	}
 	o, err := s.deps.Commands.CreateOrganizationBy(ctx, *req.Name, p.User.ID)
@@ -387,10 +387,8 @@ func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeJSON(ctx, 200, map[string]any{"clusters": out})
 		return
 	}
-	// The spec makes organization required on every cluster endpoint for users.
-	if !ctx.QueryArgs().Has("organization") || p.OrgID == uuid.Nil {
-		writeError(ctx, apiErr(400, "missing_organization", "the organization query parameter is required",
-			"add ?organization=<name>"))
+	if err := needOrganization(ctx, p); err != nil {
+		writeError(ctx, err)
 		return
 	}
 	for _, c := range s.deps.Catalog.Clusters(p.OrgID) {
@@ -404,9 +402,8 @@ func (s *Server) getCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	if !ctx.QueryArgs().Has("organization") || p.OrgID == uuid.Nil {
-		writeError(ctx, apiErr(400, "missing_organization", "the organization query parameter is required",
-			"add ?organization=<name>"))
+	if err := needOrganization(ctx, p); err != nil {
+		writeError(ctx, err)
 		return
 	}
 	id, err := uuid.Parse(stringParam(ctx, "cluster_id"))

@@ -218,6 +218,15 @@ func (s *Server) resolveScope(ctx *fasthttp.RequestCtx, p *Principal) error {
 	return nil
 }
 
+// needOrganization fails user requests to cluster endpoints that do not name an
+// organization: the spec requires the parameter even where the user has only one.
+func needOrganization(ctx *fasthttp.RequestCtx, p *Principal) error {
+	if ctx.QueryArgs().Has("organization") && p.OrgID != uuid.Nil {
+		return nil
+	}
+	return apiErr(400, "missing_organization", "the organization query parameter is required", "add ?organization=<name>")
+}
+
 // needCluster fails requests whose principal has no cluster in scope.
 func needCluster(p *Principal) error {
 	if p.ClusterID != uuid.Nil {

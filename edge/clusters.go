@@ -67,8 +67,8 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	if !ctx.QueryArgs().Has("organization") || p.OrgID == [16]byte{} {
-		writeError(ctx, apiErr(400, "missing_organization", "the organization query parameter is required", "add ?organization=<name>"))
+	if err := needOrganization(ctx, p); err != nil {
+		writeError(ctx, err)
 		return
 	}
 	if p.OrgRole != catalog.RoleAdmin {

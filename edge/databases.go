@@ -70,7 +70,7 @@ func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if req.Name == nil {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "field \"name\" is required"})
+		writeError(ctx, requiredField("invalid_name", "name"))
 		return
 	}
 	var s3 *catalog.S3Storage

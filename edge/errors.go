@@ -3,6 +3,7 @@ package edge
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -29,9 +30,14 @@ type APIError struct {
 
 func (e *APIError) Error() string { return e.Message }
 
-// Errorf builds an APIError.
+// apiErr builds an APIError.
 func apiErr(status int, code, msg, hint string) *APIError {
 	return &APIError{Status: status, Code: code, Message: msg, Hint: hint}
+}
+
+// requiredField is the error for a request body that lacks a required field.
+func requiredField(code, field string) *APIError {
+	return &APIError{Status: 400, Code: code, Field: field, Message: fmt.Sprintf("field %q is required", field)}
 }
 
 func writeError(ctx *fasthttp.RequestCtx, err error) {

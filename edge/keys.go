@@ -79,7 +79,7 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "field \"name\" is required"})
+		writeError(ctx, requiredField("invalid_name", "name"))
 		return
 	}
 	expires, err := parseExpiry(req.ExpiresAt)

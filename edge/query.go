@@ -56,7 +56,7 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if body.SQL == nil || *body.SQL == "" {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_sql", Field: "sql", Message: "field \"sql\" is required"})
+		writeError(ctx, requiredField("invalid_sql", "sql"))
 		return
 	}
 	if len(*body.SQL) > maxStatementBytes {

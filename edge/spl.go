@@ -28,7 +28,7 @@ func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if req.SPL == "" {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_spl", Field: "spl", Message: "field \"spl\" is required"})
+		writeError(ctx, requiredField("invalid_spl", "spl"))
 		return
 	}
 	if req.QueryID == "" {
