@@ -21,17 +21,7 @@ func (j *jsonWriter) ContentType() string { return "application/json; charset=UT
 
 func (j *jsonWriter) Begin(cols []Column) error {
 	j.cols = cols
-	b := append(j.buf[:0], `{"meta":[`...)
-	for i, c := range cols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"name":`...)
-		b = appendJSONString(b, c.Name)
-		b = append(b, `,"type":`...)
-		b = appendJSONString(b, c.Type)
-		b = append(b, '}')
-	}
+	b := appendMeta(append(j.buf[:0], `{"meta":[`...), cols)
 	b = append(b, `],"data":[`...)
 	j.buf = b
 	_, err := j.w.Write(b)
@@ -130,17 +120,7 @@ func (e *eachRowWriter) Begin(cols []Column) error {
 	if !e.progress {
 		return nil
 	}
-	b := append(e.buf[:0], `{"meta":[`...)
-	for i, c := range cols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"name":`...)
-		b = appendJSONString(b, c.Name)
-		b = append(b, `,"type":`...)
-		b = appendJSONString(b, c.Type)
-		b = append(b, '}')
-	}
+	b := appendMeta(append(e.buf[:0], `{"meta":[`...), cols)
 	b = append(b, "]}\n"...)
 	e.buf = b
 	_, err := e.w.Write(b)
@@ -325,4 +305,19 @@ func (t *textWriter) End(Stats) error                              { return nil 
 func (t *textWriter) Fail(err error) error {
 	_, werr := t.w.WriteString("\n__exception__\n" + err.Error() + "\n")
 	return werr
+}
+
+// appendMeta appends the columns as the elements of a JSON "meta" array.
+func appendMeta(b []byte, cols []Column) []byte {
+	for i, c := range cols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendJSONString(b, c.Name)
+		b = append(b, `,"type":`...)
+		b = appendJSONString(b, c.Type)
+		b = append(b, '}')
+	}
+	return b
 }
