@@ -144,14 +144,7 @@ func (c *Consumer) Deliver(ctx context.Context, topic string, partition int32, r
 // before it leaves the group, so that a clean shutdown leaves nothing behind.
 func (c *Consumer) Drain(ctx context.Context) error {
 	c.drainOnce.Do(func() { close(c.draining) })
-	done := make(chan struct{})
-	go func() { c.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.wait(ctx)
 }
 
 // Shutdown stops every worker. Unflushed rows stay in the log, uncommitted.
@@ -163,6 +156,11 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 	for _, w := range ws {
 		w.cancel()
 	}
+	return c.wait(ctx)
+}
+
+// wait returns when every worker has stopped or ctx ended.
+func (c *Consumer) wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	select {
