@@ -8,9 +8,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/pipeline/transform/internal/otlptest"
 )
 
@@ -44,27 +42,5 @@ func benchRequest(n int) *colmetricspb.ExportMetricsServiceRequest {
 }
 
 func BenchmarkDecode(b *testing.B) {
-	req := benchRequest(500)
-	pb, _ := proto.Marshal(req)
-	for _, c := range []struct {
-		name, contentType string
-		body              []byte
-	}{
-		{"protobuf", "application/x-protobuf", pb},
-		{"json", "application/json", otlptest.JSON(b, req)},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			var buf rows.Buffer
-			b.SetBytes(int64(len(c.body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				buf.Reset()
-				if err := Decode(c.body, c.contentType, &buf); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)*float64(buf.Rows)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64(len(buf.B))/float64(buf.Rows), "B/row")
-		})
-	}
+	otlptest.BenchmarkDecode(b, benchRequest(500), Decode)
 }
