@@ -237,53 +237,51 @@ func (s *Service) GrantToRole(ctx context.Context, cluster uuid.UUID, role strin
 // CreateRowPolicy creates a policy; with orReplace it replaces the whole definition,
 // with ifNotExists an existing one is kept.
 func (s *Service) CreateRowPolicy(ctx context.Context, cluster uuid.UUID, p RowPolicy, ifNotExists, orReplace bool) error {
-	stream := rowPolicyStream(cluster, p.Database, p.Table, p.Name)
-	return s.retry(ctx, func() (uint64, error) {
-		events, err := es.Collect(ctx, s.store.ReadStream(ctx, stream, 0))
-		if err != nil {
-			return 0, err
-		}
-		exp := es.NoStream()
-		if len(events) > 0 {
-			last := events[len(events)-1]
-			exp = es.Exact(last.Version)
-			if last.Type != EvRowPolicyDropped {
-				switch {
-				case ifNotExists:
-					return s.model.Position(), nil
-				case !orReplace:
-					return 0, fmt.Errorf("%w: row policy %q on %s.%s", ErrExists, p.Name, p.Database, p.Table)
-				}
-			}
-		}
-		return s.append(ctx, stream, exp, newEvent(EvRowPolicyCreated, RowPolicyCreated{ClusterID: cluster, Policy: p}))
+	d := definition{rowPolicyStream(cluster, p.Database, p.Table, p.Name), EvRowPolicyDropped,
+		fmt.Sprintf("row policy %q on %s.%s", p.Name, p.Database, p.Table)}
+	return s.createDefinition(ctx, d, ifNotExists, orReplace, func() es.NewEvent {
+		return newEvent(EvRowPolicyCreated, RowPolicyCreated{ClusterID: cluster, Policy: p})
 	})
 }
 
 // DropRowPolicy drops a policy.
 func (s *Service) DropRowPolicy(ctx context.Context, cluster uuid.UUID, db, table, name string, ifExists bool) error {
-	stream := rowPolicyStream(cluster, db, table, name)
-	return s.retry(ctx, func() (uint64, error) {
-		events, err := es.Collect(ctx, s.store.ReadStream(ctx, stream, 0))
-		if err != nil {
-			return 0, err
-		}
-		if len(events) == 0 || events[len(events)-1].Type == EvRowPolicyDropped {
-			if ifExists {
-				return s.model.Position(), nil
-			}
-			return 0, fmt.Errorf("%w: row policy %q on %s.%s", ErrNotFound, name, db, table)
-		}
-		return s.append(ctx, stream, es.Exact(events[len(events)-1].Version), newEvent(EvRowPolicyDropped,
-			RowPolicyDropped{ClusterID: cluster, Database: db, Table: table, Name: name}))
+	d := definition{rowPolicyStream(cluster, db, table, name), EvRowPolicyDropped,
+		fmt.Sprintf("row policy %q on %s.%s", name, db, table)}
+	return s.dropDefinition(ctx, d, ifExists, func() es.NewEvent {
+		return newEvent(EvRowPolicyDropped, RowPolicyDropped{ClusterID: cluster, Database: db, Table: table, Name: name})
 	})
 }
 
 // CreateSettingsProfile creates a profile; orReplace replaces the whole definition.
 func (s *Service) CreateSettingsProfile(ctx context.Context, cluster uuid.UUID, p SettingsProfile, ifNotExists, orReplace bool) error {
-	stream := profileStream(cluster, p.Name)
+	d := definition{profileStream(cluster, p.Name), EvSettingsProfileDropped, fmt.Sprintf("settings profile %q", p.Name)}
+	return s.createDefinition(ctx, d, ifNotExists, orReplace, func() es.NewEvent {
+		return newEvent(EvSettingsProfileCreated, SettingsProfileCreated{ClusterID: cluster, Profile: p})
+	})
+}
+
+// DropSettingsProfile drops a profile.
+func (s *Service) DropSettingsProfile(ctx context.Context, cluster uuid.UUID, name string, ifExists bool) error {
+	d := definition{profileStream(cluster, name), EvSettingsProfileDropped, fmt.Sprintf("settings profile %q", name)}
+	return s.dropDefinition(ctx, d, ifExists, func() es.NewEvent {
+		return newEvent(EvSettingsProfileDropped, SettingsProfileDropped{ClusterID: cluster, Name: name})
+	})
+}
+
+// definition is a cluster object whose stream alternates created and dropped events: a
+// role, a row policy, a settings profile.
+type definition struct {
+	stream  string
+	dropped string // the event type that ends the object
+	what    string // the object in errors: role "r"
+}
+
+// createDefinition appends the event created returns unless the object exists; an
+// existing one is kept with ifNotExists, replaced with orReplace, else ErrExists.
+func (s *Service) createDefinition(ctx context.Context, d definition, ifNotExists, orReplace bool, created func() es.NewEvent) error {
 	return s.retry(ctx, func() (uint64, error) {
-		events, err := es.Collect(ctx, s.store.ReadStream(ctx, stream, 0))
+		events, err := es.Collect(ctx, s.store.ReadStream(ctx, d.stream, 0))
 		if err != nil {
 			return 0, err
 		}
@@ -291,34 +289,33 @@ func (s *Service) CreateSettingsProfile(ctx context.Context, cluster uuid.UUID, 
 		if len(events) > 0 {
 			last := events[len(events)-1]
 			exp = es.Exact(last.Version)
-			if last.Type != EvSettingsProfileDropped {
+			if last.Type != d.dropped {
 				switch {
 				case ifNotExists:
 					return s.model.Position(), nil
 				case !orReplace:
-					return 0, fmt.Errorf("%w: settings profile %q", ErrExists, p.Name)
+					return 0, fmt.Errorf("%w: %s", ErrExists, d.what)
 				}
 			}
 		}
-		return s.append(ctx, stream, exp, newEvent(EvSettingsProfileCreated, SettingsProfileCreated{ClusterID: cluster, Profile: p}))
+		return s.append(ctx, d.stream, exp, created())
 	})
 }
 
-// DropSettingsProfile drops a profile.
-func (s *Service) DropSettingsProfile(ctx context.Context, cluster uuid.UUID, name string, ifExists bool) error {
-	stream := profileStream(cluster, name)
+// dropDefinition appends the event dropped returns if the object exists; a missing one is
+// fine with ifExists, else ErrNotFound.
+func (s *Service) dropDefinition(ctx context.Context, d definition, ifExists bool, dropped func() es.NewEvent) error {
 	return s.retry(ctx, func() (uint64, error) {
-		events, err := es.Collect(ctx, s.store.ReadStream(ctx, stream, 0))
+		events, err := es.Collect(ctx, s.store.ReadStream(ctx, d.stream, 0))
 		if err != nil {
 			return 0, err
 		}
-		if len(events) == 0 || events[len(events)-1].Type == EvSettingsProfileDropped {
+		if len(events) == 0 || events[len(events)-1].Type == d.dropped {
 			if ifExists {
 				return s.model.Position(), nil
 			}
-			return 0, fmt.Errorf("%w: settings profile %q", ErrNotFound, name)
+			return 0, fmt.Errorf("%w: %s", ErrNotFound, d.what)
 		}
-		return s.append(ctx, stream, es.Exact(events[len(events)-1].Version), newEvent(EvSettingsProfileDropped,
-			SettingsProfileDropped{ClusterID: cluster, Name: name}))
+		return s.append(ctx, d.stream, es.Exact(events[len(events)-1].Version), dropped())
 	})
 }

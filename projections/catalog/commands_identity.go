@@ -469,40 +469,16 @@ func (s *Service) CreateRole(ctx context.Context, cluster uuid.UUID, name string
 	if err := ValidateRoleName(name); err != nil {
 		return err
 	}
-	return s.retry(ctx, func() (uint64, error) {
-		events, err := es.Collect(ctx, s.store.ReadStream(ctx, roleStream(cluster, name), 0))
-		if err != nil {
-			return 0, err
-		}
-		exp := es.NoStream()
-		if len(events) > 0 {
-			last := events[len(events)-1]
-			if last.Type != EvRoleDropped {
-				if ifNotExists {
-					return s.model.Position(), nil
-				}
-				return 0, fmt.Errorf("%w: role %q", ErrExists, name)
-			}
-			exp = es.Exact(last.Version)
-		}
-		return s.append(ctx, roleStream(cluster, name), exp, newEvent(EvRoleCreated, RoleCreated{ClusterID: cluster, Name: name, CreatedAt: s.now()}))
+	d := definition{roleStream(cluster, name), EvRoleDropped, fmt.Sprintf("role %q", name)}
+	return s.createDefinition(ctx, d, ifNotExists, false, func() es.NewEvent {
+		return newEvent(EvRoleCreated, RoleCreated{ClusterID: cluster, Name: name, CreatedAt: s.now()})
 	})
 }
 
 // DropRole drops a role; keys that used it lose its grants and keep existing.
 func (s *Service) DropRole(ctx context.Context, cluster uuid.UUID, name string, ifExists bool) error {
-	return s.retry(ctx, func() (uint64, error) {
-		events, err := es.Collect(ctx, s.store.ReadStream(ctx, roleStream(cluster, name), 0))
-		if err != nil {
-			return 0, err
-		}
-		if len(events) == 0 || events[len(events)-1].Type == EvRoleDropped {
-			if ifExists {
-				return s.model.Position(), nil
-			}
-			return 0, fmt.Errorf("%w: role %q", ErrNotFound, name)
-		}
-		return s.append(ctx, roleStream(cluster, name), es.Exact(events[len(events)-1].Version),
-			newEvent(EvRoleDropped, RoleDropped{ClusterID: cluster, Name: name}))
+	d := definition{roleStream(cluster, name), EvRoleDropped, fmt.Sprintf("role %q", name)}
+	return s.dropDefinition(ctx, d, ifExists, func() es.NewEvent {
+		return newEvent(EvRoleDropped, RoleDropped{ClusterID: cluster, Name: name})
 	})
 }
