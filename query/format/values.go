@@ -9,7 +9,6 @@ import (
 	"net"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -180,10 +179,8 @@ func appendJSON(b []byte, v any, typ string) []byte {
 		}
 		return append(b, ']')
 	case reflect.Map:
-		keys := rv.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
 		b = append(b, '{')
-		for i, k := range keys {
+		for i, k := range sortedKeys(rv) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -337,10 +334,8 @@ func appendText(b []byte, v any, typ string, nested bool) []byte {
 		}
 		return append(b, ']')
 	case reflect.Map:
-		keys := rv.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
 		b = append(b, '{')
-		for i, k := range keys {
+		for i, k := range sortedKeys(rv) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -365,4 +360,23 @@ func appendQuoted(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '\'')
+}
+
+// sortedKeys returns the keys of a map value ordered by their fmt.Sprint text, which is
+// computed once per key rather than once per comparison.
+func sortedKeys(rv reflect.Value) []reflect.Value {
+	type keyed struct {
+		text string
+		k    reflect.Value
+	}
+	ks := make([]keyed, 0, rv.Len())
+	for _, k := range rv.MapKeys() {
+		ks = append(ks, keyed{fmt.Sprint(k), k})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.text, b.text) })
+	out := make([]reflect.Value, len(ks))
+	for i, k := range ks {
+		out[i] = k.k
+	}
+	return out
 }
