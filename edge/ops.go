@@ -39,8 +39,10 @@ type freshnessView struct {
 	// ConsumerLag is how many accepted requests (log records) of the table's cluster wait
 	// to be inserted, in total and per partition.
 	ConsumerLag struct {
-		Records    int64                   `json:"records"`
-		Partitions []pipeline.PartitionLag `json:"partitions"`
+		Records int64 `json:"records"`
+		// HeldRecords are those of Records this node fetched and holds in open batches.
+		HeldRecords int64                   `json:"held_records"`
+		Partitions  []pipeline.PartitionLag `json:"partitions"`
 	} `json:"consumer_lag"`
 }
 
@@ -61,6 +63,7 @@ func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
 	v := freshnessView{Table: t.Name}
 	v.ConsumerLag.Partitions = []pipeline.PartitionLag{}
 	if st, ok := s.deps.Ops.Stats(p.ClusterID); ok {
+		v.ConsumerLag.HeldRecords = st.Held()
 		if ts, p50, p99, ok := st.Freshness(t.ID); ok {
 			v.RowsInserted, v.DeadLettered = ts.Rows, ts.DeadLettered
 			if !ts.LastInsert.IsZero() {
@@ -176,6 +179,8 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 			fmt.Fprintf(&b, "svc_consumer_lag_records{cluster=%q,partition=\"%d\"} %d\n", c.ID, l.Partition, l.Lag)
 		}
 	}
+	b.WriteString("# HELP svc_consumer_held_records Accepted requests fetched by this node and held in batches not yet closed.\n# TYPE svc_consumer_held_records gauge\n")
+	counter2("svc_consumer_held_records", func(st *pipeline.Stats) int64 { return st.Held() })
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
 }

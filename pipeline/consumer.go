@@ -229,7 +229,8 @@ type worker struct {
 	next   int64 // first offset of the pending batch, -1 until known
 	plan   *plan // a plan committed by an earlier owner, replayed first
 	buf    []Record
-	bytes  int
+	bytes  int // bytes of buf
+	rows   int // rows of buf: each record holds newline-terminated rows
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -241,25 +242,21 @@ func (w *worker) stop() {
 
 func (w *worker) run(ctx context.Context) {
 	defer close(w.done)
+	defer func() { w.c.stats.held.Add(-int64(len(w.buf))) }()
 	log := w.c.cfg.Logger.With("topic", w.a.Topic(), "partition", w.a.Partition())
+	// The linger runs from the moment a new batch's first record is held: arrivals do
+	// not extend it, so a steady trickle still closes a batch every linger.
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
+	armed := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case recs := <-w.in:
-			if len(w.buf) == 0 && len(recs) > 0 {
-				linger.Reset(w.c.cfg.Linger)
-			}
-			for _, r := range recs {
-				if w.next < 0 {
-					w.next = r.Offset
-				}
-				w.buf = append(w.buf, r)
-				w.bytes += len(r.Value)
-			}
+			w.hold(recs)
 		case <-linger.C:
+			armed = false
 			if w.plan == nil && len(w.buf) > 0 {
 				if err := w.flush(ctx, len(w.buf)); err != nil {
 					w.fail(ctx, log, err)
@@ -267,8 +264,18 @@ func (w *worker) run(ctx context.Context) {
 				}
 			}
 		case <-w.c.draining:
-			// A replayed plan still waiting for its last records stays for the next
-			// owner; everything else held is flushed now.
+			// Records already handed over are held too: the reader stopped fetching
+			// before the drain, so nothing else arrives. A replayed plan still waiting
+			// for its last records stays for the next owner; everything else is
+			// flushed now.
+			for pending := true; pending; {
+				select {
+				case recs := <-w.in:
+					w.hold(recs)
+				default:
+					pending = false
+				}
+			}
 			if w.plan == nil && len(w.buf) > 0 {
 				if err := w.flush(ctx, len(w.buf)); err != nil {
 					w.fail(ctx, log, err)
@@ -276,31 +283,54 @@ func (w *worker) run(ctx context.Context) {
 			}
 			return
 		}
-		// A replayed plan is flushed as soon as its last record arrived, exactly as
-		// planned; new batches close on size here and on time above.
-		if w.plan != nil {
-			n := 0
-			for n < len(w.buf) && w.buf[n].Offset < w.plan.end {
-				n++
-			}
-			if n > 0 && (n < len(w.buf) || w.buf[n-1].Offset == w.plan.end-1) {
-				if err := w.flush(ctx, n); err != nil {
-					w.fail(ctx, log, err)
-					return
-				}
-			}
-			continue
+		if err := w.closeBatches(ctx); err != nil {
+			w.fail(ctx, log, err)
+			return
 		}
-		if len(w.buf) >= w.c.cfg.MaxRows || w.bytes >= w.c.cfg.MaxBytes {
-			if err := w.flush(ctx, len(w.buf)); err != nil {
-				w.fail(ctx, log, err)
-				return
-			}
-		}
-		if len(w.buf) > 0 && w.plan == nil {
+		switch open := w.plan == nil && len(w.buf) > 0; {
+		case open && !armed:
 			linger.Reset(w.c.cfg.Linger)
+			armed = true
+		case !open && armed:
+			linger.Stop()
+			armed = false
 		}
 	}
+}
+
+// hold appends fetched records to the pending batch.
+func (w *worker) hold(recs []Record) {
+	for _, r := range recs {
+		if w.next < 0 {
+			w.next = r.Offset
+		}
+		w.buf = append(w.buf, r)
+		w.bytes += len(r.Value)
+		w.rows += bytes.Count(r.Value, newline)
+	}
+	w.c.stats.held.Add(int64(len(recs)))
+}
+
+// closeBatches flushes what is due without waiting: a replayed plan as soon as its last
+// record arrived, exactly as planned, and a new batch once it reached its size limits.
+// Batches close on time in run.
+func (w *worker) closeBatches(ctx context.Context) error {
+	if w.plan != nil {
+		n := 0
+		for n < len(w.buf) && w.buf[n].Offset < w.plan.end {
+			n++
+		}
+		if n == 0 || (n == len(w.buf) && w.buf[n-1].Offset != w.plan.end-1) {
+			return nil
+		}
+		if err := w.flush(ctx, n); err != nil {
+			return err
+		}
+	}
+	if w.rows >= w.c.cfg.MaxRows || w.bytes >= w.c.cfg.MaxBytes {
+		return w.flush(ctx, len(w.buf))
+	}
+	return nil
 }
 
 // fail logs why a worker stopped. Flush steps retry until ctx ends, so a worker only
@@ -361,13 +391,17 @@ func (w *worker) flush(ctx context.Context, n int) error {
 		w.c.stats.inserted(g.table, g.rows, now.Sub(g.oldest))
 	}
 	w.buf = append(w.buf[:0], w.buf[n:]...)
-	w.bytes = 0
+	w.c.stats.held.Add(-int64(n))
+	w.bytes, w.rows = 0, 0
 	for _, r := range w.buf {
 		w.bytes += len(r.Value)
+		w.rows += bytes.Count(r.Value, newline)
 	}
 	w.next, w.plan = end, nil
 	return nil
 }
+
+var newline = []byte{'\n'}
 
 type group struct {
 	table  uuid.UUID
@@ -391,7 +425,7 @@ func groupByTable(recs []Record) []*group {
 			out = append(out, g)
 		}
 		g.recs = append(g.recs, r)
-		g.rows += bytes.Count(r.Value, []byte{'\n'})
+		g.rows += bytes.Count(r.Value, newline)
 		if r.Timestamp.Before(g.oldest) {
 			g.oldest = r.Timestamp
 		}

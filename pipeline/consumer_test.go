@@ -353,10 +353,7 @@ func TestDrainFlushesWhatIsHeldAndCommits(t *testing.T) {
 	if err := c.Deliver(context.Background(), "topic", 0, part.records); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if eng.count("db.t__g1") != 0 {
-		t.Fatal("flushed before the drain")
-	}
+	// The drain flushes records handed over but not yet taken by the worker as well.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := c.Drain(ctx); err != nil {
@@ -368,5 +365,68 @@ func TestDrainFlushesWhatIsHeldAndCommits(t *testing.T) {
 	if off, meta := (memAssignment{part}).Committed(); off != 7 || meta != "" {
 		t.Fatalf("committed %d %q after the drain", off, meta)
 	}
+	if h := c.Stats().Held(); h != 0 {
+		t.Fatalf("%d records held after the drain", h)
+	}
 	c.Shutdown(ctx)
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestBatchesCloseOnRowsNotRecords(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	part := &memPartition{offset: -1, records: makeRecords(table, 4, 3)}
+	// Four records of three rows: the fourth reaches 10 rows and closes the batch; with
+	// a linger of an hour nothing else could.
+	c, err := NewConsumer(ConsumerConfig{MaxRows: 10, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown(context.Background())
+	c.Assigned(memAssignment{part})
+	for i := range part.records {
+		if err := c.Deliver(context.Background(), "topic", 0, part.records[i:i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the batch of 12 rows", func() bool { return eng.count("db.t__g1") == 12 })
+	if eng.inserts != 1 {
+		t.Fatalf("%d inserts, want one batch", eng.inserts)
+	}
+	waitFor(t, "nothing held", func() bool { return c.Stats().Held() == 0 })
+}
+
+func TestLingerRunsFromTheFirstHeldRecord(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	const n = 5000
+	part := &memPartition{offset: -1, records: makeRecords(table, n, 1)}
+	// A trickle faster than the linger must not hold its batch open until the size
+	// limit: the linger counts from the batch's first record, not its last.
+	c, err := NewConsumer(ConsumerConfig{MaxRows: 1 << 30, Linger: 50 * time.Millisecond, RetryMin: time.Millisecond}, eng, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown(context.Background())
+	c.Assigned(memAssignment{part})
+	i := 0
+	for ; i < n && eng.count("db.t__g1") == 0; i++ {
+		if err := c.Deliver(context.Background(), "topic", 0, part.records[i:i+1]); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if i == n {
+		t.Fatalf("no batch closed while %d records trickled in every 5 ms with a 50 ms linger", n)
+	}
+	t.Logf("first batch closed after %d records", i)
 }

@@ -12,6 +12,8 @@ import (
 // Stats counts what the consumer did, for metrics and freshness.
 type Stats struct {
 	rows, retries, duplicates, dropped, dead atomic.Int64
+	// held counts log records fetched and waiting for their batch to close.
+	held atomic.Int64
 
 	mu     sync.Mutex
 	tables map[uuid.UUID]*TableStats
@@ -69,6 +71,10 @@ func (s *Stats) droppedForMissingTable(rows int) { s.dropped.Add(int64(rows)) }
 func (s *Stats) Totals() (rows, retries, duplicateRequests, droppedRows, deadLettered int64) {
 	return s.rows.Load(), s.retries.Load(), s.duplicates.Load(), s.dropped.Load(), s.dead.Load()
 }
+
+// Held returns how many log records (accepted requests) this consumer fetched and holds
+// in batches that have not closed yet.
+func (s *Stats) Held() int64 { return s.held.Load() }
 
 // Freshness returns a table's last insert, row count and ack-to-queryable lag
 // percentiles over its recent batches.

@@ -275,7 +275,28 @@ func TestSIGTERMDrainsHeldRows(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.Must(202, "POST", "/v1/tables/held", `[{"a":1},{"a":2},{"a":3}]`)
-	time.Sleep(time.Second) // fetched by the consumer, held by the linger
+	// Wait until the consumer fetched the record and holds it in a batch the linger keeps open.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var fresh struct {
+			ConsumerLag struct {
+				Records     int64 `json:"records"`
+				HeldRecords int64 `json:"held_records"`
+			} `json:"consumer_lag"`
+		}
+		s.Must(200, "GET", "/v1/tables/held/freshness", nil).JSON(t, &fresh)
+		if fresh.ConsumerLag.HeldRecords == 1 {
+			if fresh.ConsumerLag.Records != 1 {
+				t.Fatalf("consumer lag %d records, want the 1 held", fresh.ConsumerLag.Records)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the record was never held: %+v\n%s", fresh, s.Logs())
+		}
+	}
+	if n := s.Count("held"); n != 0 {
+		t.Fatalf("%d rows before the shutdown: the linger did not hold them", n)
+	}
 	s.Restart()
 	if n := s.Count("held"); n != 3 {
 		t.Fatalf("%d rows right after the restart, want the 3 the shutdown flushed", n)
