@@ -217,11 +217,18 @@ func TestPermissionMatrix(t *testing.T) {
 
 func TestKeyExpiryWithACachedKey(t *testing.T) {
 	s := startControlPlane(t)
-	expires := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
-	token, id := createKey(t, s, map[string]any{"name": "short", "permission": "read_only", "expires_at": expires})
-	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT 1"}, "Authorization", "Bearer "+token)
-	time.Sleep(time.Until(time.Now().Add(3500 * time.Millisecond)))
-	r := s.Must(401, "POST", "/v1/query", map[string]string{"sql": "SELECT 1"}, "Authorization", "Bearer "+token)
+	expiry := time.Now().Add(5 * time.Second).Truncate(time.Second)
+	token, id := createKey(t, s, map[string]any{"name": "short", "permission": "read_only", "expires_at": expiry.UTC().Format(time.RFC3339)})
+	// The key works before its expiry (and is cached by that use).
+	r, err := s.Do("POST", "/v1/query", map[string]string{"sql": "SELECT 1"}, "Authorization", "Bearer "+token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answered := time.Now(); r.Status != 200 && answered.Before(expiry) {
+		t.Fatalf("a key before its expiry: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(time.Until(expiry) + 100*time.Millisecond)
+	r = s.Must(401, "POST", "/v1/query", map[string]string{"sql": "SELECT 1"}, "Authorization", "Bearer "+token)
 	if !strings.Contains(string(r.Body), "expired") {
 		t.Fatalf("expired key error: %s", r.Body)
 	}
