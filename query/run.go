@@ -52,6 +52,9 @@ func (e *Error) Error() string { return e.Message }
 // Engines gives the engine of a cluster.
 type Engines interface {
 	QueryEngine(cluster uuid.UUID) (Engine, error)
+	// SharedEngine reports whether the cluster's engine also serves other clusters,
+	// and so possibly other organizations (one ClickHouse server for all).
+	SharedEngine(cluster uuid.UUID) bool
 }
 
 // Runner runs the query API: analyze and authorize on the parsed statement, apply
@@ -83,6 +86,7 @@ func (r *Runner) Env(req Request) statement.Env {
 		Database:  req.Database,
 		Catalog:   catalogView{m: r.model, cluster: req.ClusterID},
 		Access:    accessView{m: r.model, cluster: req.ClusterID},
+		Cluster:   statement.Cluster{SharedEngine: r.engines.SharedEngine(req.ClusterID)},
 	}
 }
 

@@ -101,6 +101,10 @@ func (e *engines) Engine(cluster uuid.UUID) (tables.Engine, error) { return e.cl
 // QueryEngine returns a cluster's engine for the query API.
 func (e *engines) QueryEngine(cluster uuid.UUID) (query.Engine, error) { return e.client(cluster) }
 
+// SharedEngine: with SVC_CLICKHOUSE_URL every cluster uses that one server; embedded
+// engines serve one cluster each.
+func (e *engines) SharedEngine(uuid.UUID) bool { return e.cfg.ClickHouseURL != "" }
+
 // Shutdown closes clients and stops embedded engines.
 func (e *engines) Shutdown(ctx context.Context) error {
 	e.mu.Lock()

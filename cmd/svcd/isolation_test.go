@@ -148,6 +148,19 @@ func TestTenantIsolationAttacks(t *testing.T) {
 			}
 		}
 	}
+	// Workload scheduling is server-wide (one root workload, one resource per operation),
+	// so on a shared server neither organization may change it, while both may select a
+	// workload the operator defined.
+	for _, auth := range []string{attacker, "Bearer " + s.AdminKey} {
+		for _, sql := range []string{"CREATE RESOURCE cpu (MASTER THREAD, WORKER THREAD)", "CREATE WORKLOAD all_work",
+			"CREATE OR REPLACE WORKLOAD all_work", "DROP WORKLOAD IF EXISTS all_work", "DROP RESOURCE IF EXISTS cpu"} {
+			r := s.Must(403, "POST", "/v1/query", map[string]string{"sql": sql}, "Authorization", auth)
+			if !strings.Contains(string(r.Body), "server-wide") {
+				t.Errorf("%s on a shared server: %s", sql, r.Body)
+			}
+		}
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM numbers(10) SETTINGS workload = 'all_work'"}, "Authorization", auth)
+	}
 	// The check above can fail: the victim's own read shows exactly what it looks for.
 	if r := s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT value FROM secrets"}); !strings.Contains(string(r.Body), secret) {
 		t.Fatalf("positive control: the victim cannot read its own secret: %s", r.Body)

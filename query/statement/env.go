@@ -35,6 +35,11 @@ type Cluster struct {
 	// InternalOrganization: the caller belongs to the service's internal
 	// organization, which cannot manage policies, profiles or scheduling.
 	InternalOrganization bool
+	// SharedEngine: the cluster's engine also serves other organizations (one
+	// ClickHouse server for every cluster). Workload scheduling is server-wide
+	// there (one root workload, one resource per operation), so tenants may not
+	// manage it: the operator defines workloads, tenants select them.
+	SharedEngine bool
 }
 
 // Catalog is the organization's data catalog: its logical databases, their

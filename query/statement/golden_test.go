@@ -166,6 +166,8 @@ func (c goldenCase) env(t *testing.T) Env {
 			env.Cluster.KeeperWorkloadStorage = true
 		case "internal":
 			env.Cluster.InternalOrganization = true
+		case "shared":
+			env.Cluster.SharedEngine = true
 		}
 	}
 	return env

@@ -106,6 +106,10 @@ func (a *analyzer) requireScheduling(what string) *Error {
 	if a.env.Cluster.InternalOrganization {
 		return forbidden(CodeForbidden, -1, "", "the internal organization does not support %s", what)
 	}
+	if a.env.Cluster.SharedEngine {
+		return forbidden(CodeForbidden, -1, "select a workload the operator defined: SELECT name FROM system.workloads, then SETTINGS workload = 'name'",
+			"this cluster shares its ClickHouse server with other organizations, where workload scheduling is server-wide; %s is up to the operator", what)
+	}
 	return nil
 }
 

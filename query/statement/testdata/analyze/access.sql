@@ -154,6 +154,12 @@ CREATE WORKLOAD a; CREATE WORKLOAD b
 CREATE WORKLOAD analytics
 -- case workload_not_admin as=read_only
 CREATE WORKLOAD analytics
+-- case workload_shared_engine cluster=shared
+CREATE WORKLOAD analytics
+-- case resource_shared_engine cluster=shared
+CREATE RESOURCE cpu (MASTER THREAD, WORKER THREAD)
+-- case workload_drop_shared_engine cluster=shared
+DROP WORKLOAD IF EXISTS analytics
 -- case workload_drop
 DROP WORKLOAD IF EXISTS analytics ON CLUSTER 'default'
 -- case resource_create

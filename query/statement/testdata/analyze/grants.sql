@@ -54,3 +54,5 @@ SELECT count() FROM events SETTINGS workload = 'reports'
 SELECT count() FROM events
 -- case workflow_reads as=workflow
 SELECT count() FROM events
+-- case workload_select_shared_engine cluster=shared
+SELECT count() FROM events SETTINGS workload = 'analytics'
