@@ -400,8 +400,16 @@ func (a accessView) DatabaseUserExists(name string) bool {
 }
 
 func (a accessView) RowPolicies(db, table string) []statement.RowPolicy {
+	return rowPolicies(a.m.RowPolicies(a.cluster, db, table))
+}
+
+func (a accessView) AllRowPolicies() []statement.RowPolicy {
+	return rowPolicies(a.m.AllRowPolicies(a.cluster))
+}
+
+func rowPolicies(ps []*catalog.RowPolicy) []statement.RowPolicy {
 	var out []statement.RowPolicy
-	for _, p := range a.m.RowPolicies(a.cluster, db, table) {
+	for _, p := range ps {
 		out = append(out, statement.RowPolicy{Name: p.Name, Database: p.Database, Table: p.Table, Filter: p.Filter,
 			Restrictive: p.Restrictive, Roles: p.Roles})
 	}

@@ -336,6 +336,16 @@ func TestCustomRoleKeysGrantsPoliciesAndProfiles(t *testing.T) {
 	if got := names(s.Query("SELECT name FROM people")); got != "Ada,Bo,Cy" {
 		t.Fatalf("admin key sees %s", got)
 	}
+	// Sizes would tell how many rows the policy hides: system views show NULL to its keys.
+	if d := as(eng, "SELECT total_rows, total_bytes FROM system.tables WHERE name = 'people'"); len(d) != 1 || d[0]["total_rows"] != nil || d[0]["total_bytes"] != nil {
+		t.Fatalf("system.tables for a policy-filtered key: %v", d)
+	}
+	if d := as(eng, "SELECT count() AS parts, countIf(rows IS NULL AND marks IS NULL AND bytes_on_disk IS NULL) AS hidden FROM system.parts WHERE table = 'people' AND active"); len(d) != 1 || d[0]["parts"] == float64(0) || d[0]["hidden"] != d[0]["parts"] {
+		t.Fatalf("system.parts for a policy-filtered key: %v", d)
+	}
+	if d := as(all, "SELECT total_rows FROM system.tables WHERE name = 'people'"); len(d) != 1 || d[0]["total_rows"] != float64(3) {
+		t.Fatalf("system.tables for a key without policies: %v", d)
+	}
 	// Grants: table, columns.
 	s.Must(403, "POST", "/v1/query", map[string]string{"sql": "SELECT * FROM secret"}, "Authorization", "Bearer "+eng)
 	if got := names(as(narrow, "SELECT name, team FROM people")); got != "Ada,Bo,Cy" {

@@ -188,15 +188,33 @@ func (m *Model) Grants(cluster uuid.UUID, role string) []Grant {
 
 // RowPolicies returns the policies on a table, by name.
 func (m *Model) RowPolicies(cluster uuid.UUID, db, table string) []*RowPolicy {
+	return m.rowPolicies(cluster, func(p *RowPolicy) bool { return p.Database == db && p.Table == table })
+}
+
+// AllRowPolicies returns every row policy of a cluster, by table and name.
+func (m *Model) AllRowPolicies(cluster uuid.UUID) []*RowPolicy {
+	return m.rowPolicies(cluster, func(*RowPolicy) bool { return true })
+}
+
+func (m *Model) rowPolicies(cluster uuid.UUID, keep func(*RowPolicy) bool) []*RowPolicy {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var out []*RowPolicy
 	for _, p := range m.policies[cluster] {
-		if p.Database == db && p.Table == table {
+		if keep(p) {
 			out = append(out, p)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Database != b.Database {
+			return a.Database < b.Database
+		}
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		return a.Name < b.Name
+	})
 	return out
 }
 

@@ -79,7 +79,9 @@
 // to the organization's databases, and for custom-role keys to the tables
 // their roles may read, with engine names mapped back: tables shows one row
 // per logical table with the generations' sizes, parts shows the
-// generation), workloads, resources, scheduler (as is, for workload
+// generation; sizes and row counts are NULL for tables whose reads by the
+// caller pass row policies, since they would tell how many rows the policies
+// hide), workloads, resources, scheduler (as is, for workload
 // inspection), and constant or reference tables (one, numbers, zeros,
 // functions, table_functions, formats, data_type_families, time_zones,
 // aggregate_function_combinators, collations, keywords). Everything else is

@@ -79,6 +79,8 @@ type Access interface {
 	DatabaseUserExists(name string) bool
 	// RowPolicies returns the policies defined on logical table db.table.
 	RowPolicies(db, table string) []RowPolicy
+	// AllRowPolicies returns every row policy of the organization.
+	AllRowPolicies() []RowPolicy
 	// SettingsProfiles returns every settings profile.
 	SettingsProfiles() []SettingsProfile
 }
@@ -270,6 +272,9 @@ func (a *StaticAccess) RowPolicies(db, table string) []RowPolicy {
 	return out
 }
 
+// AllRowPolicies implements Access.
+func (a *StaticAccess) AllRowPolicies() []RowPolicy { return a.Policies }
+
 // SettingsProfiles implements Access.
 func (a *StaticAccess) SettingsProfiles() []SettingsProfile { return a.Profiles }
 
@@ -280,4 +285,5 @@ func (noAccess) RoleExists(string) bool                 { return false }
 func (noAccess) Grants(string) []Grant                  { return nil }
 func (noAccess) DatabaseUserExists(string) bool         { return false }
 func (noAccess) RowPolicies(string, string) []RowPolicy { return nil }
+func (noAccess) AllRowPolicies() []RowPolicy            { return nil }
 func (noAccess) SettingsProfiles() []SettingsProfile    { return nil }

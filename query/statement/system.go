@@ -1,6 +1,7 @@
 package statement
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -166,12 +167,46 @@ func (a *analyzer) databasesView() string {
 		" WHERE " + a.visible("name", "") + "))"
 }
 
+// policyFiltered renders the condition that holds for the tables whose reads
+// by the caller pass row policies, or "" when there are none. Their sizes are
+// shown as NULL: a row count would tell how many rows the policies hide.
+func (a *analyzer) policyFiltered(dbExpr, tableExpr string) string {
+	p := a.env.Principal
+	if !p.byGrants() {
+		return ""
+	}
+	engineOf := map[string]string{}
+	for _, d := range a.orgDatabases() {
+		engineOf[d.Name] = d.Engine
+	}
+	pairs := map[string]bool{}
+	for _, pol := range a.access.AllRowPolicies() {
+		if engineOf[pol.Database] == "" || !slices.ContainsFunc(pol.Roles, func(r string) bool { return slices.Contains(p.Roles, r) }) {
+			continue
+		}
+		pairs["("+sqlquote.String(engineOf[pol.Database])+", "+sqlquote.String(pol.Table)+")"] = true
+	}
+	if len(pairs) == 0 {
+		return ""
+	}
+	return "(" + dbExpr + ", " + tableExpr + ") IN (" + strings.Join(sortedKeys(pairs), ", ") + ")"
+}
+
+// unlessFiltered renders expr, or NULL where the row-policy condition holds.
+func unlessFiltered(filtered, expr string) string {
+	if filtered == "" {
+		return expr
+	}
+	return "if(" + filtered + ", NULL, " + expr + ")"
+}
+
 // tablesView shows logical tables: the Merge read view t and its generations
 // t__g<n> become one row t whose sizes are the generations' sums.
 func (a *analyzer) tablesView() string {
 	base := "splitByString('__', name)[1]"
-	return "(SELECT " + a.mapDatabase("e_db") + " AS database, e_table AS name, 'ReplicatedRawMergeTree' AS engine," +
-		" sumIf(e_rows, e_gen) AS total_rows, sumIf(e_bytes, e_gen) AS total_bytes," +
+	filtered := a.policyFiltered("e_db", "e_table")
+	return "(SELECT " + a.mapDatabase("e_db") + " AS database, e_table AS name, 'ReplicatedRawMergeTree' AS engine, " +
+		unlessFiltered(filtered, "sumIf(e_rows, e_gen)") + " AS total_rows, " + unlessFiltered(filtered, "sumIf(e_bytes, e_gen)") + " AS total_bytes," +
 		" max(e_mtime) AS metadata_modification_time" +
 		" FROM (SELECT database AS e_db, " + base + " AS e_table, name != " + base + " AS e_gen," +
 		" ifNull(total_rows, 0) AS e_rows, ifNull(total_bytes, 0) AS e_bytes, metadata_modification_time AS e_mtime" +
@@ -193,11 +228,18 @@ func (a *analyzer) columnsView() string {
 // with the generation number.
 func (a *analyzer) partsView() string {
 	base := "splitByString('__', table)[1]"
+	filtered := a.policyFiltered("e_db", "splitByString('__', e_table)[1]")
+	sizes := []string{"marks", "rows", "bytes_on_disk", "data_compressed_bytes", "data_uncompressed_bytes"}
+	outer, inner := make([]string, len(sizes)), make([]string, len(sizes))
+	for i, c := range sizes {
+		outer[i] = unlessFiltered(filtered, "e_"+c) + " AS " + c
+		inner[i] = c + " AS e_" + c
+	}
 	return "(SELECT " + a.mapDatabase("e_db") + " AS database, splitByString('__', e_table)[1] AS `table`," +
 		" toUInt32OrZero(substring(splitByString('__', e_table)[2], 2)) AS generation, partition, name, part_type," +
-		" active, marks, rows, bytes_on_disk, data_compressed_bytes, data_uncompressed_bytes, modification_time, level" +
-		" FROM (SELECT database AS e_db, table AS e_table, partition, name, part_type, active, marks, rows, bytes_on_disk," +
-		" data_compressed_bytes, data_uncompressed_bytes, modification_time, level FROM system.parts" +
+		" active, " + strings.Join(outer, ", ") + ", modification_time, level" +
+		" FROM (SELECT database AS e_db, table AS e_table, partition, name, part_type, active, " + strings.Join(inner, ", ") +
+		", modification_time, level FROM system.parts" +
 		" WHERE countSubstrings(table, '__g') = 1 AND " + a.visible("database", base) + "))"
 }
 
