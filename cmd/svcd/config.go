@@ -52,6 +52,8 @@ type Config struct {
 	DeviceCodeTTL time.Duration
 	// ClusterIdleTimeout is a new cluster's idle timeout in minutes when not given.
 	ClusterIdleTimeout int
+	// PprofAddr, when set, serves Go's runtime profiles (net/http/pprof) there.
+	PprofAddr string
 }
 
 func loadConfig(args []string) (*Config, error) {
@@ -62,6 +64,7 @@ func loadConfig(args []string) (*Config, error) {
 	}
 	str(&c.HTTPAddr, "http-addr", "SVC_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address")
 	str(&c.DataDir, "data-dir", "SVC_DATA_DIR", "./data", "directory for all local state")
+	str(&c.PprofAddr, "pprof-addr", "SVC_PPROF_ADDR", "", "address serving Go runtime profiles (/debug/pprof/); empty serves none. Keep it on loopback")
 	level := envOr("SVC_LOG_LEVEL", "info")
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error ($SVC_LOG_LEVEL)")
 	str(&c.KafkaSeeds, "kafka-seeds", "SVC_KAFKA_SEEDS", "", "Kafka brokers, comma-separated; empty runs an embedded broker")

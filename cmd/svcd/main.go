@@ -87,6 +87,13 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}
+	if cfg.PprofAddr != "" {
+		stop, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		a.started(shutdownFunc(stop))
+	}
 
 	// Control plane.
 	store, err := openStore(ctx, cfg, log)
