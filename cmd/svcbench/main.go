@@ -52,7 +52,9 @@ func run(args []string) (err error) {
 		return fmt.Errorf("usage: svcbench ingest|query [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
-	rows := fs.Int("rows", 200_000, "rows per measurement")
+	// A million rows take a few seconds per workload: long enough that the last batch's linger
+	// and the wait until it is queryable do not dominate the rate.
+	rows := fs.Int("rows", 1_000_000, "rows per measurement")
 	batch := fs.Int("batch", 1000, "rows per request")
 	workers := fs.Int("workers", 8, "concurrent requests")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
