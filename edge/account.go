@@ -43,7 +43,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, err)
 		return
 	}
-	sess, token, err := s.deps.Commands.CreateSession(ctx, u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
+	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -56,7 +56,7 @@ func (s *Server) logout(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(400, "not_a_session", "logout ends a user session; API keys are deleted with DELETE /v1/keys/{id}", ""))
 		return
 	}
-	if err := s.deps.Commands.RevokeSession(ctx, p.Session.ID); err != nil {
+	if err := s.deps.Commands.RevokeSession(s.work(), p.Session.ID); err != nil {
 		writeError(ctx, err)
 		return
 	}
@@ -103,7 +103,7 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	u, err := s.deps.Commands.CreateUser(ctx, req.Username, req.Name, req.Password)
+	u, err := s.deps.Commands.CreateUser(s.work(), req.Username, req.Name, req.Password)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -177,7 +177,7 @@ func (s *Server) createOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, requiredField("invalid_name", "name"))
 		return
 	}
-	o, err := s.deps.Commands.CreateOrganizationBy(ctx, *req.Name, p.User.ID)
+	o, err := s.deps.Commands.CreateOrganizationBy(s.work(), *req.Name, p.User.ID)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -231,7 +231,7 @@ func (s *Server) renameOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if req.Name != nil {
-		if o, err = s.deps.Commands.RenameOrganization(ctx, o.ID, *req.Name); err != nil {
+		if o, err = s.deps.Commands.RenameOrganization(s.work(), o.ID, *req.Name); err != nil {
 			writeError(ctx, err)
 			return
 		}
@@ -245,7 +245,7 @@ func (s *Server) deleteOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	if err := s.deps.Commands.DeleteOrganization(ctx, o.ID); err != nil {
+	if err := s.deps.Commands.DeleteOrganization(s.work(), o.ID); err != nil {
 		writeError(ctx, err)
 		return
 	}
@@ -299,7 +299,7 @@ func (s *Server) setMember(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(404, "user_not_found", "no user "+quoteName(req.Username), "create it with POST /v1/users"))
 		return
 	}
-	if err := s.deps.Commands.SetMember(ctx, o.ID, u.ID, req.Role); err != nil {
+	if err := s.deps.Commands.SetMember(s.work(), o.ID, u.ID, req.Role); err != nil {
 		writeError(ctx, err)
 		return
 	}
@@ -318,7 +318,7 @@ func (s *Server) removeMember(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(404, "user_not_found", "no user "+quoteName(name), ""))
 		return
 	}
-	if err := s.deps.Commands.RemoveMember(ctx, o.ID, u.ID); err != nil {
+	if err := s.deps.Commands.RemoveMember(s.work(), o.ID, u.ID); err != nil {
 		writeError(ctx, err)
 		return
 	}

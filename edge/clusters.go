@@ -144,16 +144,16 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 		spec.DatabaseS3Access = d
 	}
-	c, err := s.deps.Commands.CreateClusterWith(ctx, spec)
+	c, err := s.deps.Commands.CreateClusterWith(s.work(), spec)
 	if err != nil {
 		writeError(ctx, err)
 		return
 	}
-	if err := s.deps.Clusters.StartCluster(ctx, c); err != nil {
+	if err := s.deps.Clusters.StartCluster(s.work(), c); err != nil {
 		writeError(ctx, fmt.Errorf("the cluster was created but its engine did not start (it is retried at the next start): %w", err))
 		return
 	}
-	if _, err := s.deps.Tables.CreateDatabase(ctx, c.OrgID, c.ID, catalog.DefaultDatabase, nil); err != nil {
+	if _, err := s.deps.Tables.CreateDatabase(s.work(), c.OrgID, c.ID, catalog.DefaultDatabase, nil); err != nil {
 		writeError(ctx, err)
 		return
 	}

@@ -86,7 +86,7 @@ func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(409, "already_exists", "database \"system\" is managed by the service", ""))
 		return
 	}
-	d, err := s.deps.Tables.CreateDatabase(ctx, p.OrgID, p.ClusterID, *req.Name, s3)
+	d, err := s.deps.Tables.CreateDatabase(s.work(), p.OrgID, p.ClusterID, *req.Name, s3)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -108,7 +108,7 @@ func (s *Server) deleteDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(403, "protected", "database "+quoteName(name)+" is managed by the service and cannot be deleted", ""))
 		return
 	}
-	if err := s.deps.Tables.DropDatabase(ctx, p.ClusterID, name); err != nil {
+	if err := s.deps.Tables.DropDatabase(s.work(), p.ClusterID, name); err != nil {
 		writeError(ctx, err)
 		return
 	}

@@ -85,7 +85,7 @@ func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	d, code, err := s.deps.Commands.RequestDevice(ctx, clientID, scope)
+	d, code, err := s.deps.Commands.RequestDevice(s.work(), clientID, scope)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -140,7 +140,7 @@ func (s *Server) token(ctx *fasthttp.RequestCtx) {
 		oauthError(ctx, 400, "authorization_pending", "waiting for the user to approve the request")
 		return
 	}
-	sess, token, err := s.deps.Commands.IssueDeviceToken(ctx, d.ID)
+	sess, token, err := s.deps.Commands.IssueDeviceToken(s.work(), d.ID)
 	if err != nil {
 		if errors.Is(err, catalog.ErrConflict) {
 			oauthError(ctx, 400, "invalid_grant", err.Error())
@@ -263,7 +263,7 @@ func (s *Server) deviceLogin(ctx *fasthttp.RequestCtx) {
 		s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Wrong user name or password.", Error: true})
 		return
 	}
-	sess, token, err := s.deps.Commands.CreateSession(ctx, u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
+	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -301,7 +301,7 @@ func (s *Server) deviceDecide(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	approve := string(ctx.PostArgs().Peek("action")) != "deny"
-	if err := s.deps.Commands.DecideDevice(ctx, d.ID, u.ID, approve); err != nil {
+	if err := s.deps.Commands.DecideDevice(s.work(), d.ID, u.ID, approve); err != nil {
 		page.Message, page.Error = strings.TrimPrefix(err.Error(), "conflict: ")+".", true
 		s.renderDevice(ctx, 409, page)
 		return

@@ -276,7 +276,7 @@ func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decode
 		return
 	}
 	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok {
-		_, err := s.deps.Tables.CreateTable(ctx, p.OrgID, p.ClusterID, db.Name, LogsearchTable, "_time", LogsearchColumnType)
+		_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, LogsearchTable, "_time", LogsearchColumnType)
 		if err != nil && !errors.Is(err, catalog.ErrExists) {
 			writeHEC(ctx, &hecStatus{503, "Server is busy", 9, nil})
 			return

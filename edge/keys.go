@@ -111,7 +111,7 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, p *Principal) {
 			Message: "database_roles needs 1 to 32 role names"})
 		return
 	}
-	k, token, err := s.deps.Commands.CreateAPIKey(ctx, nk)
+	k, token, err := s.deps.Commands.CreateAPIKey(s.work(), nk)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -165,7 +165,7 @@ func (s *Server) deleteKey(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(404, "key_not_found", "no such API key in this cluster", "list keys with GET /v1/keys"))
 		return
 	}
-	if err := s.deps.Commands.DeleteAPIKey(ctx, k.ID); err != nil {
+	if err := s.deps.Commands.DeleteAPIKey(s.work(), k.ID); err != nil {
 		writeError(ctx, err)
 		return
 	}

@@ -175,7 +175,7 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 		f.Sources = append(f.Sources, src)
 	}
-	page, err := s.deps.RequestLog.Query(ctx, p.OrgID, p.ClusterID, f)
+	page, err := s.deps.RequestLog.Query(s.work(), p.OrgID, p.ClusterID, f)
 	if err != nil {
 		writeError(ctx, &APIError{Status: 503, Code: "engine_unavailable", Message: err.Error(), RetryAfter: 1})
 		return

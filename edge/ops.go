@@ -73,7 +73,7 @@ func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
 			}
 		}
 	}
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	lctx, cancel := context.WithTimeout(s.work(), 5*time.Second)
 	defer cancel()
 	lag, err := s.deps.Ops.Lag(lctx, p.ClusterID)
 	if err != nil {
@@ -105,7 +105,7 @@ func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 		limit = n
 	}
-	page, err := s.deps.Ops.DeadLetters(ctx, p.ClusterID, pipeline.DeadLetterQuery{TableID: t.ID,
+	page, err := s.deps.Ops.DeadLetters(s.work(), p.ClusterID, pipeline.DeadLetterQuery{TableID: t.ID,
 		Cursor: string(ctx.QueryArgs().Peek("cursor")), Limit: limit})
 	if errors.Is(err, pipeline.ErrBadCursor) {
 		writeError(ctx, &APIError{Status: 400, Code: "invalid_cursor", Field: "cursor", Message: err.Error()})
@@ -168,7 +168,7 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	counter("svc_ingest_duplicate_requests_total", "Retried requests dropped by their idempotency key.")
 	counter2("svc_ingest_duplicate_requests_total", func(st *pipeline.Stats) int64 { _, _, d, _, _ := st.Totals(); return d })
 	b.WriteString("# HELP svc_consumer_lag_records Accepted requests waiting to be inserted, per partition.\n# TYPE svc_consumer_lag_records gauge\n")
-	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	lctx, cancel := context.WithTimeout(s.work(), 3*time.Second)
 	defer cancel()
 	for _, c := range clusters {
 		lag, err := s.deps.Ops.Lag(lctx, c.ID)

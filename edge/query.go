@@ -69,7 +69,7 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 	if p.Key != nil && p.CustomRole() {
 		req.KeyID = p.Key.ID
 	}
-	res, err := s.deps.Query.Run(ctx, req)
+	res, err := s.deps.Query.Run(s.work(), req)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -112,7 +112,7 @@ func (s *Server) cancelQuery(ctx *fasthttp.RequestCtx, p *Principal) {
 	if body.QueryID == "" {
 		body.QueryID = string(ctx.QueryArgs().Peek("query_id"))
 	}
-	if err := s.deps.Query.Cancel(ctx, p.OrgID, p.ClusterID, db.Name, body.QueryID); err != nil {
+	if err := s.deps.Query.Cancel(s.work(), p.OrgID, p.ClusterID, db.Name, body.QueryID); err != nil {
 		writeError(ctx, err)
 		return
 	}

@@ -206,7 +206,7 @@ func (s *Server) createSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	out, err := s.deps.Commands.SaveSearch(ctx, ss)
+	out, err := s.deps.Commands.SaveSearch(s.work(), ss)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -285,7 +285,7 @@ func (s *Server) updateSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	out, err := s.deps.Commands.SaveSearch(ctx, next)
+	out, err := s.deps.Commands.SaveSearch(s.work(), next)
 	if err != nil {
 		writeError(ctx, err)
 		return
@@ -302,7 +302,7 @@ func (s *Server) deleteSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, forbidden("delete another user's saved search"))
 		return
 	}
-	if err := s.deps.Commands.DeleteSearch(ctx, ss.ID); err != nil {
+	if err := s.deps.Commands.DeleteSearch(s.work(), ss.ID); err != nil {
 		writeError(ctx, err)
 		return
 	}

@@ -99,7 +99,20 @@ type Server struct {
 	polls    pollState
 	stopped  bool
 	mu       sync.Mutex
+	// life is the context of requests' downstream work; see work.
+	life    context.Context
+	endLife context.CancelFunc
 }
+
+// work returns the context.Context for a request's downstream calls (event store,
+// engine, log). *fasthttp.RequestCtx implements context.Context, but fasthttp recycles it
+// once the handler returns, while net/http (under clickhouse-go) still calls Value and
+// Done on a parent context from its own goroutines afterwards: a data race, found by
+// running svcd built with -race under the end-to-end tests. This context carries no
+// values and ends when the server has shut down, and RequestCtx's own cancellation only
+// ever came with the shutdown too. Work that outlives the handler (streamed results,
+// ingest acknowledgments) still makes its own context.
+func (s *Server) work() context.Context { return s.life }
 
 // NewServer validates cfg and builds the routes.
 func NewServer(cfg Config, deps Deps) (*Server, error) {
@@ -107,6 +120,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest)}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	r := router.New()
 	r.SaveMatchedRoutePath = true
 	r.GET("/v1/logs", s.withKey(s.listLogs))
@@ -222,6 +236,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopped = true
 	s.mu.Unlock()
 	err := s.srv.ShutdownWithContext(ctx)
+	s.endLife()
 	s.wg.Wait()
 	return err
 }

@@ -34,7 +34,7 @@ func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 	if req.QueryID == "" {
 		req.QueryID = string(ctx.QueryArgs().Peek("query_id"))
 	}
-	resp, err := s.deps.Searcher.Search(ctx, p.OrgID, p.ClusterID, db.Name, req)
+	resp, err := s.deps.Searcher.Search(s.work(), p.OrgID, p.ClusterID, db.Name, req)
 	if err != nil {
 		if errors.Is(err, spl.ErrInternal) {
 			writeError(ctx, apiErr(500, "internal_error", "the search could not be compiled: "+err.Error(), "please report this search"))

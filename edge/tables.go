@@ -133,7 +133,7 @@ func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) {
 	if req.SortingKey != nil {
 		key = *req.SortingKey
 	}
-	t, err := s.deps.Tables.CreateTable(ctx, p.OrgID, p.ClusterID, db.Name, *req.Name, key, "")
+	t, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, *req.Name, key, "")
 	if err != nil {
 		writeError(ctx, tableError(err))
 		return
@@ -161,7 +161,7 @@ func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	if req.SortingKey != nil {
 		var err error
-		if t, err = s.deps.Tables.ChangeSortingKey(ctx, p.ClusterID, db.Name, t.Name, *req.SortingKey); err != nil {
+		if t, err = s.deps.Tables.ChangeSortingKey(s.work(), p.ClusterID, db.Name, t.Name, *req.SortingKey); err != nil {
 			writeError(ctx, tableError(err))
 			return
 		}
@@ -178,7 +178,7 @@ func (s *Server) deleteTable(ctx *fasthttp.RequestCtx, p *Principal) {
 	if !ok {
 		return
 	}
-	if err := s.deps.Tables.DropTable(ctx, p.ClusterID, db.Name, t.Name); err != nil {
+	if err := s.deps.Tables.DropTable(s.work(), p.ClusterID, db.Name, t.Name); err != nil {
 		writeError(ctx, tableError(err))
 		return
 	}

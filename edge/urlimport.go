@@ -117,13 +117,13 @@ func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name), ""))
 		return
 	}
-	u, err := s.allowImport(ctx, string(ctx.QueryArgs().Peek("url")))
+	u, err := s.allowImport(s.work(), string(ctx.QueryArgs().Peek("url")))
 	if err != nil {
 		writeError(ctx, err)
 		return
 	}
 	queryID := string(ctx.QueryArgs().Peek("query_id"))
-	res, err := s.deps.Query.ImportURL(ctx, query.Import{ClusterID: p.ClusterID, TableID: t.ID, URL: u.String(), QueryID: queryID})
+	res, err := s.deps.Query.ImportURL(s.work(), query.Import{ClusterID: p.ClusterID, TableID: t.ID, URL: u.String(), QueryID: queryID})
 	if res.QueryID != "" {
 		ctx.Response.Header.Set("X-Engine-Query-Id", res.QueryID)
 	}
