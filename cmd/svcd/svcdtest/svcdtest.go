@@ -33,6 +33,8 @@ type Service struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  *os.File
+	// racesChecked is how much of the log checkRaces has read.
+	racesChecked int
 }
 
 var (
@@ -154,6 +156,7 @@ func (s *Service) Kill() {
 	<-s.done
 	s.log.Close()
 	s.cmd = nil
+	s.checkRaces()
 }
 
 // Stop stops svcd with SIGTERM and waits for it to drain.
@@ -171,6 +174,18 @@ func (s *Service) Stop() {
 	}
 	s.log.Close()
 	s.cmd = nil
+	s.checkRaces()
+}
+
+// checkRaces fails the test when svcd, built with -race (go tool task test does that),
+// reported a data race in the log written since the last check.
+func (s *Service) checkRaces() {
+	logs := s.Logs()
+	fresh := logs[min(s.racesChecked, len(logs)):]
+	s.racesChecked = len(logs)
+	if i := strings.Index(fresh, "WARNING: DATA RACE"); i >= 0 {
+		s.t.Errorf("svcd reported a data race:\n%s", fresh[i:min(len(fresh), i+8000)])
+	}
 }
 
 // Restart starts svcd again on the same data directory.
