@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -210,6 +211,12 @@ func TestCompression(t *testing.T) {
 }
 
 func TestKillStreamingInsert(t *testing.T) {
+	t.Run("after some rows", func(t *testing.T) { killStreamingInsert(t, 100) })
+	// Cut before a byte of data: the engine must not see an empty, successful INSERT.
+	t.Run("before any row", func(t *testing.T) { killStreamingInsert(t, 0) })
+}
+
+func killStreamingInsert(t *testing.T, lines int) {
 	base, conn := chtest.Engine(t)
 	ctx := testCtx(t)
 	if err := conn.Exec(ctx, "CREATE TABLE t (a UInt64) ENGINE = MergeTree ORDER BY a"); err != nil {
@@ -219,7 +226,7 @@ func TestKillStreamingInsert(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		for i := range 100 {
+		for i := range lines {
 			if _, err := io.WriteString(pw, `{"a":`+strings.Repeat("7", 1+i%3)+"}\n"); err != nil {
 				return
 			}
@@ -250,8 +257,16 @@ func TestKillStreamingInsert(t *testing.T) {
 	if err := conn.Exec(ctx, "KILL QUERY WHERE query_id = 'slow-insert' SYNC"); err != nil {
 		t.Fatal(err)
 	}
+	// End the body: net/http's client waits for its body writer before it reports a failed
+	// round trip, and that writer would otherwise wait on this pipe forever.
+	pw.Close()
 	r := <-done
-	if r.err != nil || r.a.status == 200 || r.a.header.Get("X-ClickHouse-Exception-Code") != "394" {
+	switch {
+	case r.err != nil && (errors.Is(r.err, syscall.ECONNRESET) || errors.Is(r.err, syscall.EPIPE) || errors.Is(r.err, io.EOF) || errors.Is(r.err, io.ErrUnexpectedEOF)):
+		// The engine ends the connection of a killed streaming insert; now and then the
+		// cut reaches the client before the answer does.
+		t.Logf("killed insert: connection ended before the answer: %v", r.err)
+	case r.err != nil || r.a.status == 200 || r.a.header.Get("X-ClickHouse-Exception-Code") != "394":
 		t.Fatalf("killed insert: %+v", r)
 	}
 	var n uint64
