@@ -399,17 +399,9 @@ func (a accessView) DatabaseUserExists(name string) bool {
 	return strings.HasPrefix(name, catalog.KeyUserPrefix)
 }
 
-func (a accessView) RowPolicies(db, table string) []statement.RowPolicy {
-	return rowPolicies(a.m.RowPolicies(a.cluster, db, table))
-}
-
-func (a accessView) AllRowPolicies() []statement.RowPolicy {
-	return rowPolicies(a.m.AllRowPolicies(a.cluster))
-}
-
-func rowPolicies(ps []*catalog.RowPolicy) []statement.RowPolicy {
+func (a accessView) RowPolicies() []statement.RowPolicy {
 	var out []statement.RowPolicy
-	for _, p := range ps {
+	for _, p := range a.m.RowPolicies(a.cluster) {
 		out = append(out, statement.RowPolicy{Name: p.Name, Database: p.Database, Table: p.Table, Filter: p.Filter,
 			Restrictive: p.Restrictive, Roles: p.Roles})
 	}

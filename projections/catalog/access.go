@@ -186,24 +186,13 @@ func (m *Model) Grants(cluster uuid.UUID, role string) []Grant {
 	return m.grants[cluster][role]
 }
 
-// RowPolicies returns the policies on a table, by name.
-func (m *Model) RowPolicies(cluster uuid.UUID, db, table string) []*RowPolicy {
-	return m.rowPolicies(cluster, func(p *RowPolicy) bool { return p.Database == db && p.Table == table })
-}
-
-// AllRowPolicies returns every row policy of a cluster, by table and name.
-func (m *Model) AllRowPolicies(cluster uuid.UUID) []*RowPolicy {
-	return m.rowPolicies(cluster, func(*RowPolicy) bool { return true })
-}
-
-func (m *Model) rowPolicies(cluster uuid.UUID, keep func(*RowPolicy) bool) []*RowPolicy {
+// RowPolicies returns every row policy of a cluster, by table and name.
+func (m *Model) RowPolicies(cluster uuid.UUID) []*RowPolicy {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var out []*RowPolicy
+	out := make([]*RowPolicy, 0, len(m.policies[cluster]))
 	for _, p := range m.policies[cluster] {
-		if keep(p) {
-			out = append(out, p)
-		}
+		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -77,10 +77,8 @@ type Access interface {
 	// DatabaseUserExists reports whether an engine user has this name (every
 	// custom-role key has one); role names may not collide with them.
 	DatabaseUserExists(name string) bool
-	// RowPolicies returns the policies defined on logical table db.table.
-	RowPolicies(db, table string) []RowPolicy
-	// AllRowPolicies returns every row policy of the organization.
-	AllRowPolicies() []RowPolicy
+	// RowPolicies returns every row policy of the organization.
+	RowPolicies() []RowPolicy
 	// SettingsProfiles returns every settings profile.
 	SettingsProfiles() []SettingsProfile
 }
@@ -262,18 +260,7 @@ func (a *StaticAccess) Grants(role string) []Grant {
 func (a *StaticAccess) DatabaseUserExists(name string) bool { return slices.Contains(a.Users, name) }
 
 // RowPolicies implements Access.
-func (a *StaticAccess) RowPolicies(db, table string) []RowPolicy {
-	var out []RowPolicy
-	for _, p := range a.Policies {
-		if p.Database == db && p.Table == table {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// AllRowPolicies implements Access.
-func (a *StaticAccess) AllRowPolicies() []RowPolicy { return a.Policies }
+func (a *StaticAccess) RowPolicies() []RowPolicy { return a.Policies }
 
 // SettingsProfiles implements Access.
 func (a *StaticAccess) SettingsProfiles() []SettingsProfile { return a.Profiles }
@@ -281,9 +268,8 @@ func (a *StaticAccess) SettingsProfiles() []SettingsProfile { return a.Profiles 
 // noAccess is the Access of an organization without access entities.
 type noAccess struct{}
 
-func (noAccess) RoleExists(string) bool                 { return false }
-func (noAccess) Grants(string) []Grant                  { return nil }
-func (noAccess) DatabaseUserExists(string) bool         { return false }
-func (noAccess) RowPolicies(string, string) []RowPolicy { return nil }
-func (noAccess) AllRowPolicies() []RowPolicy            { return nil }
-func (noAccess) SettingsProfiles() []SettingsProfile    { return nil }
+func (noAccess) RoleExists(string) bool              { return false }
+func (noAccess) Grants(string) []Grant               { return nil }
+func (noAccess) DatabaseUserExists(string) bool      { return false }
+func (noAccess) RowPolicies() []RowPolicy            { return nil }
+func (noAccess) SettingsProfiles() []SettingsProfile { return nil }

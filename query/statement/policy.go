@@ -20,10 +20,10 @@ func (a *analyzer) policyFilter(db, table string, pos int) (string, *Error) {
 		return "", nil
 	}
 	var permissive, restrictive []string
-	policies := a.access.RowPolicies(db, table)
+	policies := a.rowPolicies(db, table)
 	sort.Slice(policies, func(i, j int) bool { return policies[i].Name < policies[j].Name })
 	for _, pol := range policies {
-		if !slices.ContainsFunc(pol.Roles, func(r string) bool { return slices.Contains(p.Roles, r) }) {
+		if !p.holdsAny(pol.Roles) {
 			continue
 		}
 		f, err := a.compileFilter(pol, table)
@@ -48,6 +48,17 @@ func (a *analyzer) policyFilter(db, table string, pos int) (string, *Error) {
 	parts := []string{"(" + strings.Join(permissive, " OR ") + ")"}
 	parts = append(parts, restrictive...)
 	return strings.Join(parts, " AND "), nil
+}
+
+// rowPolicies returns the policies defined on logical table db.table.
+func (a *analyzer) rowPolicies(db, table string) []RowPolicy {
+	var out []RowPolicy
+	for _, p := range a.access.RowPolicies() {
+		if p.Database == db && p.Table == table {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // compileFilter rewrites a stored policy filter for a level whose only

@@ -1,6 +1,9 @@
 package statement
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // PrincipalKind says how the caller authenticated.
 type PrincipalKind uint8
@@ -116,3 +119,9 @@ func (p Principal) isAdmin() bool {
 }
 
 func (p Principal) byGrants() bool { return p.Kind == RoleKey }
+
+// holdsAny reports whether the key holds one of roles (row policies and settings
+// profiles apply to keys holding one of theirs).
+func (p Principal) holdsAny(roles []string) bool {
+	return slices.ContainsFunc(roles, func(r string) bool { return slices.Contains(p.Roles, r) })
+}

@@ -198,7 +198,7 @@ func (a *analyzer) createRowPolicy(t *tokens) (*Statement, *Error) {
 				"role %s does not hold SELECT on %s.%s", r, db, table)
 		}
 	}
-	exists := slices.ContainsFunc(a.access.RowPolicies(db, table), func(p RowPolicy) bool { return p.Name == name })
+	exists := slices.ContainsFunc(a.rowPolicies(db, table), func(p RowPolicy) bool { return p.Name == name })
 	if exists && !ifNot && !orReplace {
 		return nil, conflict(CodeRowPolicyExists, pos, "use CREATE ROW POLICY OR REPLACE", "row policy %s on %s.%s already exists", name, db, table)
 	}
@@ -320,7 +320,7 @@ func (a *analyzer) dropRowPolicy(t *tokens) (*Statement, *Error) {
 	if err := a.policyClusterRules(cluster, qualified, ifExists, pos, "DROP ROW POLICY IF EXISTS"); err != nil {
 		return nil, err
 	}
-	exists := slices.ContainsFunc(a.access.RowPolicies(db, table), func(p RowPolicy) bool { return p.Name == name })
+	exists := slices.ContainsFunc(a.rowPolicies(db, table), func(p RowPolicy) bool { return p.Name == name })
 	if !exists && !ifExists {
 		return nil, notFound(CodeUnknownRowPolicy, pos, "use DROP ROW POLICY IF EXISTS", "row policy %s on %s.%s does not exist", name, db, table)
 	}

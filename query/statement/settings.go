@@ -163,7 +163,7 @@ func (a *analyzer) profiles() ([]Setting, map[string]string) {
 	}
 	var matching []SettingsProfile
 	for _, prof := range a.access.SettingsProfiles() {
-		if slices.ContainsFunc(prof.Roles, func(r string) bool { return slices.Contains(p.Roles, r) }) {
+		if p.holdsAny(prof.Roles) {
 			matching = append(matching, prof)
 		}
 	}

@@ -1,7 +1,6 @@
 package statement
 
 import (
-	"slices"
 	"sort"
 	"strings"
 
@@ -180,8 +179,8 @@ func (a *analyzer) policyFiltered(dbExpr, tableExpr string) string {
 		engineOf[d.Name] = d.Engine
 	}
 	pairs := map[string]bool{}
-	for _, pol := range a.access.AllRowPolicies() {
-		if engineOf[pol.Database] == "" || !slices.ContainsFunc(pol.Roles, func(r string) bool { return slices.Contains(p.Roles, r) }) {
+	for _, pol := range a.access.RowPolicies() {
+		if engineOf[pol.Database] == "" || !p.holdsAny(pol.Roles) {
 			continue
 		}
 		pairs["("+sqlquote.String(engineOf[pol.Database])+", "+sqlquote.String(pol.Table)+")"] = true
