@@ -122,12 +122,12 @@ func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
 // endpoint shows no tenant's table names.
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	var b strings.Builder
-	counter := func(name, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name)
+	header := func(name, typ, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
 	clusters := s.deps.Catalog.AllClusters()
 	var rows, dead, lagLines []string
-	counter("svc_ingest_rows_total", "Rows inserted into tables by this node.")
+	header("svc_ingest_rows_total", "counter", "Rows inserted into tables by this node.")
 	for _, c := range clusters {
 		st, ok := s.deps.Ops.Stats(c.ID)
 		if !ok {
@@ -147,27 +147,27 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	for _, r := range rows {
 		b.WriteString(r)
 	}
-	counter("svc_ingest_dead_letters_total", "Rows the engine rejected, kept in the dead-letter topic.")
+	header("svc_ingest_dead_letters_total", "counter", "Rows the engine rejected, kept in the dead-letter topic.")
 	sort.Strings(dead)
 	for _, r := range dead {
 		b.WriteString(r)
 	}
-	b.WriteString("# HELP svc_ingest_ack_to_queryable_seconds Time from the log's acknowledgment to queryable, recent batches.\n# TYPE svc_ingest_ack_to_queryable_seconds summary\n")
+	header("svc_ingest_ack_to_queryable_seconds", "summary", "Time from the log's acknowledgment to queryable, recent batches.")
 	for _, r := range lagLines {
 		b.WriteString(r)
 	}
-	counter("svc_ingest_retries_total", "Batch steps retried because the engine or log was unavailable.")
-	counter2 := func(name string, f func(*pipeline.Stats) int64) {
+	header("svc_ingest_retries_total", "counter", "Batch steps retried because the engine or log was unavailable.")
+	perCluster := func(name string, f func(*pipeline.Stats) int64) {
 		for _, c := range clusters {
 			if st, ok := s.deps.Ops.Stats(c.ID); ok {
 				fmt.Fprintf(&b, "%s{cluster=%q} %d\n", name, c.ID, f(st))
 			}
 		}
 	}
-	counter2("svc_ingest_retries_total", func(st *pipeline.Stats) int64 { _, r, _, _, _ := st.Totals(); return r })
-	counter("svc_ingest_duplicate_requests_total", "Retried requests dropped by their idempotency key.")
-	counter2("svc_ingest_duplicate_requests_total", func(st *pipeline.Stats) int64 { _, _, d, _, _ := st.Totals(); return d })
-	b.WriteString("# HELP svc_consumer_lag_records Accepted requests waiting to be inserted, per partition.\n# TYPE svc_consumer_lag_records gauge\n")
+	perCluster("svc_ingest_retries_total", func(st *pipeline.Stats) int64 { _, r, _, _, _ := st.Totals(); return r })
+	header("svc_ingest_duplicate_requests_total", "counter", "Retried requests dropped by their idempotency key.")
+	perCluster("svc_ingest_duplicate_requests_total", func(st *pipeline.Stats) int64 { _, _, d, _, _ := st.Totals(); return d })
+	header("svc_consumer_lag_records", "gauge", "Accepted requests waiting to be inserted, per partition.")
 	lctx, cancel := context.WithTimeout(s.work(), 3*time.Second)
 	defer cancel()
 	for _, c := range clusters {
@@ -179,8 +179,8 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 			fmt.Fprintf(&b, "svc_consumer_lag_records{cluster=%q,partition=\"%d\"} %d\n", c.ID, l.Partition, l.Lag)
 		}
 	}
-	b.WriteString("# HELP svc_consumer_held_records Accepted requests fetched by this node and held in batches not yet closed.\n# TYPE svc_consumer_held_records gauge\n")
-	counter2("svc_consumer_held_records", func(st *pipeline.Stats) int64 { return st.Held() })
+	header("svc_consumer_held_records", "gauge", "Accepted requests fetched by this node and held in batches not yet closed.")
+	perCluster("svc_consumer_held_records", func(st *pipeline.Stats) int64 { return st.Held() })
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
 }
