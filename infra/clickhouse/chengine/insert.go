@@ -49,10 +49,6 @@ func startPump(src io.Reader, w *os.File) *pump {
 		defer close(p.done)
 		er := &errReader{r: src}
 		zw, _ := gzip.NewWriterLevel(w, gzip.NoCompression)
-		// The header goes out at once: cut before any data arrived, the engine must see an
-		// unfinished stream and fail, not an empty file and an empty, successful INSERT.
-		// The pipe's buffer holds it, so this never waits for the engine.
-		_ = zw.Flush()
 		if _, err := io.Copy(zw, er); err == nil {
 			_ = zw.Close() // the gzip trailer: the data is complete
 		}
@@ -99,7 +95,9 @@ func (s *Server) serveInsert(w http.ResponseWriter, r *http.Request, sess *sessi
 	}
 
 	if qerr == nil && cancelled && res.Stats.RowsWritten == 0 {
-		// Cancelled before any row went in: report the cancel, never an empty success.
+		// Cancelled before any row went in: report the cancel, never an empty success. The
+		// engine can end a cut statement cleanly with nothing read (whether the pipe held a
+		// gzip header yet or not), so this is decided here rather than on the stream.
 		qerr = newException(codeQueryWasCancelled, "Query was cancelled")
 	}
 	if qerr != nil {
