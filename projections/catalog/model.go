@@ -35,6 +35,11 @@ type Cluster struct {
 	IdleTimeoutMinutes int
 	S3                 *S3Storage
 	DatabaseS3Access   *DatabaseS3Access
+	// Lifecycle (clusters.go): phase, its message, whether the idle timeout stopped it,
+	// and when the phase began.
+	Phase, Message string
+	IdleStopped    bool
+	PhaseAt        time.Time
 }
 
 // S3Location is a bucket and a path inside it.
@@ -301,6 +306,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applySearch(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyCluster(e); handled || err != nil {
 			return err
 		}
 		_, err = m.applyIdentity(e)
