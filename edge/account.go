@@ -366,8 +366,12 @@ func toBytes(z catalog.ClusterSize) sizeBytes {
 
 func viewCluster(c *catalog.Cluster) clusterView {
 	v := clusterView{ID: c.ID.String(), Name: c.Name, CreatedAt: c.CreatedAt.Format(time.RFC3339),
-		Status: clusterStatus{Phase: "ready", Ready: true}, IdleTimeoutMinutes: c.IdleTimeoutMinutes,
-		DatabaseS3Access: c.DatabaseS3Access}
+		Status: clusterStatus{Phase: c.PhaseName(), Ready: c.PhaseName() == catalog.PhaseReady}, IdleTimeoutMinutes: c.IdleTimeoutMinutes,
+		CanPause: c.CanPause(), CanResume: c.CanResume(), DatabaseS3Access: c.DatabaseS3Access}
+	if c.Message != "" {
+		msg := c.Message
+		v.Status.Message = &msg
+	}
 	if c.Replicas > 0 {
 		v.Resources = &clusterResources{Shards: 1, Replicas: c.Replicas, CPUCoresPerReplica: c.Size.CPUCores,
 			MemoryBytesPerReplica: int64(c.Size.MemoryGiB * (1 << 30)), MinimumSize: toBytes(c.MinSize), MaximumSize: toBytes(c.MaxSize)}

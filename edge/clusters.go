@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
 )
 
-// ClusterRunner brings a newly created cluster up: its engine, consumers and topics.
+// ClusterRunner brings this node's part of a cluster (engine, consumer, topics, `default`
+// database) to the phase the control plane records, and returns when it did.
 type ClusterRunner interface {
-	StartCluster(ctx context.Context, c *catalog.Cluster) error
+	ReconcileCluster(ctx context.Context, id uuid.UUID) error
 }
 
 type sizeEntry struct {
@@ -149,13 +151,7 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	if err := s.deps.Clusters.StartCluster(s.work(), c); err != nil {
-		writeError(ctx, fmt.Errorf("the cluster was created but its engine did not start (it is retried at the next start): %w", err))
-		return
-	}
-	if _, err := s.deps.Tables.CreateDatabase(s.work(), c.OrgID, c.ID, catalog.DefaultDatabase, nil); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	writeJSON(ctx, 200, viewCluster(c))
+	// Every node's reconciler completes the cluster; this one does it now. A failed start
+	// answers the cluster in phase failed with the reason, and is retried with backoff.
+	s.answerCluster(ctx, c.ID)
 }

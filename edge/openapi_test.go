@@ -499,7 +499,7 @@ func (fakeOps) DeadLetters(_ context.Context, _ uuid.UUID, q pipeline.DeadLetter
 
 type fakeClusters struct{}
 
-func (fakeClusters) StartCluster(context.Context, *catalog.Cluster) error { return nil }
+func (fakeClusters) ReconcileCluster(context.Context, uuid.UUID) error { return nil }
 
 type harness struct {
 	t        *testing.T

@@ -49,6 +49,16 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// engineUnavailable is the answer when a cluster has no engine to run on; an *Error from
+// Engines (a stopped cluster's, naming how to resume it) passes as it is.
+func engineUnavailable(err error) *Error {
+	var qe *Error
+	if errors.As(err, &qe) {
+		return qe
+	}
+	return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error(), Hint: "retry shortly"}
+}
+
 // Engines gives the engine of a cluster.
 type Engines interface {
 	QueryEngine(cluster uuid.UUID) (Engine, error)
@@ -135,7 +145,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	}
 	eng, err := r.engines.QueryEngine(req.ClusterID)
 	if err != nil {
-		return nil, &Error{Status: 503, Code: "engine_unavailable", Message: err.Error(), Hint: "retry shortly"}
+		return nil, engineUnavailable(err)
 	}
 	settings := map[string]string{}
 	for _, s := range DefaultSettings {
@@ -432,7 +442,7 @@ func (r *Runner) firstGeneration(ctx context.Context, req Request, st *statement
 	}
 	eng, err := r.engines.QueryEngine(req.ClusterID)
 	if err != nil {
-		return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
+		return engineUnavailable(err)
 	}
 	sample, err := sampleDocs(ctx, eng, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", req.QueryID)
 	if err != nil {

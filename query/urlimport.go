@@ -40,7 +40,7 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 	}
 	eng, err := r.engines.QueryEngine(imp.ClusterID)
 	if err != nil {
-		return res, &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
+		return res, engineUnavailable(err)
 	}
 	src := fmt.Sprintf("url(%s, 'JSONAsObject', %s)", sqlquote.String(imp.URL), sqlquote.String("doc "+t.ColumnType))
 	env := statement.Env{Catalog: catalogView{m: r.model, cluster: imp.ClusterID}}

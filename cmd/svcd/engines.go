@@ -37,6 +37,17 @@ func newEngines(cfg *Config, log *slog.Logger) *engines {
 
 // start brings up a cluster's engine and returns its client once it answers.
 func (e *engines) start(ctx context.Context, cluster uuid.UUID) (*chclient.Client, error) {
+	e.mu.Lock()
+	c, ok := e.clients[cluster]
+	old := e.procs[cluster]
+	delete(e.procs, cluster)
+	e.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	if old != nil { // started by an attempt that failed later
+		_ = old.Shutdown(ctx)
+	}
 	url := e.cfg.ClickHouseURL
 	if url == "" {
 		p, err := clickhouse.NewProcess(clickhouse.ProcessConfig{
