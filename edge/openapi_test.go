@@ -832,6 +832,19 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/v1/clusters", as: "org_admin", body: `{"name": "big", "replicas": 1, "size": {"cpu_cores": 3, "memory_gib": 8}}`}, 400, "invalid_size")
 	h.expect(request{method: "POST", target: "/v1/clusters", as: "org_admin", body: `{"name": "big", "replicas": 1, "size": {"cpu_cores": 2, "memory_gib": 8}, "idle_timeout_minutes": 5}`}, 400, "invalid_idle_timeout_minutes")
 	h.expect(request{method: "POST", target: "/v1/clusters", as: "org_admin", body: `{"name": "default", "replicas": 1, "size": {"cpu_cores": 2, "memory_gib": 8}}`}, 409, "already_exists")
+	// Cluster lifecycle (the fake runner leaves clusters provisioning).
+	cpath := "/v1/clusters/" + h.cluster.ID.String()
+	json200(request{method: "PATCH", target: cpath, as: "org_admin", body: `{"idle_timeout_minutes": 30}`})
+	h.expect(request{method: "PATCH", target: cpath, as: "org_admin", body: `{"idle_timeout_minutes": 5}`}, 400, "invalid_idle_timeout_minutes")
+	h.expect(request{method: "PATCH", target: cpath, as: "org_member", body: `{"name": "x"}`}, 403, "forbidden")
+	h.expect(request{method: "POST", target: cpath + "/stop", as: "org_admin"}, 409, "conflict")
+	h.expect(request{method: "POST", target: cpath + "/resume", as: "org_admin"}, 409, "conflict")
+	h.expect(request{method: "POST", target: cpath + "/stop", as: "org_member"}, 403, "forbidden")
+	tmp := json200(request{method: "POST", target: "/v1/clusters", as: "org_admin", body: `{"name": "tmp", "replicas": 1, "size": {"cpu_cores": 1, "memory_gib": 4}}`})
+	var tmpc struct{ ID string }
+	_ = json.Unmarshal(tmp.body, &tmpc)
+	json200(request{method: "DELETE", target: "/v1/clusters/" + tmpc.ID, as: "org_admin"})
+	h.expect(request{method: "DELETE", target: "/v1/clusters/" + tmpc.ID, as: "org_member"}, 403, "forbidden")
 
 	// API keys.
 	json200(request{method: "GET", target: "/v1/keys", as: "org_member"})
