@@ -46,7 +46,7 @@ func (s *Server) answerCluster(ctx *fasthttp.RequestCtx, id uuid.UUID) {
 		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))
 		return
 	}
-	writeJSON(ctx, 200, viewCluster(c))
+	writeJSON(ctx, 200, s.viewCluster(c))
 }
 
 // stopCluster drains the cluster's consumers and stops its engine; ingestion is still

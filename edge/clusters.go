@@ -14,6 +14,9 @@ import (
 // database) to the phase the control plane records, and returns when it did.
 type ClusterRunner interface {
 	ReconcileCluster(ctx context.Context, id uuid.UUID) error
+	// Resources is what the cluster's engine process on this node got: cores (its
+	// max_threads) and memory limit in bytes; ok is false while unknown.
+	Resources(id uuid.UUID) (cpuCores float64, memoryBytes int64, ok bool)
 }
 
 type sizeEntry struct {

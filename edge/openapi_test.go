@@ -500,6 +500,7 @@ func (fakeOps) DeadLetters(_ context.Context, _ uuid.UUID, q pipeline.DeadLetter
 type fakeClusters struct{}
 
 func (fakeClusters) ReconcileCluster(context.Context, uuid.UUID) error { return nil }
+func (fakeClusters) Resources(uuid.UUID) (float64, int64, bool)        { return 0, 0, false }
 
 type harness struct {
 	t        *testing.T

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
@@ -57,6 +60,10 @@ type clusterRun struct {
 	stopResort context.CancelFunc
 	resortDone chan struct{}
 	landed     int64 // rows landed when idleness was last checked
+	// What the engine process got, read back from it after start.
+	cpu      float64
+	memory   int64
+	measured bool
 }
 
 type backoff struct {
@@ -257,7 +264,7 @@ func (n *node) clusterDir(id uuid.UUID) string {
 // step completes the cluster; what a failed attempt started besides the engine is stopped.
 func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun, error) {
 	cluster := c.ID
-	eng, err := n.engines.start(ctx, cluster)
+	eng, err := n.engines.start(ctx, cluster, limitsFor(c))
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +311,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 		n.mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Seeds: n.seeds, Group: pipeline.ConsumerGroup}, 5*time.Second, log)
 	}()
 	n.ops.add(cluster, cons)
+	run.cpu, run.memory, run.measured = measure(ctx, eng)
 	return run, nil
 }
 
@@ -343,7 +351,7 @@ func (n *node) stopLocal(ctx context.Context, id uuid.UUID, run *clusterRun) {
 func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
 	if n.cfg.ClickHouseURL != "" {
 		// A shared server keeps the data: drop the cluster's databases there.
-		eng, err := n.engines.start(ctx, c.ID)
+		eng, err := n.engines.start(ctx, c.ID, limitsFor(c))
 		if err != nil {
 			return err
 		}
@@ -462,3 +470,56 @@ func (o *ops) remove(cluster uuid.UUID) {
 
 // SharedEngine implements query.Engines.
 func (n *node) SharedEngine(cluster uuid.UUID) bool { return n.engines.SharedEngine(cluster) }
+
+// engineLimits are a cluster size mapped onto the engine process: max_threads = the
+// size's cores (rounded up), a pool of two connections per core (at least 2), and
+// max_server_memory_usage = the size's memory. Clusters without a size (the bootstrap
+// one) keep the engine's defaults and the configured pool.
+type engineLimits struct {
+	Threads, Pool int
+	Memory        int64
+}
+
+func limitsFor(c *catalog.Cluster) engineLimits {
+	if c.Size.CPUCores <= 0 || c.Size.MemoryGiB <= 0 {
+		return engineLimits{}
+	}
+	cores := int(math.Ceil(c.Size.CPUCores))
+	return engineLimits{Threads: cores, Pool: max(2, 2*cores), Memory: int64(c.Size.MemoryGiB * (1 << 30))}
+}
+
+func (l engineLimits) pool(configured int) int {
+	if l.Pool > 0 {
+		return l.Pool
+	}
+	return configured
+}
+
+// measure reads back what the engine process got: its max_threads and its
+// max_server_memory_usage.
+func measure(ctx context.Context, eng *chclient.Client) (cpu float64, memory int64, ok bool) {
+	rows, err := eng.QueryStrings(ctx, "SELECT concat(toString(getSetting('max_threads')), ' ', "+
+		"(SELECT toString(value) FROM system.server_settings WHERE name = 'max_server_memory_usage'))")
+	if err != nil || len(rows) != 1 {
+		return 0, 0, false
+	}
+	threads, mem, found := strings.Cut(rows[0], " ")
+	threads = strings.TrimSuffix(strings.TrimPrefix(threads, "'auto("), ")'")
+	t, err1 := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(threads, "auto("), ")"))
+	m, err2 := strconv.ParseInt(mem, 10, 64)
+	if !found || err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return float64(t), m, true
+}
+
+// Resources implements edge.ClusterRunner.
+func (n *node) Resources(id uuid.UUID) (float64, int64, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	r := n.runs[id]
+	if r == nil || !r.measured {
+		return 0, 0, false
+	}
+	return r.cpu, r.memory, true
+}

@@ -373,3 +373,50 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// A size maps onto the engine process's limits, and resources report what it got.
+func TestClusterSizeLimitsReachTheEngine(t *testing.T) {
+	s := startControlPlane(t)
+	a := newClusterAdmin(t, s)
+	size := func(cpu, gib int) map[string]any { return map[string]any{"cpu_cores": cpu, "memory_gib": gib} }
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "x", "replicas": 2, "size": size(2, 8)}, "replicas"},
+		{map[string]any{"name": "x", "replicas": 1, "size": size(3, 8)}, "size"},
+		{map[string]any{"name": "x", "replicas": 1, "size": size(1, 4), "autoscaling": map[string]any{"min_size": size(2, 8)}}, "size"},
+		{map[string]any{"name": "x", "replicas": 1, "size": size(8, 32), "autoscaling": map[string]any{"max_size": size(4, 16)}}, "size"},
+		{map[string]any{"name": "x", "replicas": 1, "size": size(2, 8), "autoscaling": map[string]any{"min_size": size(2, 7)}}, "autoscaling"},
+		{map[string]any{"name": "x", "replicas": 1, "size": size(2, 8), "idle_timeout_minutes": 43201}, "idle_timeout_minutes"},
+	} {
+		r := a.do(400, "POST", "/v1/clusters", bad.body)
+		if !strings.Contains(string(r.Body), `"field":"`+bad.field+`"`) {
+			t.Fatalf("%v: %s", bad.body, r.Body)
+		}
+	}
+	var c struct {
+		clusterJSON
+		Resources *struct {
+			Replicas              int     `json:"replicas"`
+			CPUCoresPerReplica    float64 `json:"cpu_cores_per_replica"`
+			MemoryBytesPerReplica int64   `json:"memory_bytes_per_replica"`
+		} `json:"resources"`
+	}
+	a.do(200, "POST", "/v1/clusters", map[string]any{"name": "two", "replicas": 1, "size": size(2, 8)}).JSON(t, &c)
+	if c.Resources == nil || c.Resources.CPUCoresPerReplica != 2 || c.Resources.MemoryBytesPerReplica != 8<<30 || c.Resources.Replicas != 1 {
+		t.Fatalf("resources of a 2-core 8 GiB cluster: %+v", c.Resources)
+	}
+	key := a.key("two")
+	var res struct{ Data []map[string]any }
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT toUInt64(getSetting('max_threads')) AS t"}, key...).JSON(t, &res)
+	if fmt.Sprint(res.Data[0]["t"]) != "2" {
+		t.Fatalf("max_threads in the engine: %v", res.Data)
+	}
+	// Stopped: nothing runs, so resources are unknown.
+	c.Resources = nil
+	a.do(200, "POST", "/v1/clusters/"+c.ID+"/stop", nil).JSON(t, &c)
+	if c.Resources != nil {
+		t.Fatalf("resources of a stopped cluster: %+v", c.Resources)
+	}
+}

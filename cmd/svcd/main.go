@@ -164,7 +164,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Tables:     mgr,
 		Ingest:     pipeline.NewIngestor(producer),
 		Query:      runner,
-		Searcher:   splsearch.New(model, engines, runner),
+		Searcher:   splsearch.New(model, n, runner),
 		Ops:        observe,
 		RequestLog: reqlog,
 		Clusters:   n,

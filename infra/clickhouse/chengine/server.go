@@ -81,7 +81,7 @@ func (s *Server) Addr() string {
 // the first connection, which boots the engine; later ones ignore them.
 func (s *Server) connectArgs() []string {
 	c := s.cfg
-	return []string{
+	args := []string{
 		"--path=" + c.Path,
 		"--tmp_path=" + filepath.Join(c.Path, "tmp") + "/",
 		"--user_files_path=" + filepath.Join(c.Path, "user_files") + "/",
@@ -93,6 +93,10 @@ func (s *Server) connectArgs() []string {
 		"--primary_index_cache_size=" + strconv.FormatInt(c.MarkCache, 10),
 		"--index_mark_cache_size=" + strconv.FormatInt(c.MarkCache, 10),
 	}
+	if c.MaxThreads > 0 {
+		args = append(args, "--max_threads="+strconv.Itoa(c.MaxThreads))
+	}
+	return args
 }
 
 // connect opens one engine connection in its baseline state.
