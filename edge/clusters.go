@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/metrics"
 )
 
 // ClusterRunner brings this node's part of a cluster (engine, consumer, topics, `default`
@@ -17,6 +18,8 @@ type ClusterRunner interface {
 	// Resources is what the cluster's engine process on this node got: cores (its
 	// max_threads) and memory limit in bytes; ok is false while unknown.
 	Resources(id uuid.UUID) (cpuCores float64, memoryBytes int64, ok bool)
+	// ReadMetrics reads the cluster's stored metric observations.
+	ReadMetrics(ctx context.Context, id uuid.UUID, q metrics.Query) ([]metrics.Point, error)
 }
 
 type sizeEntry struct {

@@ -36,6 +36,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/format"
+	"github.com/svc-data/svc/query/metrics"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 )
@@ -501,6 +502,9 @@ type fakeClusters struct{}
 
 func (fakeClusters) ReconcileCluster(context.Context, uuid.UUID) error { return nil }
 func (fakeClusters) Resources(uuid.UUID) (float64, int64, bool)        { return 0, 0, false }
+func (fakeClusters) ReadMetrics(context.Context, uuid.UUID, metrics.Query) ([]metrics.Point, error) {
+	return nil, nil
+}
 
 type harness struct {
 	t        *testing.T

@@ -147,6 +147,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.DELETE("/v1/clusters/{cluster_id}", s.withKey(s.deleteCluster))
 	r.POST("/v1/clusters/{cluster_id}/stop", s.withKey(s.stopCluster))
 	r.POST("/v1/clusters/{cluster_id}/resume", s.withKey(s.resumeCluster))
+	r.GET("/v1/metrics", s.withKey(s.getMetrics))
 	r.GET("/v1/keys", s.withKey(s.listKeys))
 	r.POST("/v1/keys", s.withKey(s.createKey))
 	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))

@@ -20,6 +20,7 @@ import (
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/metrics"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 )
@@ -87,8 +88,11 @@ func (n *node) Start() {
 	n.reconcileAll(n.ctx)
 	ctx, stop := context.WithCancel(context.WithoutCancel(n.ctx))
 	n.stop, n.done = stop, make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { defer close(sampled); n.sampleMetrics(ctx) }()
 	go func() {
 		defer close(n.done)
+		defer func() { <-sampled }()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
@@ -273,6 +277,9 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	}
 	if err := requestlog.Schema(ctx, eng); err != nil {
 		return nil, fmt.Errorf("create request log: %w", err)
+	}
+	if err := metrics.Schema(ctx, eng); err != nil {
+		return nil, fmt.Errorf("create metrics table: %w", err)
 	}
 	if err := n.mgr.Reconcile(ctx, cluster); err != nil {
 		return nil, err

@@ -93,9 +93,6 @@ func (s *Server) connectArgs() []string {
 		"--primary_index_cache_size=" + strconv.FormatInt(c.MarkCache, 10),
 		"--index_mark_cache_size=" + strconv.FormatInt(c.MarkCache, 10),
 	}
-	if c.MaxThreads > 0 {
-		args = append(args, "--max_threads="+strconv.Itoa(c.MaxThreads))
-	}
 	return args
 }
 
@@ -107,7 +104,12 @@ func (s *Server) connect() (*chdb.Conn, error) {
 	}
 	// The query profiler drives timer signals into query threads; the process belongs to
 	// the Go runtime's signal handling, so it stays off.
-	if _, err := c.Query("SET query_profiler_real_time_period_ns = 0, query_profiler_cpu_time_period_ns = 0", "TabSeparated"); err != nil {
+	set := "SET query_profiler_real_time_period_ns = 0, query_profiler_cpu_time_period_ns = 0"
+	if s.cfg.MaxThreads > 0 {
+		// The cluster size's cores; a connection argument would not reach the session.
+		set += ", max_threads = " + strconv.Itoa(s.cfg.MaxThreads)
+	}
+	if _, err := c.Query(set, "TabSeparated"); err != nil {
 		return nil, errors.Join(fmt.Errorf("initialize engine connection: %w", err), c.Close())
 	}
 	return c, nil
