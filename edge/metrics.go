@@ -140,27 +140,11 @@ func (s *Server) parseMetricsRequest(ctx *fasthttp.RequestCtx, p *Principal, now
 		req.query.To = now
 		req.query.From = now.Add(-time.Duration(secs) * time.Second)
 	case hasStart || hasEnd:
-		if !hasStart {
-			return nil, badParam("start_time", "start_time is required with end_time")
-		}
-		if !hasEnd {
-			return nil, badParam("end_time", "end_time is required with start_time")
-		}
-		from, err := time.Parse(time.RFC3339Nano, st)
+		from, to, err := timeRange(st, et, hasStart, hasEnd)
 		if err != nil {
-			return nil, badParam("start_time", "start_time must be RFC 3339")
+			return nil, err
 		}
-		to, err := time.Parse(time.RFC3339Nano, et)
-		if err != nil {
-			return nil, badParam("end_time", "end_time must be RFC 3339")
-		}
-		if !to.After(from) {
-			return nil, badParam("end_time", "end_time must be after start_time")
-		}
-		if to.Sub(from) > maxMetricsRange {
-			return nil, badParam("end_time", "the interval is at most seven days")
-		}
-		req.query.From, req.query.To = from.UTC(), to.UTC()
+		req.query.From, req.query.To = from, to
 	default:
 		req.query.To = now
 		req.query.From = now.Add(-time.Hour)
@@ -292,4 +276,139 @@ func (s *Server) getMetrics(ctx *fasthttp.RequestCtx, p *Principal) {
 		out.Resources = append(out.Resources, r)
 	}
 	writeJSON(ctx, 200, out)
+}
+
+// timeRange checks start_time and end_time: both present, RFC 3339, start before end
+// (start inclusive, end exclusive), at most seven days apart.
+func timeRange(st, et string, hasStart, hasEnd bool) (from, to time.Time, err error) {
+	if !hasStart {
+		return from, to, badParam("start_time", "start_time is required with end_time")
+	}
+	if !hasEnd {
+		return from, to, badParam("end_time", "end_time is required with start_time")
+	}
+	if from, err = time.Parse(time.RFC3339Nano, st); err != nil {
+		return from, to, badParam("start_time", "start_time must be RFC 3339")
+	}
+	if to, err = time.Parse(time.RFC3339Nano, et); err != nil {
+		return from, to, badParam("end_time", "end_time must be RFC 3339")
+	}
+	if !to.After(from) {
+		return from, to, badParam("end_time", "end_time must be after start_time")
+	}
+	if to.Sub(from) > maxMetricsRange {
+		return from, to, badParam("end_time", "the interval is at most seven days")
+	}
+	return from.UTC(), to.UTC(), nil
+}
+
+// clusterMetricDefs are the cluster metrics routes' series.
+var clusterMetricDefs = []struct {
+	name, label, description, unit, aggregation, scope string
+}{
+	{metrics.ReadQueries, "Read queries", "Statements without a table write run through the query API, per sample interval.", "queries", "sum", "cluster"},
+	{metrics.WriteQueries, "Write queries", "Statements writing a table run through the query API, per sample interval.", "queries", "sum", "cluster"},
+	{metrics.MaxCPUCores, "CPU cores", "Cores allocated to the replica's engine (its max_threads).", "cores", "max", "replica"},
+	{metrics.MaxMemoryBytes, "Memory", "Memory the replica's engine tracked at the sample.", "bytes", "max", "replica"},
+}
+
+// clusterMetricsByID answers GET /v1/clusters/{cluster_id}/metrics.
+func (s *Server) clusterMetricsByID(ctx *fasthttp.RequestCtx, p *Principal) {
+	c, ok := s.clusterFor(ctx, p, "read cluster metrics", false)
+	if !ok {
+		return
+	}
+	s.clusterMetrics(ctx, c)
+}
+
+// clusterMetricsByName answers GET /v1/clusters/metrics?organization=&cluster=.
+func (s *Server) clusterMetricsByName(ctx *fasthttp.RequestCtx, p *Principal) {
+	if err := userOnly(p, "read cluster metrics"); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	if err := needOrganization(ctx, p); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	c, ok := s.deps.Catalog.Cluster(p.ClusterID)
+	if !ctx.QueryArgs().Has("cluster") || !ok || c.OrgID != p.OrgID {
+		writeError(ctx, badParam("cluster", "the cluster query parameter (a cluster name of the organization) is required"))
+		return
+	}
+	s.clusterMetrics(ctx, c)
+}
+
+func (s *Server) clusterMetrics(ctx *fasthttp.RequestCtx, c *catalog.Cluster) {
+	args := ctx.QueryArgs()
+	from, to, err := timeRange(string(args.Peek("start_time")), string(args.Peek("end_time")), args.Has("start_time"), args.Has("end_time"))
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	want := map[string]bool{}
+	if args.Has("metrics") {
+		for _, n := range strings.Split(string(args.Peek("metrics")), ",") {
+			known := false
+			for _, d := range clusterMetricDefs {
+				known = known || d.name == strings.TrimSpace(n)
+			}
+			if !known {
+				writeError(ctx, badParam("metrics", "unknown metric %q; known: total_read_queries, total_write_queries, max_cpu_cores, max_memory_bytes", n))
+				return
+			}
+			want[strings.TrimSpace(n)] = true
+		}
+	}
+	var names []string
+	for _, d := range clusterMetricDefs {
+		if len(want) == 0 || want[d.name] {
+			names = append(names, d.name)
+		}
+	}
+	pts, err := s.deps.Clusters.ReadMetrics(s.work(), c.ID, metrics.Query{Names: names, From: from, To: to})
+	if err != nil {
+		writeError(ctx, apiErr(503, "cluster_"+c.PhaseName(), fmt.Sprintf("cluster %q is %s: %v", c.Name, c.PhaseName(), err),
+			"resume it: POST /v1/clusters/"+c.ID.String()+"/resume"))
+		return
+	}
+	type point struct {
+		Time    string  `json:"time"`
+		Value   float64 `json:"value"`
+		Replica string  `json:"replica,omitempty"`
+	}
+	type series struct {
+		Name        string  `json:"name"`
+		Label       string  `json:"label"`
+		Description string  `json:"description"`
+		Unit        string  `json:"unit"`
+		Aggregation string  `json:"aggregation"`
+		Scope       string  `json:"scope"`
+		Source      string  `json:"source"`
+		Points      []point `json:"points"`
+	}
+	out := []series{}
+	for _, d := range clusterMetricDefs {
+		if len(want) > 0 && !want[d.name] {
+			continue
+		}
+		se := series{Name: d.name, Label: d.label, Description: d.description, Unit: d.unit, Aggregation: d.aggregation,
+			Scope: d.scope, Source: "internal.metrics", Points: []point{}}
+		for _, pt := range pts {
+			if pt.Name != d.name {
+				continue
+			}
+			v := float64(pt.Int)
+			if pt.IsDouble {
+				v = pt.Double
+			}
+			p := point{Time: pt.Time.Format(time.RFC3339Nano), Value: v}
+			if d.scope == "replica" {
+				p.Replica = "replica-1" // one engine process per cluster
+			}
+			se.Points = append(se.Points, p)
+		}
+		out = append(out, se)
+	}
+	writeJSON(ctx, 200, map[string]any{"metrics": out})
 }

@@ -148,6 +148,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/v1/clusters/{cluster_id}/stop", s.withKey(s.stopCluster))
 	r.POST("/v1/clusters/{cluster_id}/resume", s.withKey(s.resumeCluster))
 	r.GET("/v1/metrics", s.withKey(s.getMetrics))
+	r.GET("/v1/clusters/metrics", s.withKey(s.clusterMetricsByName))
+	r.GET("/v1/clusters/{cluster_id}/metrics", s.withKey(s.clusterMetricsByID))
 	r.GET("/v1/keys", s.withKey(s.listKeys))
 	r.POST("/v1/keys", s.withKey(s.createKey))
 	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))

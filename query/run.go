@@ -59,6 +59,12 @@ func engineUnavailable(err error) *Error {
 	return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error(), Hint: "retry shortly"}
 }
 
+// QueryCounter, when Engines implements it, counts every statement sent to a cluster's
+// engine: reads, and writes (statements that write a table).
+type QueryCounter interface {
+	CountQuery(cluster uuid.UUID, write bool)
+}
+
 // Engines gives the engine of a cluster.
 type Engines interface {
 	QueryEngine(cluster uuid.UUID) (Engine, error)
@@ -146,6 +152,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	eng, err := r.engines.QueryEngine(req.ClusterID)
 	if err != nil {
 		return nil, engineUnavailable(err)
+	}
+	if c, ok := r.engines.(QueryCounter); ok {
+		c.CountQuery(req.ClusterID, len(st.Writes) > 0)
 	}
 	settings := map[string]string{}
 	for _, s := range DefaultSettings {

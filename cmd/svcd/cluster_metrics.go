@@ -118,10 +118,25 @@ func (n *node) sample(ctx context.Context, id uuid.UUID) error {
 				Attrs: map[string]string{"partition": strconv.Itoa(int(l.Partition))}, Int: l.Lag})
 		}
 	}
+	reads, writes := n.takeQueries(id)
+	pts = append(pts, metrics.Point{Name: metrics.ReadQueries, Unit: "{query}", Kind: metrics.Delta, Int: reads},
+		metrics.Point{Name: metrics.WriteQueries, Unit: "{query}", Kind: metrics.Delta, Int: writes})
 	for i := range pts {
 		pts[i].Time = now
 	}
-	return metrics.Insert(ctx, eng, pts)
+	if err := metrics.Insert(ctx, eng, pts); err != nil {
+		// The counts go back, so no query goes uncounted.
+		n.mu.Lock()
+		if q := n.queries[id]; q == nil {
+			n.queries[id] = &[2]int64{reads, writes}
+		} else {
+			q[0] += reads
+			q[1] += writes
+		}
+		n.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // ReadMetrics implements edge.ClusterRunner: a cluster's stored observations. A cluster

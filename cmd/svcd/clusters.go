@@ -49,6 +49,7 @@ type node struct {
 	runs    map[uuid.UUID]*clusterRun
 	retry   map[uuid.UUID]*backoff
 	lastUse map[uuid.UUID]time.Time
+	queries map[uuid.UUID]*[2]int64 // reads and writes not yet sampled
 	kick    chan struct{}
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -75,6 +76,7 @@ type backoff struct {
 func newNode(n *node) *node {
 	n.locks, n.runs, n.retry, n.lastUse = map[uuid.UUID]*sync.Mutex{}, map[uuid.UUID]*clusterRun{}, map[uuid.UUID]*backoff{}, map[uuid.UUID]time.Time{}
 	n.kick = make(chan struct{}, 1)
+	n.queries = map[uuid.UUID]*[2]int64{}
 	n.idleMinute = time.Minute
 	if d, err := time.ParseDuration(os.Getenv("SVC_CLUSTER_IDLE_MINUTE")); err == nil && d > 0 {
 		n.idleMinute = d
@@ -529,4 +531,31 @@ func (n *node) Resources(id uuid.UUID) (float64, int64, bool) {
 		return 0, 0, false
 	}
 	return r.cpu, r.memory, true
+}
+
+// CountQuery implements query.QueryCounter.
+func (n *node) CountQuery(cluster uuid.UUID, write bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	q := n.queries[cluster]
+	if q == nil {
+		q = &[2]int64{}
+		n.queries[cluster] = q
+	}
+	if write {
+		q[1]++
+	} else {
+		q[0]++
+	}
+}
+
+// takeQueries returns and resets the counts since the last sample.
+func (n *node) takeQueries(cluster uuid.UUID) (reads, writes int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if q := n.queries[cluster]; q != nil {
+		reads, writes = q[0], q[1]
+		*q = [2]int64{}
+	}
+	return reads, writes
 }

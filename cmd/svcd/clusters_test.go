@@ -107,13 +107,14 @@ func countAs(t *testing.T, s *svcdtest.Service, key []string, table string) (int
 	return int(res.Data[0].N), r
 }
 
-func waitCountAs(t *testing.T, s *svcdtest.Service, key []string, table string, want int) {
+// waitCountAs waits until table holds want rows and returns how many queries it ran.
+func waitCountAs(t *testing.T, s *svcdtest.Service, key []string, table string, want int) int {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for {
+	for queries := 1; ; queries++ {
 		n, r := countAs(t, s, key, table)
 		if n == want {
-			return
+			return queries
 		}
 		if n > want {
 			t.Fatalf("%s holds %d rows, more than the %d acknowledged", table, n, want)

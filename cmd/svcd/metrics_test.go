@@ -82,8 +82,8 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 		s.Must(202, "POST", "/v1/tables/ev", rows(i*100, 100), key...)
 	}
 	s.Must(202, "POST", "/v1/tables/other", rows(0, 7), key...)
-	waitCountAs(t, s, key, "ev", 300)
-	waitCountAs(t, s, key, "other", 7)
+	reads := waitCountAs(t, s, key, "ev", 300)
+	reads += waitCountAs(t, s, key, "other", 7)
 	var orgs struct{ Organizations []struct{ ID, Name string } }
 	s.Must(200, "GET", "/v1/organizations", nil, a.auth...).JSON(t, &orgs)
 	orgID := ""
@@ -189,6 +189,76 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 	if n, _, ts, ok := get(200, b).latest("service.table.rows", "", ""); !ok || n != 300 || ts > strconv.FormatInt(ns, 10) && len(ts) == len(last) {
 		t.Fatalf("baseline %d %s %v (last %s)", n, ts, ok, last)
 	}
+
+	// Queries run: reads and writes counted per sample interval; their sum over the range is
+	// what this test ran on the cluster.
+	for range 3 {
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM ev"}, key...)
+	}
+	for range 2 {
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": "INSERT INTO other SELECT * FROM ev"}, key...)
+	}
+	reads += 3
+	type clusterMetrics struct {
+		Metrics []struct {
+			Name, Unit, Aggregation, Scope, Source string
+			Points                                 []struct {
+				Time    string
+				Value   float64
+				Replica string
+			}
+		}
+	}
+	rng := url.Values{"organization": {"default"}, "start_time": {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)},
+		"end_time": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		var cm clusterMetrics
+		s.Must(200, "GET", "/v1/clusters/"+c.ID+"/metrics?"+rng.Encode(), nil, a.auth...).JSON(t, &cm)
+		sums := map[string]float64{}
+		replica := true
+		for _, m := range cm.Metrics {
+			for _, p := range m.Points {
+				sums[m.Name] += p.Value
+				if m.Scope == "replica" && p.Replica == "" {
+					replica = false
+				}
+			}
+		}
+		if len(cm.Metrics) != 4 || !replica {
+			t.Fatalf("cluster metrics %+v", cm)
+		}
+		if sums["total_read_queries"] > float64(reads) || sums["total_write_queries"] > 2 {
+			t.Fatalf("more queries counted than run: %v, ran %d reads and 2 writes", sums, reads)
+		}
+		if sums["total_read_queries"] == float64(reads) && sums["total_write_queries"] == 2 && sums["max_cpu_cores"] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counted %v, ran %d reads and 2 writes", sums, reads)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// By name, one metric; the rules: 400 naming the field.
+	byName := url.Values{"organization": {"default"}, "cluster": {"m"}, "metrics": {"max_cpu_cores"},
+		"start_time": rng["start_time"], "end_time": rng["end_time"]}
+	var one clusterMetrics
+	s.Must(200, "GET", "/v1/clusters/metrics?"+byName.Encode(), nil, a.auth...).JSON(t, &one)
+	if len(one.Metrics) != 1 || one.Metrics[0].Name != "max_cpu_cores" || len(one.Metrics[0].Points) == 0 || one.Metrics[0].Points[0].Value != 1 {
+		t.Fatalf("by name: %+v", one)
+	}
+	for q, field := range map[string]string{
+		"organization=default&end_time=" + rng.Get("end_time"):                                                      "start_time",
+		"organization=default&start_time=" + rng.Get("start_time"):                                                  "end_time",
+		"organization=default&metrics=cpu&start_time=" + rng.Get("start_time") + "&end_time=" + rng.Get("end_time"): "metrics",
+	} {
+		r := s.Must(400, "GET", "/v1/clusters/"+c.ID+"/metrics?"+q, nil, a.auth...)
+		if !strings.Contains(string(r.Body), `"field":"`+field+`"`) {
+			t.Errorf("%s: %s", q, r.Body)
+		}
+	}
+	s.Must(400, "GET", "/v1/clusters/metrics?organization=default&start_time="+url.QueryEscape(rng.Get("start_time"))+"&end_time="+url.QueryEscape(rng.Get("end_time")), nil, a.auth...)
+	s.Must(403, "GET", "/v1/clusters/"+c.ID+"/metrics?"+rng.Encode(), nil, key...)
 
 	// A stopped cluster: a partial error, not a failure.
 	a.cluster(200, "POST", "/v1/clusters/"+c.ID+"/stop", nil)

@@ -25,11 +25,16 @@ const (
 	ConsumerLag      = "kafka.consumer_group.lag"
 	MaxCPUCores      = "max_cpu_cores"
 	MaxMemoryBytes   = "max_memory_bytes"
+	// Queries run through the query API in the sample's interval (not in Known: read by
+	// the cluster metrics routes).
+	ReadQueries  = "total_read_queries"
+	WriteQueries = "total_write_queries"
 )
 
 // Kinds of series.
 const (
 	Gauge = "gauge"
+	Delta = "delta" // the count in the interval since the previous observation
 	Sum   = "sum" // cumulative, monotonic
 )
 
