@@ -35,7 +35,7 @@ const (
 const (
 	Gauge = "gauge"
 	Delta = "delta" // the count in the interval since the previous observation
-	Sum   = "sum" // cumulative, monotonic
+	Sum   = "sum"   // cumulative, monotonic
 )
 
 // Known lists the recorded metrics; Default is what a request without `metric` gets.
