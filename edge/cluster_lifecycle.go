@@ -10,6 +10,11 @@ import (
 // clusterFor resolves {cluster_id} for a user of the cluster's organization; admin
 // requires an organization administrator. Unknown and foreign clusters are one 404.
 func (s *Server) clusterFor(ctx *fasthttp.RequestCtx, p *Principal, what string, admin bool) (*catalog.Cluster, bool) {
+	return s.clusterParam(ctx, p, "cluster_id", what, admin)
+}
+
+// clusterParam is clusterFor with the cluster's id in path parameter param.
+func (s *Server) clusterParam(ctx *fasthttp.RequestCtx, p *Principal, param, what string, admin bool) (*catalog.Cluster, bool) {
 	if err := userOnly(p, what); err != nil {
 		writeError(ctx, err)
 		return nil, false
@@ -18,7 +23,7 @@ func (s *Server) clusterFor(ctx *fasthttp.RequestCtx, p *Principal, what string,
 		writeError(ctx, err)
 		return nil, false
 	}
-	id, err := uuid.Parse(stringParam(ctx, "cluster_id"))
+	id, err := uuid.Parse(stringParam(ctx, param))
 	c, ok := s.deps.Catalog.Cluster(id)
 	if err != nil || !ok || c.OrgID != p.OrgID {
 		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))

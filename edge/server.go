@@ -150,6 +150,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/metrics", s.withKey(s.getMetrics))
 	r.GET("/v1/clusters/metrics", s.withKey(s.clusterMetricsByName))
 	r.GET("/v1/clusters/{cluster_id}/metrics", s.withKey(s.clusterMetricsByID))
+	r.GET("/v1/connectors/{connector_id}", s.withKey(s.getConnector))
 	r.GET("/v1/keys", s.withKey(s.listKeys))
 	r.POST("/v1/keys", s.withKey(s.createKey))
 	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 )
 
@@ -260,8 +262,34 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 	s.Must(400, "GET", "/v1/clusters/metrics?organization=default&start_time="+url.QueryEscape(rng.Get("start_time"))+"&end_time="+url.QueryEscape(rng.Get("end_time")), nil, a.auth...)
 	s.Must(403, "GET", "/v1/clusters/"+c.ID+"/metrics?"+rng.Encode(), nil, key...)
 
-	// A stopped cluster: a partial error, not a failure.
+	// The cluster's ingestion connector: state and lag.
+	type connector struct {
+		ID, State, Topic string
+		Lag              *int64
+		RowsLanded       *int64 `json:"rows_landed"`
+		Partitions       []struct{ Partition, Lag int64 }
+	}
+	var con connector
+	deadline = time.Now().Add(time.Minute)
+	for {
+		s.Must(200, "GET", "/v1/connectors/"+c.ID+"?organization=default", nil, a.auth...).JSON(t, &con)
+		if con.State == "running" && con.Lag != nil && *con.Lag == 0 && con.RowsLanded != nil && *con.RowsLanded == 307 && len(con.Partitions) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connector %+v", con)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.Must(404, "GET", "/v1/connectors/"+uuid.NewString()+"?organization=default", nil, a.auth...)
+	s.Must(403, "GET", "/v1/connectors/"+c.ID+"?organization=default", nil, key...)
+
+	// A stopped cluster: a partial error, not a failure; the connector is stopped.
 	a.cluster(200, "POST", "/v1/clusters/"+c.ID+"/stop", nil)
+	s.Must(200, "GET", "/v1/connectors/"+c.ID+"?organization=default", nil, a.auth...).JSON(t, &con)
+	if con.State != "stopped" {
+		t.Fatalf("connector of a stopped cluster: %+v", con)
+	}
 	pe := get(200, scope)
 	if len(pe.PartialErrors) != 1 || pe.PartialErrors[0].Code != "cluster_stopped" {
 		t.Fatalf("metrics of a stopped cluster: %+v", pe)
