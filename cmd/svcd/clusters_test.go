@@ -156,14 +156,41 @@ func TestClusterLifecycle(t *testing.T) {
 	s.Must(403, "POST", "/v1/clusters/"+c.ID+"/stop?organization=default", nil, key...)
 
 	// running -> stop, with rows in flight: nothing is lost, they land on resume.
-	for i := range 10 {
-		s.Must(202, "POST", "/v1/tables/ev", rows(100+i*10, 10), key...)
+	// A producer keeps ingesting 10-row batches until the stop has answered.
+	stopDone := make(chan struct{})
+	acked := make(chan int)
+	go func() {
+		n := 100
+		for {
+			select {
+			case <-stopDone:
+				acked <- n
+				return
+			default:
+			}
+			r, err := s.Do("POST", "/v1/tables/ev", rows(n, 10), key...)
+			if err != nil || r.Status != 202 {
+				t.Errorf("ingest during stop: %v %v", err, r)
+				acked <- n
+				return
+			}
+			n += 10
+		}
+	}()
+	for i := 0; ; i++ { // let some batches be acknowledged first
+		if n, _ := countAs(t, s, key, "ev"); n > 100 || i > 200 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	c = a.cluster(200, "POST", "/v1/clusters/"+c.ID+"/stop", nil)
+	close(stopDone)
+	total := <-acked
 	checkCluster(t, c, "stopped", false, false, true)
 
 	// While stopped: ingestion is accepted into Kafka; queries answer 503 with the hint.
-	s.Must(202, "POST", "/v1/tables/ev", rows(200, 50), key...)
+	s.Must(202, "POST", "/v1/tables/ev", rows(total, 50), key...)
+	total += 50
 	r, _ := s.Do("POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM ev"}, key...)
 	if r.Status != 503 || !strings.Contains(string(r.Body), "cluster_stopped") || !strings.Contains(string(r.Body), "/resume") {
 		t.Fatalf("query on a stopped cluster: %d %s", r.Status, r.Body)
@@ -174,12 +201,13 @@ func TestClusterLifecycle(t *testing.T) {
 	// paused -> resume.
 	c = a.cluster(200, "POST", "/v1/clusters/"+c.ID+"/resume", nil)
 	checkCluster(t, c, "ready", true, true, false)
-	waitCountAs(t, s, key, "ev", 250)
+	waitCountAs(t, s, key, "ev", total)
 	var distinct struct{ Data []struct{ N float64 } }
 	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT uniqExact(i) AS n FROM ev"}, key...).JSON(t, &distinct)
-	if int(distinct.Data[0].N) != 250 {
-		t.Fatalf("%v distinct rows, want 250", distinct.Data[0].N)
+	if int(distinct.Data[0].N) != total {
+		t.Fatalf("%v distinct rows, want %d", distinct.Data[0].N, total)
 	}
+	t.Logf("%d rows acknowledged around the stop, all landed once after resume", total)
 
 	// A conflicting transition: resume while the cluster is stopping answers 409. A long
 	// query keeps the engine stopping (running statements may finish) while we resume.
