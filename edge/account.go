@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -34,16 +33,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, err)
 		return
 	}
-	u, err := s.deps.Commands.Authenticate(req.Username, req.Password)
-	if err != nil {
-		if errors.Is(err, catalog.ErrBadCredentials) {
-			writeError(ctx, apiErr(401, "invalid_credentials", "wrong user name or password", ""))
-			return
-		}
-		writeError(ctx, err)
-		return
-	}
-	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
+	u, sess, token, err := s.passwordSession(req.Username, req.Password)
 	if err != nil {
 		writeError(ctx, err)
 		return
