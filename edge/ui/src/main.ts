@@ -292,15 +292,29 @@ async function runSearch() {
   }
 }
 
-$("cancel").addEventListener("click", async () => {
+// cancelQuery cancels a running query by id. A cancel sent right after the request may
+// reach the engine before the query registered its id (404): it is sent again while the
+// page still waits for that query.
+async function cancelQuery(id: string, stillRunning: () => boolean, box: HTMLElement) {
+  for (;;) {
+    try {
+      await api("POST", "/ui/api/query/cancel", { query_id: id }, scopeParams());
+      return;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404 && stillRunning())) {
+        if (stillRunning()) showError(box, err);
+        return;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+$("cancel").addEventListener("click", () => {
   if (!running) return;
   const id = running.id;
   $("search-status").textContent = "Canceling…";
-  try {
-    await api("POST", "/ui/api/query/cancel", { query_id: id }, scopeParams());
-  } catch (err) {
-    showError($("search-error"), err);
-  }
+  cancelQuery(id, () => running?.id === id, $("search-error"));
 });
 
 function renderSearch(res: Search) {
@@ -654,14 +668,11 @@ function stat(name: string, value: string) {
   return el("div", {}, el("dt", {}, name), el("dd", { "data-stat": name }, value));
 }
 
-$("sql-cancel").addEventListener("click", async () => {
+$("sql-cancel").addEventListener("click", () => {
   if (!sqlRunning) return;
+  const id = sqlRunning;
   $("sql-status").textContent = "Canceling…";
-  try {
-    await api("POST", "/ui/api/query/cancel", { query_id: sqlRunning }, scopeParams());
-  } catch (err) {
-    showError($("sql-error"), err);
-  }
+  cancelQuery(id, () => sqlRunning === id, $("sql-error"));
 });
 
 start();
