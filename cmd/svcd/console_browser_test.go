@@ -223,6 +223,7 @@ func TestConsoleInChromium(t *testing.T) {
 	art.take(ctx, "pipeline-stages")
 	var spl string
 	run("field filter",
+		chromedp.Click(`#fields details[data-field="host"] summary`),
 		eval(`document.getElementById("search-view").dataset.state = ""`, nil),
 		chromedp.Click(`#fields button[data-field="host"][data-value="web-1"]`),
 		waitJS(`document.getElementById("search-view").dataset.state === "done"`),
