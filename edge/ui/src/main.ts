@@ -256,6 +256,9 @@ async function runSearch() {
   clearError($("search-error"));
   status.textContent = "Searching…";
   $("search-view").dataset.state = "running";
+  const side = $("fields");
+  side.dataset.state = "loading";
+  side.replaceChildren(el("p", { class: "status" }, "Fields load after the events…"));
   $<HTMLButtonElement>("cancel").disabled = false;
   const t0 = performance.now();
   try {
@@ -278,6 +281,8 @@ async function runSearch() {
     }
   } catch (err) {
     if (my !== seq) return;
+    if (!(err instanceof ApiError && err.code === "canceled" && $("search-view").dataset.state === "done")) clearResults();
+    renderFields([]);
     $("search-view").dataset.state = err instanceof ApiError && err.code === "canceled" ? "canceled" : "error";
     if (err instanceof ApiError && err.code === "canceled") status.textContent = "Search canceled.";
     else {
@@ -317,6 +322,19 @@ $("cancel").addEventListener("click", () => {
   cancelQuery(id, () => running?.id === id, $("search-error"));
 });
 
+// clearResults empties every result view, so that nothing on screen belongs to an
+// earlier search once a search failed or was canceled.
+function clearResults() {
+  renderStages([]);
+  renderTimeline([]);
+  $("events").replaceChildren();
+  $("more-events").hidden = true;
+  $("stats-table").replaceChildren();
+  chartPlot?.destroy();
+  chartPlot = null;
+  $("chart").replaceChildren();
+}
+
 function renderSearch(res: Search) {
   renderStages(res.stages);
   renderTimeline(res.timeline);
@@ -329,8 +347,9 @@ function renderSearch(res: Search) {
     $("events").replaceChildren();
     $("more-events").hidden = true;
     renderTable($("stats-table") as HTMLTableElement, res.meta, res.data);
-    renderChart(res);
+    // The panel is shown first: the chart takes its width.
     selectTab("stats");
+    renderChart(res);
   }
 }
 
@@ -446,6 +465,8 @@ $("more-events").addEventListener("click", moreEvents);
 function renderFields(fields: FieldStat[]) {
   const side = $("fields");
   side.replaceChildren();
+  side.dataset.state = "done";
+  side.closest(".results")!.classList.toggle("nofields", fields.length === 0);
   if (fields.length === 0) return;
   side.append(el("h2", { class: "sr" }, "Fields"));
   completer?.setFields(fields.map((f) => f.field));
