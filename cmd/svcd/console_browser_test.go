@@ -418,3 +418,70 @@ func consoleGatewayRules(t *testing.T, s *svcdtest.Service) {
 	s.Must(204, "POST", "/ui/logout", nil, "Authorization", "", "Cookie", c, "X-CSRF-Token", sess.CSRF)
 	s.Must(401, "GET", "/ui/api/me", nil, "Authorization", "", "Cookie", c, "X-CSRF-Token", sess.CSRF)
 }
+
+// TestBenchConsole is `go tool task bench-console`: the time from pressing Enter in the
+// console to the timeline and the first 100 events painted, over SVC_BENCH_EVENTS events
+// (default 1,000,000), beside the same search as a raw API call, as a ratio. Runs only
+// with SVC_BENCH_CONSOLE=1.
+func TestBenchConsole(t *testing.T) {
+	if os.Getenv("SVC_BENCH_CONSOLE") == "" {
+		t.Skip("a benchmark: set SVC_BENCH_CONSOLE=1 (go tool task bench-console)")
+	}
+	events := 1_000_000
+	if v := os.Getenv("SVC_BENCH_EVENTS"); v != "" {
+		fmt.Sscan(v, &events)
+	}
+	runs := 5
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	ctx := browserFor(t, 30*time.Minute)
+	s.Must(200, "POST", "/services/collector/event", `{"time": 1700000000, "event": "seed"}`, "Authorization", "Splunk "+s.AdminKey)
+	now := time.Now().Unix()
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": fmt.Sprintf(`INSERT INTO logsearch_events SELECT concat('{"_time": "',
+		toString(toDateTime64(%d - number %% 86400, 3, 'UTC')), '", "_raw": "GET /p/', toString(number %% 97), ' status=', toString(200 + number %% 4 * 100),
+		'", "host": "web-', toString(number %% 7), '", "sourcetype": "access"}') FROM numbers(%d)`, now, events)})
+	spl := "sourcetype=access"
+	body := map[string]any{"spl": spl, "earliest": "-24h", "latest": "now"}
+	var raw, page []float64
+	run := func(actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(emulation.SetDeviceMetricsOverride(1280, 800, 1, false), chromedp.Navigate(s.URL+"/ui/"), chromedp.WaitVisible("#login-form", chromedp.ByID),
+		chromedp.SendKeys("#username", "admin", chromedp.ByID), chromedp.SendKeys("#password", adminPassword, chromedp.ByID),
+		chromedp.Click("#login", chromedp.ByID), chromedp.WaitVisible("#app", chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById("range").value = "-24h"; document.getElementById("spl").value = `+jsString(spl), nil))
+	for i := range runs + 1 {
+		start := time.Now()
+		r := s.Must(200, "POST", "/v1/spl/search", body)
+		rawMs := float64(time.Since(start).Microseconds()) / 1000
+		var res apiSearch
+		r.JSON(t, &res)
+		var paint string
+		var ok bool
+		run(chromedp.Evaluate(`delete document.getElementById("search-view").dataset.paintMs`, nil),
+			chromedp.Focus("#spl", chromedp.ByID), chromedp.KeyEvent("\r"),
+			chromedp.Poll(`document.getElementById("search-view").dataset.paintMs !== undefined`, &ok, chromedp.WithPollingTimeout(5*time.Minute)),
+			chromedp.Evaluate(`document.getElementById("search-view").dataset.paintMs`, &paint),
+			// The page's field statistics come next; the next raw call must not share the engine with them.
+			chromedp.Poll(`document.getElementById("fields").dataset.state === "done"`, &ok, chromedp.WithPollingTimeout(5*time.Minute)))
+		var n int
+		run(chromedp.Evaluate(`document.querySelectorAll("#events > li").length`, &n))
+		var pageMs float64
+		fmt.Sscan(paint, &pageMs)
+		if n != min(100, res.Rows) {
+			t.Fatalf("%d events painted, want %d", n, min(100, res.Rows))
+		}
+		if i == 0 {
+			continue // warm-up
+		}
+		raw, page = append(raw, rawMs), append(page, pageMs)
+		t.Logf("run %d: raw API %.1f ms, Enter → painted %.1f ms", i, rawMs, pageMs)
+	}
+	slices.Sort(raw)
+	slices.Sort(page)
+	mr, mp := raw[len(raw)/2], page[len(page)/2]
+	fmt.Printf("console over %d events, median of %d runs:\n  raw API call                         %8.1f ms  1.00\n  Enter → timeline + 100 events painted %7.1f ms  %.2f\n",
+		events, runs, mr, mp, mp/mr)
+}

@@ -249,6 +249,7 @@ async function runSearch() {
   url.searchParams.set("db", scope.database);
   history.replaceState(null, "", url);
   const my = ++seq;
+  delete $("search-view").dataset.paintMs;
   const id = newID("ui-search");
   running = { id, abort: new AbortController() };
   body.query_id = id;
@@ -267,7 +268,8 @@ async function runSearch() {
     renderSearch(res);
     status.textContent = `${res.rows.toLocaleString("en")} ${res.result_kind === "events" ? "events" : "results"}${res.truncated ? " (truncated)" : ""} in ${res.statistics.elapsed.toFixed(3)} s · ${res.statistics.rows_read.toLocaleString("en")} rows read`;
     $("search-view").dataset.state = "done";
-    $("search-view").dataset.paintMs = String(Math.round(performance.now() - t0));
+    // Painted: the frame after the DOM changes has been drawn.
+    requestAnimationFrame(() => setTimeout(() => { $("search-view").dataset.paintMs = String(performance.now() - t0); }, 0));
     if (res.result_kind === "events") {
       // Field statistics cost several times the search; they come in a second request
       // so that the timeline and the events are on screen first.
@@ -347,7 +349,8 @@ function renderSearch(res: Search) {
     $("events").replaceChildren();
     $("more-events").hidden = true;
     renderTable($("stats-table") as HTMLTableElement, res.meta, res.data);
-    // The panel is shown first: the chart takes its width.
+    // The panel is shown, without the field sidebar, first: the chart takes its width.
+    renderFields([]);
     selectTab("stats");
     renderChart(res);
   }
