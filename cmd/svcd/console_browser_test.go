@@ -413,7 +413,7 @@ func consoleGatewayRules(t *testing.T, s *svcdtest.Service) {
 	s.Must(403, "GET", "/ui/api/me", nil, "Authorization", "", "Cookie", c, "X-CSRF-Token", "forged")
 	s.Must(200, "GET", "/ui/api/me", nil, "Authorization", "", "Cookie", c, "X-CSRF-Token", sess.CSRF)
 	s.Must(404, "GET", "/ui/api/../health", nil, "Authorization", "", "Cookie", c, "X-CSRF-Token", sess.CSRF)
-	s.Must(200, "GET", "/ui/", nil, "Authorization", "")
+	s.Must(200, "GET", "/ui", nil, "Authorization", "") // redirected to /ui/
 	s.Must(200, "GET", "/ui/assets/uPlot.min.js", nil, "Authorization", "")
 	s.Must(204, "POST", "/ui/logout", nil, "Authorization", "", "Cookie", c, "X-CSRF-Token", sess.CSRF)
 	s.Must(401, "GET", "/ui/api/me", nil, "Authorization", "", "Cookie", c, "X-CSRF-Token", sess.CSRF)
