@@ -28,14 +28,8 @@ type loginRequest struct {
 
 // login exchanges a user name and password for a session token.
 func (s *Server) login(ctx *fasthttp.RequestCtx) {
-	var req loginRequest
-	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	u, sess, token, err := s.passwordSession(req.Username, req.Password)
-	if err != nil {
-		writeError(ctx, err)
+	u, sess, token, ok := s.jsonLogin(ctx)
+	if !ok {
 		return
 	}
 	writeJSON(ctx, 200, map[string]any{"token": token, "token_type": "Bearer", "expires_at": sess.ExpiresAt, "user": viewUser(u)})

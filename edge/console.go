@@ -95,14 +95,8 @@ func (s *Server) consoleLogin(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(415, "unsupported_media_type", "send the sign-in as application/json", ""))
 		return
 	}
-	var req loginRequest
-	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	u, sess, token, err := s.passwordSession(req.Username, req.Password)
-	if err != nil {
-		writeError(ctx, err)
+	u, sess, token, ok := s.jsonLogin(ctx)
+	if !ok {
 		return
 	}
 	setSessionCookie(ctx, token, sess.ExpiresAt)
@@ -187,6 +181,22 @@ func (s *Server) consoleAPI(ctx *fasthttp.RequestCtx) {
 	ctx.Request.Header.Del(consoleCSRFHeader)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	s.routes(ctx)
+}
+
+// jsonLogin reads a JSON {username, password} body and opens a session; on failure it
+// has answered the request.
+func (s *Server) jsonLogin(ctx *fasthttp.RequestCtx) (*catalog.User, *catalog.Session, string, bool) {
+	var req loginRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return nil, nil, "", false
+	}
+	u, sess, token, err := s.passwordSession(req.Username, req.Password)
+	if err != nil {
+		writeError(ctx, err)
+		return nil, nil, "", false
+	}
+	return u, sess, token, true
 }
 
 // passwordSession checks a user name and password and opens a user session: the one
