@@ -335,6 +335,7 @@ function clearResults() {
   chartPlot?.destroy();
   chartPlot = null;
   $("chart").replaceChildren();
+  $("stats-panel").querySelector<HTMLElement>(".chart-controls")!.hidden = true;
 }
 
 function renderSearch(res: Search) {
