@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -214,6 +215,36 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("stages on screen %v, API %v", got, want)
 	}
 
+	// Drag across the timeline: the search runs again over the selected range.
+	var over struct{ X, Y, W, H float64 }
+	run("timeline box", eval(`(() => { const r = document.querySelector("#timeline .u-over").getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; })()`, &over))
+	y := over.Y + over.H/2
+	run("drag", eval(`document.getElementById("search-view").dataset.state = ""`, nil),
+		chromedp.MouseEvent(input.MousePressed, over.X+over.W*0.5, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.MouseMoved, over.X+over.W*0.6, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.MouseMoved, over.X+over.W*0.75, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.MouseReleased, over.X+over.W*0.75, y, chromedp.ButtonLeft),
+		waitJS(`document.getElementById("search-view").dataset.state === "done" && document.getElementById("fields").dataset.state === "done"`))
+	var zoom struct{ Range, Earliest, Latest, Buckets, Total string }
+	run("zoomed", eval(`(() => { const u = new URL(location.href); return {range: document.getElementById("range").value, earliest: u.searchParams.get("earliest"),
+		latest: u.searchParams.get("latest"), buckets: document.getElementById("timeline").dataset.buckets, total: document.getElementById("timeline").dataset.total}; })()`, &zoom))
+	var zoomed apiSearch
+	s.Must(200, "POST", "/v1/spl/search", map[string]any{"spl": "sourcetype=access", "earliest": zoom.Earliest, "latest": zoom.Latest}).JSON(t, &zoomed)
+	zoomTotal := 0
+	for _, b := range zoomed.Timeline {
+		zoomTotal += b.Count
+	}
+	var e0, l0 int64
+	fmt.Sscan(zoom.Earliest, &e0)
+	fmt.Sscan(zoom.Latest, &l0)
+	if zoom.Range != "custom" || e0 <= data.t0.Unix() || l0 >= data.t0.Add(4*time.Hour).Unix() || l0-e0 > 3*3600 ||
+		zoom.Buckets != fmt.Sprint(len(zoomed.Timeline)) || zoom.Total != fmt.Sprint(zoomTotal) || zoomTotal >= data.total {
+		t.Fatalf("after the drag: %+v; the API has %d buckets, %d events", zoom, len(zoomed.Timeline), zoomTotal)
+	}
+	art.take(ctx, "zoomed")
+	run("reset range", eval(fmt.Sprintf(`(() => { document.getElementById("earliest").value = %q; document.getElementById("latest").value = %q; })()`,
+		data.t0.Format("2006-01-02T15:04:05"), data.t0.Add(4*time.Hour).Format("2006-01-02T15:04:05")), nil))
+
 	// Per-stage counts of a longer pipeline, then a field value adds a filter.
 	pipeline := "sourcetype=access | where status>=300 | head 40"
 	run("pipeline", search(pipeline))
@@ -289,6 +320,7 @@ func TestConsoleInChromium(t *testing.T) {
 	art.take(ctx, "saved")
 	run("reopen",
 		chromedp.Navigate(s.URL+"/ui/"),
+		chromedp.WaitVisible("#search-view", chromedp.ByID),
 		waitJS(`Array.from(document.querySelectorAll("#saved option")).some(o => o.textContent.startsWith("web-1 errors"))`),
 		eval(`(() => { const s = document.getElementById("saved"); s.value = Array.from(s.options).find(o => o.textContent.startsWith("web-1 errors")).value;
 			document.getElementById("search-view").dataset.state = ""; s.dispatchEvent(new Event("change")); })()`, nil),
@@ -303,7 +335,7 @@ func TestConsoleInChromium(t *testing.T) {
 	// The URL holds the search: loading it runs it again.
 	var loc string
 	run("url", chromedp.Location(&loc))
-	run("open url", chromedp.Navigate(loc), waitJS(`document.getElementById("search-view").dataset.state === "done" && document.getElementById("fields").dataset.state === "done"`), chromedp.Value("#spl", &spl, chromedp.ByID))
+	run("open url", chromedp.Navigate(loc), chromedp.WaitVisible("#search-view", chromedp.ByID), waitJS(`document.getElementById("search-view").dataset.state === "done" && document.getElementById("fields").dataset.state === "done"`), chromedp.Value("#spl", &spl, chromedp.ByID))
 	if spl != pipeline || !strings.Contains(loc, "q=") {
 		t.Fatalf("the URL %s reopened %q", loc, spl)
 	}
@@ -360,8 +392,8 @@ func TestConsoleInChromium(t *testing.T) {
 	var scrollWidth int
 	run("narrow",
 		emulation.SetDeviceMetricsOverride(390, 844, 2, true),
-		chromedp.Click("#nav-search", chromedp.ByID),
 		chromedp.Navigate(loc),
+		chromedp.WaitVisible("#search-view", chromedp.ByID),
 		waitJS(`document.getElementById("search-view").dataset.state === "done" && document.getElementById("fields").dataset.state === "done"`),
 		eval(`document.documentElement.scrollWidth`, &scrollWidth))
 	art.take(ctx, "narrow")
