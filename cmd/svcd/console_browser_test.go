@@ -287,10 +287,19 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	chart := "sourcetype=access | timechart span=1h count by host"
 	var chartRows, series string
-	run("timechart", search(chart),
+	// Typed on from the completion and run with Enter.
+	run("timechart",
+		eval(`document.getElementById("search-view").dataset.state = ""`, nil),
+		chromedp.SendKeys("#spl", "span=1h count by host", chromedp.ByID),
+		chromedp.Value("#spl", &spl, chromedp.ByID),
+		chromedp.KeyEvent("\r"),
+		waitJS(`document.getElementById("search-view").dataset.state === "done" && document.getElementById("fields").dataset.state === "done"`),
 		chromedp.WaitVisible("#stats-table", chromedp.ByID),
 		eval(`document.getElementById("stats-table").dataset.rows`, &chartRows),
 		eval(`document.getElementById("chart").dataset.series`, &series))
+	if spl != chart {
+		t.Fatalf("typed search %q", spl)
+	}
 	if r := apiFor(chart); r.ResultKind != "statistics" || chartRows != fmt.Sprint(r.Rows) || series != fmt.Sprint(len(r.Meta)-1) {
 		t.Fatalf("timechart: %s rows and %s series on screen, API %d rows, %d columns", chartRows, series, r.Rows, len(r.Meta))
 	}
@@ -376,6 +385,22 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("SQL: %s rows, statistics %v", sqlRows, stats)
 	}
 	art.take(ctx, "sql")
+	var csv string
+	run("sql csv",
+		eval(`document.getElementById("format").value = "CSVWithNames"; document.getElementById("sql-view").dataset.state = ""`, nil),
+		chromedp.Click("#sql-run", chromedp.ByID),
+		waitJS(`document.getElementById("sql-view").dataset.state === "done"`),
+		chromedp.Text("#sql-raw", &csv, chromedp.ByID),
+		eval(`document.getElementById("format").value = "JSON"`, nil))
+	hosts := [3]int{}
+	for _, n := range data.counts {
+		for j := range n {
+			hosts[j%3]++
+		}
+	}
+	if want := fmt.Sprintf("\"host\",\"n\"\n\"web-0\",%d\n\"web-1\",%d\n\"web-2\",%d", hosts[0], hosts[1], hosts[2]); strings.TrimSpace(csv) != want {
+		t.Fatalf("CSVWithNames shows %q, want %q", csv, want)
+	}
 	run("slow sql",
 		eval(`document.getElementById("sql").value = "SELECT sum(number) FROM numbers(100000000000)"`, nil),
 		chromedp.Click("#sql-run", chromedp.ByID),
