@@ -96,6 +96,9 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	data := newConsoleData()
 	splunk := []string{"Authorization", "Splunk " + s.AdminKey}
+	// Log search is an app once the apps API is in: install it where that route exists.
+	user := []string{"Authorization", "Bearer " + login(t, s, "admin", adminPassword)}
+	apps := setApp(t, s, "PUT", user)
 	s.Must(200, "POST", "/services/collector/event", data.hec(), splunk...)
 	// A second database with many events for the slow search.
 	s.Must(200, "POST", "/v1/databases", map[string]string{"name": "big"})
@@ -413,6 +416,21 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("slow query ended %q", state)
 	}
 
+	// Without the log search app, the page shows the API's 403 and its hint.
+	if apps {
+		setApp(t, s, "DELETE", user)
+		var shown struct{ Code, Text string }
+		run("app not installed", chromedp.Click("#nav-search", chromedp.ByID), search(pipeline),
+			eval(`({code: document.getElementById("search-error").dataset.code, text: document.getElementById("search-error").textContent})`, &shown))
+		art.take(ctx, "app-not-installed")
+		if shown.Code != "app_not_installed" || !strings.Contains(shown.Text, "not installed") || !strings.Contains(shown.Text, "Hint:") {
+			t.Fatalf("without the app the page shows %+v", shown)
+		}
+		setApp(t, s, "PUT", user)
+	} else {
+		t.Log("no apps API in this build: the app_not_installed step is skipped")
+	}
+
 	// A narrow screen: nothing wider than the viewport.
 	var scrollWidth int
 	run("narrow",
@@ -437,6 +455,23 @@ func TestConsoleInChromium(t *testing.T) {
 	if status != 401 {
 		t.Fatalf("after sign-out /ui/session answers %d", status)
 	}
+}
+
+// setApp installs (PUT) or uninstalls (DELETE) the log search app on the default
+// cluster, reporting false when this build has no apps API.
+func setApp(t *testing.T, s *svcdtest.Service, method string, user []string) bool {
+	t.Helper()
+	r, err := s.Do(method, "/v1/apps/logsearch?organization=default&cluster=default", nil, user...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status == 404 && strings.Contains(string(r.Body), "route_not_found") {
+		return false
+	}
+	if r.Status >= 300 {
+		t.Fatalf("%s the log search app: %d %s", method, r.Status, r.Body)
+	}
+	return true
 }
 
 func jsString(s string) string {
