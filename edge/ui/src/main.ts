@@ -649,6 +649,11 @@ async function runSQL() {
   clearError($("sql-error"));
   $("sql-view").dataset.state = "running";
   status.textContent = "Running…";
+  // Nothing of the previous answer stays beside this query's.
+  $("sql-table").replaceChildren();
+  $("sql-stats").replaceChildren();
+  $("sql-raw").hidden = true;
+  $("sql-raw").textContent = "";
   $<HTMLButtonElement>("sql-cancel").disabled = false;
   const t0 = performance.now();
   try {
