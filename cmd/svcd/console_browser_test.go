@@ -357,6 +357,7 @@ func TestConsoleInChromium(t *testing.T) {
 	s.Must(200, "POST", "/v1/query?database=big", map[string]string{"sql": `INSERT INTO logsearch_events SELECT concat('{"_time": "2023-11-14 22:13:20.000", "_raw": "line ', toString(number), '", "host": "h', toString(number % 7), '"}') FROM numbers(3000000)`})
 	slow := "* | eval h=sha256(sha256(sha256(sha256(sha256(_raw))))) | stats dc(h) AS n"
 	var state string
+	var stale int
 	run("slow search",
 		eval(`(() => { const d = document.getElementById("database"); d.value = "big"; d.dispatchEvent(new Event("change"));
 			const r = document.getElementById("range"); r.value = "all"; r.dispatchEvent(new Event("change"));
@@ -367,6 +368,10 @@ func TestConsoleInChromium(t *testing.T) {
 		waitJS(`document.getElementById("search-view").dataset.state !== "running"`),
 		eval(`document.getElementById("search-view").dataset.state`, &state))
 	art.take(ctx, "search-canceled")
+	run("nothing stale", eval(`document.querySelectorAll("#events li, #stages li, #stats-table tr, #timeline canvas").length`, &stale))
+	if stale != 0 {
+		t.Fatalf("%d results of earlier searches stay after the cancel", stale)
+	}
 	if state != "canceled" {
 		var msg string
 		_ = chromedp.Run(ctx, chromedp.Text("#search-error", &msg, chromedp.ByID))
@@ -412,8 +417,9 @@ func TestConsoleInChromium(t *testing.T) {
 		waitJS(`document.getElementById("sql-view").dataset.state !== "running"`),
 		eval(`document.getElementById("sql-view").dataset.state`, &state))
 	art.take(ctx, "sql-canceled")
-	if state != "canceled" {
-		t.Fatalf("slow query ended %q", state)
+	run("nothing stale", eval(`document.querySelectorAll("#sql-table tr").length + (document.getElementById("sql-raw").hidden ? 0 : 1)`, &stale))
+	if state != "canceled" || stale != 0 {
+		t.Fatalf("slow query ended %q, with %d stale results on screen", state, stale)
 	}
 
 	// Without the log search app, the page shows the API's 403 and its hint.
