@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 )
@@ -307,6 +308,19 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("timechart: %s rows and %s series on screen, API %d rows, %d columns", chartRows, series, r.Rows, len(r.Meta))
 	}
 	art.take(ctx, "timechart")
+
+	// Functions complete inside eval; Escape closes the list.
+	var hidden bool
+	run("function completion",
+		eval(`document.getElementById("spl").value = ""`, nil),
+		chromedp.SendKeys("#spl", "sourcetype=access | eval x=low", chromedp.ByID),
+		chromedp.WaitVisible("#completions", chromedp.ByID),
+		eval(`Array.from(document.querySelectorAll("#completions li")).map(li => li.firstChild.textContent)`, &options),
+		chromedp.KeyEvent(kb.Escape),
+		eval(`document.getElementById("completions").hidden`, &hidden))
+	if !slices.Contains(options, "lower") || !hidden {
+		t.Fatalf("eval completions %v, closed by Escape: %v", options, hidden)
+	}
 
 	// An error shown at the position the API reports.
 	bad := "sourcetype=access | transaction host"
