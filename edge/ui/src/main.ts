@@ -115,8 +115,13 @@ async function enter(user: string, csrf: string) {
   $("login-view").hidden = true;
   $("app").hidden = false;
   const p = url.searchParams;
-  await loadOrgs(p.get("org") ?? "", p.get("cluster") ?? "", p.get("db") ?? "");
-  loadManifest();
+  try {
+    await loadOrgs(p.get("org") ?? "", p.get("cluster") ?? "", p.get("db") ?? "");
+  } catch (err) {
+    // No organization, cluster or database to choose: say why instead of a blank page.
+    showError($("search-error"), err);
+  }
+  loadManifest().catch((err) => showError($("search-error"), err));
   showView(p.get("view") === "sql" ? "sql" : "search");
   if (p.get("q")) {
     $<HTMLTextAreaElement>("spl").value = p.get("q")!;
