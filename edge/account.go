@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -29,23 +28,8 @@ type loginRequest struct {
 
 // login exchanges a user name and password for a session token.
 func (s *Server) login(ctx *fasthttp.RequestCtx) {
-	var req loginRequest
-	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	u, err := s.deps.Commands.Authenticate(req.Username, req.Password)
-	if err != nil {
-		if errors.Is(err, catalog.ErrBadCredentials) {
-			writeError(ctx, apiErr(401, "invalid_credentials", "wrong user name or password", ""))
-			return
-		}
-		writeError(ctx, err)
-		return
-	}
-	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
-	if err != nil {
-		writeError(ctx, err)
+	u, sess, token, ok := s.jsonLogin(ctx)
+	if !ok {
 		return
 	}
 	writeJSON(ctx, 200, map[string]any{"token": token, "token_type": "Bearer", "expires_at": sess.ExpiresAt, "user": viewUser(u)})

@@ -102,6 +102,8 @@ type Server struct {
 	// life is the context of requests' downstream work; see work.
 	life    context.Context
 	endLife context.CancelFunc
+	// routes is the router; the console's /ui/api calls it again with the /v1 path.
+	routes fasthttp.RequestHandler
 }
 
 // work returns the context.Context for a request's downstream calls (event store,
@@ -187,6 +189,12 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/v1/query/cancel", s.withKey(s.cancelQuery))
 	r.POST("/v1/spl/search", s.withKey(s.splSearch))
 	r.GET("/v1/spl/capabilities", s.splCapabilities)
+	r.GET("/ui/", s.consolePage)
+	r.GET("/ui/assets/{file}", s.consoleAsset)
+	r.POST("/ui/login", s.consoleLogin)
+	r.GET("/ui/session", s.consoleSession)
+	r.POST("/ui/logout", s.consoleLogout)
+	r.ANY("/ui/api/{path:*}", s.consoleAPI)
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
 			"see /v1/openapi.json for the API"))
@@ -194,6 +202,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(405, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", ctx.Method(), ctx.Path()), ""))
 	}
+	s.routes = r.Handler
 	s.srv = &fasthttp.Server{
 		Handler:               s.logged(r.Handler),
 		Name:                  "svc",

@@ -20,6 +20,12 @@ import (
 // installed (the CI script installs it; `go tool task test` installs it when it can).
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	return browserFor(t, 90*time.Second)
+}
+
+// browserFor is browser with the whole session bounded by timeout.
+func browserFor(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("SVC_REQUIRE_BROWSER") != "" {
@@ -39,7 +45,7 @@ func browser(t *testing.T) context.Context {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return ctx
 }
