@@ -452,5 +452,3 @@ func group(use, short string, sub ...*cobra.Command) *cobra.Command {
 
 // ptr returns a pointer to v, for optional fields of the SDK's request types.
 func ptr[T any](v T) *T { return &v }
-
-

@@ -153,7 +153,7 @@ func (a *app) printTable(r io.Reader) error {
 			Name string `json:"name"`
 		} `json:"meta"`
 		Data []json.RawMessage `json:"data"`
-		Rows int             `json:"rows"`
+		Rows int               `json:"rows"`
 	}
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
 		return err
