@@ -82,7 +82,7 @@ events go to stderr instead.`,
 	return cmd
 }
 
-// chunk is one request: rows as NDJSON, its position in the input, and how many input
+// chunk is one request: rows as a JSON array, its position in the input, and how many input
 // bytes it covers (for progress).
 type chunk struct {
 	seq     int
@@ -158,7 +158,7 @@ func (a *app) sendChunk(ctx context.Context, c *client.Client, o ingestOptions, 
 	sum.Write(ch.body)
 	key := "svc-" + hex.EncodeToString(sum.Sum(nil))[:48]
 	params := &client.InsertRowsParams{IdempotencyKey: &key}
-	contentType := "application/x-ndjson"
+	contentType := "application/json"
 	if o.transform != "" {
 		params.Transform = ptr(client.InsertRowsParamsTransform(o.transform))
 		contentType = "application/octet-stream"
@@ -227,6 +227,9 @@ func (a *app) readChunks(ctx context.Context, o ingestOptions, files []string, o
 		if cur.rows == 0 {
 			return true
 		}
+		if o.transform == "" {
+			cur.body = append(cur.body, ']')
+		}
 		cur.seq, cur.inBytes = seq, cr.n-lastIn
 		lastIn = cr.n
 		seq++
@@ -277,8 +280,13 @@ func (a *app) readChunks(ctx context.Context, o ingestOptions, files []string, o
 			format = formatOf(name, rb)
 		}
 		err := eachRow(rb, format, func(row []byte) bool {
+			// The insert endpoint takes a JSON array of objects.
+			if cur.rows == 0 {
+				cur.body = append(cur.body[:0], '[')
+			} else {
+				cur.body = append(cur.body, ',', '\n')
+			}
 			cur.body = append(cur.body, row...)
-			cur.body = append(cur.body, '\n')
 			cur.rows++
 			if cur.rows >= o.chunkRows || len(cur.body) >= o.chunkBytes {
 				return flush()
