@@ -431,15 +431,11 @@ func runE(f func(ctx context.Context, args []string) error) func(*cobra.Command,
 	}
 }
 
-// isTerminal tells whether f is a character device (a terminal), with the standard
-// library only.
+// isTerminal tells whether f is a terminal (a file the terminal ioctl accepts; /dev/null
+// is a character device but not a terminal), with the standard library only.
 func isTerminal(f any) bool {
 	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && isatty(file.Fd())
 }
 
 // group is a command that only holds subcommands.

@@ -104,9 +104,18 @@ func (c *cli) fails(code int, args ...string) map[string]any {
 	if got != code {
 		c.t.Fatalf("svc %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), got, code, out, errs)
 	}
+	// stderr may hold JSON events before the error: the error is the last value.
 	var v map[string]any
-	if err := json.Unmarshal([]byte(errs), &v); err != nil || v["error"] == nil {
-		c.t.Fatalf("svc %s: stderr is not a JSON error: %v\n%s", strings.Join(args, " "), err, errs)
+	dec := json.NewDecoder(strings.NewReader(errs))
+	for {
+		var x map[string]any
+		if err := dec.Decode(&x); err != nil {
+			break
+		}
+		v = x
+	}
+	if v["error"] == nil {
+		c.t.Fatalf("svc %s: stderr does not end with a JSON error:\n%s", strings.Join(args, " "), errs)
 	}
 	return v
 }

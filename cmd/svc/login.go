@@ -102,9 +102,9 @@ func (a *app) deviceLogin(ctx context.Context, timeout time.Duration) (any, erro
 		select {
 		case <-ctx.Done():
 			return nil, errInterrupted
-		case <-time.After(interval):
+		case <-time.After(min(interval, time.Until(deadline))):
 		}
-		if time.Now().After(deadline) {
+		if !time.Now().Before(deadline) {
 			return nil, &apiError{status: 0, body: map[string]any{"code": "timeout",
 				"message": fmt.Sprintf("the login was not approved within %s", timeout.Round(time.Second)),
 				"hint":    "run svc login again and approve the code in the browser"}}
