@@ -66,8 +66,8 @@ func TestDeviceLoginApprovedInChromium(t *testing.T) {
 	}
 	var ev struct {
 		Event, VerificationURI, UserCode string
-		VerificationURIComplete        string `json:"verification_uri_complete"`
-		ExpiresIn                      int    `json:"expires_in"`
+		VerificationURIComplete          string `json:"verification_uri_complete"`
+		ExpiresIn                        int    `json:"expires_in"`
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
