@@ -454,7 +454,7 @@ func (a *app) showProgress(p *progress) func() {
 	}
 	every := 200 * time.Millisecond
 	if a.json {
-		every = time.Second
+		every = 250 * time.Millisecond
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
