@@ -360,7 +360,8 @@ func (a *app) resolve(ctx context.Context, s scope) error {
 		var names []string
 		items, _ := field(v, st.field).([]any)
 		for _, it := range items {
-			if n, ok := field(it, "name").(string); ok {
+			// The read-only system database is never a choice.
+			if n, ok := field(it, "name").(string); ok && !(st.level == scopeDatabase && n == "system") {
 				names = append(names, n)
 			}
 		}

@@ -192,9 +192,11 @@ func TestCLI(t *testing.T) {
 		// Database: --database, then SERVICE_DATABASE, then the saved selection; several
 		// databases and none selected is needs database.
 		d := c.with("SERVICE_ORG=default")
+		d.ok("table", "list") // default is the one choice: system never is
 		d.ok("db", "create", "other")
 		out, _, code = d.run("table", "list")
-		if code != 2 || jsonUnmarshal(out, &needs) != nil || needs["needs"] != "database" {
+		if code != 2 || jsonUnmarshal(out, &needs) != nil || needs["needs"] != "database" ||
+			!reflect.DeepEqual(needs["choices"], []any{"default", "other"}) {
 			t.Fatalf("needs database: exit %d, stdout %s", code, out)
 		}
 		d.with("SERVICE_DATABASE=other").ok("table", "create", "only_in_other")
