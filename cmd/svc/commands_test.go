@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,7 +19,13 @@ import (
 // TestCLI runs every command against one real svcd, parsing each JSON result, then the
 // selection rules: needs with two organizations and every resolution-order case.
 func TestCLI(t *testing.T) {
-	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := range 100 {
+			fmt.Fprintf(w, "{\"i\":%d}\n", i)
+		}
+	}))
+	defer src.Close()
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword, "SVC_URL_IMPORT_ALLOW=127.0.0.1/32")
 	user := userToken(t, s)
 
 	t.Run("commands", func(t *testing.T) {
@@ -70,6 +79,10 @@ func TestCLI(t *testing.T) {
 		}
 		if q["rows"] != 3.0 || users["ann"] != 2 || users["bob"] != 1 {
 			t.Fatalf("query: %v", q)
+		}
+		a.ok("table", "create", "imported")
+		if v := a.ok("ingest", "imported", "--from-url", src.URL+"/rows.ndjson"); v["inserted"] != 100.0 {
+			t.Fatalf("ingest --from-url: %v", v)
 		}
 		key := a.ok("key", "create", "reader", "--permission", "read_only")
 		id, _ := key["id"].(string)
@@ -189,6 +202,14 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("db list in second: %v", e)
 		}
 		c.with("SERVICE_ORG=default").ok("db", "list")
+		// A cluster created in "second" becomes its one cluster, found without --cluster.
+		if v := c.ok("cluster", "create", "c2", "--cpu-cores", "1", "--memory-gib", "4"); v["name"] != "c2" {
+			t.Fatalf("cluster create: %v", v)
+		}
+		waitUntil(t, "cluster c2 to serve", 2*time.Minute, func() bool { _, _, code := c.run("db", "list"); return code == 0 })
+		if got := names(c.ok("db", "list"), "databases"); !slices.Contains(got, "default") {
+			t.Fatalf("databases of c2: %v", got)
+		}
 		// Database: --database, then SERVICE_DATABASE, then the saved selection; several
 		// databases and none selected is needs database.
 		d := c.with("SERVICE_ORG=default")
