@@ -210,6 +210,15 @@ func TestCLI(t *testing.T) {
 		if got := names(c.ok("db", "list"), "databases"); !slices.Contains(got, "default") {
 			t.Fatalf("databases of c2: %v", got)
 		}
+		// A second cluster: needs cluster, until --cluster (or SERVICE_CLUSTER) names one.
+		c.ok("cluster", "create", "c3")
+		out, _, code = c.run("db", "list")
+		if code != 2 || jsonUnmarshal(out, &needs) != nil || needs["needs"] != "cluster" ||
+			!reflect.DeepEqual(needs["choices"], []any{"c2", "c3"}) {
+			t.Fatalf("needs cluster: exit %d, stdout %s", code, out)
+		}
+		c.ok("db", "list", "--cluster", "c2")
+		c.with("SERVICE_CLUSTER=c2").ok("db", "list")
 		// Database: --database, then SERVICE_DATABASE, then the saved selection; several
 		// databases and none selected is needs database.
 		d := c.with("SERVICE_ORG=default")
