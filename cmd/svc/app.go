@@ -267,8 +267,8 @@ func transportErr(ctx context.Context, err error) error {
 	return fmt.Errorf("request failed: %w", err)
 }
 
-// decodeAnswer reads a response: its JSON on success, an apiError otherwise.
-func decodeAnswer(resp *http.Response) (any, error) {
+// readAnswer reads a response's body, or returns the service's error for an error status.
+func readAnswer(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -276,6 +276,15 @@ func decodeAnswer(resp *http.Response) (any, error) {
 	}
 	if resp.StatusCode >= 400 {
 		return nil, answerError(resp.StatusCode, b)
+	}
+	return b, nil
+}
+
+// decodeAnswer reads a response: its JSON on success, an apiError otherwise.
+func decodeAnswer(resp *http.Response) (any, error) {
+	b, err := readAnswer(resp)
+	if err != nil {
+		return nil, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return map[string]any{"ok": true}, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"time"
@@ -153,13 +152,9 @@ func (a *app) deviceLogin(ctx context.Context, timeout time.Duration) (any, erro
 
 // readJSON decodes a JSON answer into v, or returns the answer's error.
 func readJSON(resp *http.Response, v any) error {
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := readAnswer(resp)
 	if err != nil {
 		return err
-	}
-	if resp.StatusCode >= 400 {
-		return answerError(resp.StatusCode, b)
 	}
 	return json.Unmarshal(b, v)
 }

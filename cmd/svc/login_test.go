@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,37 +15,13 @@ import (
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 )
 
-// browser returns a headless Chromium context, or skips when Debian's chromium is not
-// installed (as cmd/svcd's device login test does).
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("SVC_REQUIRE_BROWSER") != "" {
-			t.Fatalf("chromium not found but SVC_REQUIRE_BROWSER is set: %v", err)
-		}
-		t.Skip("chromium not installed (Debian package chromium)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
-}
-
 // TestDeviceLoginApprovedInChromium runs `svc login` non-interactively: it prints the
 // device_approval_required event on stderr, a real browser approves the code on the
 // service's page, and svc saves the token (mode 0600) that later commands use; logout
 // revokes it on the service.
 func TestDeviceLoginApprovedInChromium(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
-	bctx := browser(t)
+	bctx := svcdtest.Browser(t)
 	c := newCLI(t, s)
 	cmd := c.command("login", "--json", "--timeout-seconds", "120")
 	var stdout bytes.Buffer
