@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -79,6 +81,32 @@ func TestCLI(t *testing.T) {
 		}
 		if q["rows"] != 3.0 || users["ann"] != 2 || users["bob"] != 1 {
 			t.Fatalf("query: %v", q)
+		}
+		// Gzipped JSON arrays, TSV and NDJSON on stdin; SQL from a file and from stdin.
+		dir := t.TempDir()
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write([]byte(`[{"user": "cy", "n": 4},` + "\n" + `{"user": "cy", "n": 5}]`))
+		zw.Close()
+		os.WriteFile(filepath.Join(dir, "more.json.gz"), gz.Bytes(), 0o644)
+		os.WriteFile(filepath.Join(dir, "more.tsv"), []byte("user\tn\ndee\t6\n"), 0o644)
+		if v := a.ok("ingest", "events", filepath.Join(dir, "more.json.gz"), filepath.Join(dir, "more.tsv")); v["rows"] != 3.0 {
+			t.Fatalf("ingest gz and tsv: %v", v)
+		}
+		cmd := a.command("ingest", "events")
+		cmd.Stdin = strings.NewReader(`{"user": "eve", "n": 7}` + "\n\n" + `{"user": "eve", "n": 8}` + "\n")
+		if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"rows": 2`) {
+			t.Fatalf("ingest from stdin: %v %s", err, out)
+		}
+		os.WriteFile(filepath.Join(dir, "q.sql"), []byte("SELECT count() AS n FROM events"), 0o644)
+		waitUntil(t, "8 rows", time.Minute, func() bool {
+			out, _, code := a.run("query", "--format", "CSV", "--file", filepath.Join(dir, "q.sql"))
+			return code == 0 && strings.TrimSpace(out) == "8"
+		})
+		cmd = a.command("query", "--format", "TSVWithNames")
+		cmd.Stdin = strings.NewReader("SELECT count() AS n FROM events")
+		if out, err := cmd.Output(); err != nil || string(out) != "n\n8\n" {
+			t.Fatalf("query from stdin: %v %q", err, out)
 		}
 		a.ok("table", "create", "imported")
 		if v := a.ok("ingest", "imported", "--from-url", src.URL+"/rows.ndjson"); v["inserted"] != 100.0 {
