@@ -108,6 +108,16 @@ func TestCLI(t *testing.T) {
 		if out, err := cmd.Output(); err != nil || string(out) != "n\n8\n" {
 			t.Fatalf("query from stdin: %v %q", err, out)
 		}
+		// --transform sends each file whole (gzipped as it is) in the transform's format.
+		var trail bytes.Buffer
+		zw = gzip.NewWriter(&trail)
+		zw.Write([]byte(`{"Records": [{"eventName": "StartLogging", "eventTime": "2023-07-19T21:33:41Z"}, {"eventName": "StopLogging"}]}`))
+		zw.Close()
+		os.WriteFile(filepath.Join(dir, "trail.json.gz"), trail.Bytes(), 0o644)
+		a.ok("table", "create", "trail")
+		if v := a.ok("ingest", "trail", filepath.Join(dir, "trail.json.gz"), "--transform", "cloudtrail"); v["rows"] != 2.0 || v["chunks"] != 1.0 {
+			t.Fatalf("ingest --transform: %v", v)
+		}
 		a.ok("table", "create", "imported")
 		if v := a.ok("ingest", "imported", "--from-url", src.URL+"/rows.ndjson"); v["inserted"] != 100.0 {
 			t.Fatalf("ingest --from-url: %v", v)

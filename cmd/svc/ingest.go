@@ -92,9 +92,9 @@ type chunk struct {
 }
 
 type progress struct {
-	rows, bytes, chunks atomic.Int64
-	total               int64 // input bytes, 0 when unknown (stdin)
-	start               time.Time
+	rows, bytes, chunks, quarantined atomic.Int64
+	total                            int64 // input bytes, 0 when unknown (stdin)
+	start                            time.Time
 }
 
 func (a *app) ingest(ctx context.Context, o ingestOptions, files []string) (any, error) {
@@ -124,11 +124,13 @@ func (a *app) ingest(ctx context.Context, o ingestOptions, files []string) (any,
 		go func() {
 			defer wg.Done()
 			for ch := range chunks {
-				if err := a.sendChunk(ctx, c, o, ch); err != nil {
+				n, quarantined, err := a.sendChunk(ctx, c, o, ch)
+				if err != nil {
 					cancel(err)
 					return
 				}
-				p.rows.Add(int64(ch.rows))
+				p.rows.Add(n)
+				p.quarantined.Add(quarantined)
 				p.bytes.Add(ch.inBytes)
 				p.chunks.Add(1)
 			}
@@ -146,13 +148,15 @@ func (a *app) ingest(ctx context.Context, o ingestOptions, files []string) (any,
 		return nil, readErr
 	}
 	el := time.Since(p.start).Seconds()
-	return map[string]any{"table": o.table, "rows": p.rows.Load(), "chunks": p.chunks.Load(), "bytes": p.bytes.Load(),
+	return map[string]any{"table": o.table, "rows": p.rows.Load(), "quarantined_rows": p.quarantined.Load(),
+		"chunks": p.chunks.Load(), "bytes": p.bytes.Load(),
 		"elapsed_seconds": el, "rows_per_second": float64(p.rows.Load()) / el}, nil
 }
 
 // sendChunk posts one chunk, retrying with the same key while the service is busy or
-// unreachable: the key makes a retry of a stored chunk store nothing more.
-func (a *app) sendChunk(ctx context.Context, c *client.Client, o ingestOptions, ch chunk) error {
+// unreachable: the key makes a retry of a stored chunk store nothing more. It returns the
+// rows the service acknowledged and quarantined (a transform's rows are counted there).
+func (a *app) sendChunk(ctx context.Context, c *client.Client, o ingestOptions, ch chunk) (int64, int64, error) {
 	sum := sha256.New()
 	fmt.Fprintf(sum, "%s\x00%s\x00%d\x00", o.table, o.transform, ch.seq)
 	sum.Write(ch.body)
@@ -172,26 +176,35 @@ func (a *app) sendChunk(ctx context.Context, c *client.Client, o ingestOptions, 
 		var wait time.Duration
 		if err == nil {
 			if resp.StatusCode < 300 {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				return nil
+				var ack struct {
+					Rows        *int64 `json:"successful_rows"`
+					Quarantined int64  `json:"quarantined_rows"`
+				}
+				_ = readJSON(resp, &ack)
+				if h, e := strconv.ParseInt(resp.Header.Get("X-Successful-Rows"), 10, 64); e == nil {
+					ack.Rows = &h
+				}
+				if ack.Rows == nil {
+					ack.Rows = ptr(int64(ch.rows))
+				}
+				return *ack.Rows, ack.Quarantined, nil
 			}
 			_, err = decodeAnswer(resp)
 			if resp.StatusCode != 429 && resp.StatusCode < 500 {
 				if ae, ok := err.(*apiError); ok {
 					ae.body["chunk"] = ch.seq
 				}
-				return err
+				return 0, 0, err
 			}
 			if s, e := strconv.Atoi(resp.Header.Get("Retry-After")); e == nil {
 				wait = time.Duration(s) * time.Second
 			}
 		}
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return 0, 0, context.Cause(ctx)
 		}
 		if attempt == 12 {
-			return fmt.Errorf("chunk %d not stored after %d attempts: %w", ch.seq, attempt, err)
+			return 0, 0, fmt.Errorf("chunk %d not stored after %d attempts: %w", ch.seq, attempt, err)
 		}
 		if wait == 0 {
 			wait = backoff
@@ -199,7 +212,7 @@ func (a *app) sendChunk(ctx context.Context, c *client.Client, o ingestOptions, 
 		}
 		select {
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return 0, 0, context.Cause(ctx)
 		case <-time.After(wait):
 		}
 	}
