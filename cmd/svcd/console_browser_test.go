@@ -89,7 +89,7 @@ type apiSearch struct {
 // SQL, a narrow screen and sign-out.
 func TestConsoleInChromium(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
-	ctx := browserFor(t, 6*time.Minute)
+	ctx := svcdtest.BrowserFor(t, 6*time.Minute)
 	art := &shots{t: t, dir: filepath.Join("..", "..", ".data", "test", "artifacts", t.Name())}
 	os.RemoveAll(art.dir)
 	if err := os.MkdirAll(art.dir, 0o755); err != nil {
@@ -545,7 +545,7 @@ func TestBenchConsole(t *testing.T) {
 	}
 	runs := 5
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
-	ctx := browserFor(t, 30*time.Minute)
+	ctx := svcdtest.BrowserFor(t, 30*time.Minute)
 	s.Must(200, "POST", "/services/collector/event", `{"time": 1700000000, "event": "seed"}`, "Authorization", "Splunk "+s.AdminKey)
 	now := time.Now().Unix()
 	s.Must(200, "POST", "/v1/query", map[string]string{"sql": fmt.Sprintf(`INSERT INTO logsearch_events SELECT concat('{"_time": "',
