@@ -9,8 +9,8 @@ func TestDecide(t *testing.T) {
 		expr string
 	}{
 		{nil, Read{}, "doc.a"},
-		{[]string{"Int64"}, Read{Type: "Int64", Subcolumn: true}, "doc.a.:Int64"},
-		{[]string{"Array(Nullable(String))"}, Read{Type: "Array(Nullable(String))", Subcolumn: true}, "doc.a.:`Array(Nullable(String))`"},
+		{[]string{"Int64"}, Read{Type: "Int64", Subcolumn: true}, "dynamicElement(doc.a, 'Int64')"},
+		{[]string{"Array(Nullable(String))"}, Read{Type: "Array(Nullable(String))", Subcolumn: true}, "dynamicElement(doc.a, 'Array(Nullable(String))')"},
 		{[]string{"Float64", "Int64"}, Read{Type: "Float64"}, "CAST(doc.a AS Nullable(Float64))"},
 		{[]string{"Int64", "UInt64"}, Read{Type: "Float64"}, "CAST(doc.a AS Nullable(Float64))"},
 		{[]string{"Int64", "String"}, Read{}, "doc.a"},

@@ -86,6 +86,9 @@ type Statement struct {
 	// the first generation's key before analyzing the statement again.
 	NeedsGeneration bool
 	Source          string
+	// DynamicPaths are the paths read as Dynamic in a table with a path schema
+	// (typing.go), to explain engine type errors.
+	DynamicPaths []DynamicPath
 }
 
 // TableRef names a table both ways.

@@ -1,0 +1,50 @@
+package statement
+
+import (
+	"strings"
+	"testing"
+)
+
+func typedCatalog() *StaticCatalog {
+	paths := map[string][]string{
+		"bytes": {"Int64"}, "latency_ms": {"Float64", "Int64"}, "user.id": {"Int64"}, "user.country": {"String"},
+		"tags": {"Array(Nullable(String))"}, "mixed": {"Int64", "String"}, "path": {"String"},
+	}
+	return &StaticCatalog{
+		DBs:    []Database{{Name: "default", Engine: defaultDB}},
+		Tables: map[string]map[string]Table{"default": {"events": {Generation: 1, Paths: paths}, "other": {Generation: 1, Paths: paths}}},
+	}
+}
+
+func TestTypedPathsRewrite(t *testing.T) {
+	env := Env{Principal: KeyWithPermission(PermAdmin), Database: "default", Catalog: typedCatalog()}
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT sum(bytes) FROM events", "sum(dynamicElement(doc.bytes, 'Int64'))"},
+		{"SELECT avg(latency_ms) FROM events", "avg(CAST(doc.latency_ms AS Nullable(Float64)))"},
+		{"SELECT sum(bytes::Int64) FROM events", "sum(doc.bytes::Int64)"},
+		{"SELECT has(tags, 'x') FROM events", "has(dynamicElement(doc.tags, 'Array(Nullable(String))'), 'x')"},
+		{"SELECT mixed FROM events", "doc.mixed AS `mixed` FROM"},
+		{"WITH c AS (SELECT * FROM events) SELECT max(user.id) FROM c", "max(dynamicElement(doc.user.id, 'Int64'))"},
+		{"SELECT max(x.bytes) FROM (SELECT * FROM events) AS x", "max(dynamicElement(doc.bytes, 'Int64')) AS `max(x.bytes)` FROM (SELECT * FROM"},
+		{"SELECT a.user.id FROM events AS a LEFT JOIN other AS b ON a.user.id = b.user.id", "dynamicElement(a.doc.user.id, 'Int64') = dynamicElement(b.doc.user.id, 'Int64')"},
+		{"SELECT bytes FROM events UNION ALL SELECT bytes FROM other", "UNION ALL SELECT dynamicElement(doc.bytes, 'Int64')"},
+	} {
+		st, err := Analyze(c.sql, env)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		if !strings.Contains(st.SQL, c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.sql, st.SQL, c.want)
+		}
+	}
+	st, err := Analyze("SELECT sum(mixed), sum(nope) FROM events", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := st.PathTypeError(43, "Illegal type Dynamic of argument for aggregate function sum")
+	if e == nil || e.Code != CodePathType || !strings.Contains(e.Message, "mixed (types seen: Int64, String)") ||
+		!strings.Contains(e.Message, "nope (no row has it)") || !strings.Contains(e.Hint, "mixed::Nullable(String)") {
+		t.Fatalf("path type error: %+v", e)
+	}
+}

@@ -1,0 +1,91 @@
+package query
+
+import (
+	"strings"
+
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/statement"
+)
+
+// typedPaths returns the path schema a statement types a table's paths by
+// (docs/typing.md): the paths recorded in the catalog, without the paths the column
+// type declares (JSON(_time DateTime64(3, 'UTC'), ...)), which are typed already.
+func typedPaths(m *catalog.Model, t *catalog.Table) map[string][]string {
+	all := m.Paths(t.ID)
+	if all == nil {
+		return map[string][]string{} // known to be empty: every path reads NULL
+	}
+	declared := DeclaredPaths(t.ColumnType)
+	if len(declared) == 0 {
+		return all
+	}
+	out := make(map[string][]string, len(all))
+	for p, types := range all {
+		if !declared[p] {
+			out[p] = types
+		}
+	}
+	return out
+}
+
+// DeclaredPaths returns the paths a JSON column type declares with a type:
+// JSON(a String, `b.c` Int64, max_dynamic_paths=10) declares a and b.c.
+func DeclaredPaths(columnType string) map[string]bool {
+	open := strings.IndexByte(columnType, '(')
+	if open < 0 || !strings.HasSuffix(columnType, ")") {
+		return nil
+	}
+	body := columnType[open+1 : len(columnType)-1]
+	out := map[string]bool{}
+	depth, start := 0, 0
+	inQuote := byte(0)
+	item := func(s string) {
+		s = strings.TrimSpace(s)
+		if s == "" || strings.Contains(strings.SplitN(s, " ", 2)[0], "=") || strings.HasPrefix(strings.ToUpper(s), "SKIP ") {
+			return
+		}
+		name := s
+		if s[0] == '`' {
+			if end := strings.IndexByte(s[1:], '`'); end >= 0 {
+				name = s[1 : end+1]
+			}
+		} else if sp := strings.IndexByte(s, ' '); sp > 0 {
+			name = s[:sp]
+		}
+		out[name] = true
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case inQuote != 0:
+			if c == inQuote {
+				inQuote = 0
+			}
+		case c == '\'' || c == '`':
+			inQuote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			item(body[start:i])
+			start = i + 1
+		}
+	}
+	item(body[start:])
+	return out
+}
+
+// explainPathType turns an engine type error about a Dynamic path of st into the
+// statement's 400 path_type (naming the path, the types seen and the cast to write);
+// other errors pass unchanged.
+func explainPathType(st *statement.Statement, err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.Code != "engine_error" {
+		return err
+	}
+	if pe := st.PathTypeError(e.EngineCode, e.Message); pe != nil {
+		return &Error{Status: pe.Status, Code: pe.Code, Message: pe.Message, Hint: pe.Hint, EngineCode: e.EngineCode}
+	}
+	return err
+}
