@@ -363,7 +363,7 @@ func (c catalogView) Table(db, table string) (statement.Table, bool) {
 		return statement.Table{}, false
 	}
 	g, _ := t.Current()
-	return statement.Table{Generation: g.N, Paths: typedPaths(c.m, t)}, true
+	return statement.Table{Generation: g.N, Paths: TypedPaths(c.m, t)}, true
 }
 
 // accessView is the cluster's roles, grants, policies and profiles.

@@ -7,10 +7,10 @@ import (
 	"github.com/svc-data/svc/query/statement"
 )
 
-// typedPaths returns the path schema a statement types a table's paths by
+// TypedPaths returns the path schema a statement types a table's paths by
 // (docs/typing.md): the paths recorded in the catalog, without the paths the column
 // type declares (JSON(_time DateTime64(3, 'UTC'), ...)), which are typed already.
-func typedPaths(m *catalog.Model, t *catalog.Table) map[string][]string {
+func TypedPaths(m *catalog.Model, t *catalog.Table) map[string][]string {
 	all := m.Paths(t.ID)
 	if all == nil {
 		return map[string][]string{} // known to be empty: every path reads NULL
@@ -88,4 +88,13 @@ func explainPathType(st *statement.Statement, err error) error {
 		return &Error{Status: pe.Status, Code: pe.Code, Message: pe.Message, Hint: pe.Hint, EngineCode: e.EngineCode}
 	}
 	return err
+}
+
+// TableNames implements statement.TableLister, so system.columns lists paths.
+func (c catalogView) TableNames(db string) []string {
+	var out []string
+	for _, t := range c.m.Tables(c.cluster, db) {
+		out = append(out, t.Name)
+	}
+	return out
 }

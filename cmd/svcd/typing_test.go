@@ -260,6 +260,38 @@ func TestEverydayAnalystQueriesOnTypedPaths(t *testing.T) {
 	if !strings.Contains(string(r.Body), "path_type") || !strings.Contains(string(r.Body), "nosuch (no row has it)") {
 		t.Errorf("unknown path: %s", r.Body)
 	}
+	// Tables describe their columns: doc and every path with the type it reads as.
+	wantCols := map[string]string{"doc": "JSON", "bytes": "Nullable(Int64)", "latency_ms": "Nullable(Float64)",
+		"user.id": "Nullable(Int64)", "user.country": "Nullable(String)", "tags": "Array(Nullable(String))",
+		"mixed": "Dynamic", "ts": "Nullable(DateTime)", "path": "Nullable(String)", "status": "Nullable(Int64)"}
+	checkCols := func(surface string, got map[string]string) {
+		t.Helper()
+		for name, typ := range wantCols {
+			if got[name] != typ {
+				t.Errorf("%s: %s is %q, want %q (all: %v)", surface, name, got[name], typ, got)
+			}
+		}
+	}
+	got := map[string]string{}
+	for _, r := range s.Query("DESCRIBE TABLE events") {
+		got[fmt.Sprint(r["name"])] = fmt.Sprint(r["type"])
+	}
+	checkCols("DESCRIBE", got)
+	got = map[string]string{}
+	for _, r := range s.Query("SELECT name, type FROM system.columns WHERE table = 'events'") {
+		got[fmt.Sprint(r["name"])] = fmt.Sprint(r["type"])
+	}
+	checkCols("system.columns", got)
+	var tv struct {
+		Columns []struct{ Name, Type string } `json:"columns"`
+	}
+	s.Must(200, "GET", "/v1/tables/events", nil).JSON(t, &tv)
+	got = map[string]string{}
+	for _, c := range tv.Columns {
+		got[c.Name] = c.Type
+	}
+	checkCols("GET /v1/tables/events", got)
+
 	// SELECT * still returns the whole document.
 	if d := s.Query("SELECT * FROM events LIMIT 1"); len(d) != 1 || d[0]["doc"] == nil {
 		t.Errorf("SELECT *: %v", d)

@@ -48,3 +48,36 @@ func TestTypedPathsRewrite(t *testing.T) {
 		t.Fatalf("path type error: %+v", e)
 	}
 }
+
+func TestDescribeListsPaths(t *testing.T) {
+	cat := typedCatalog()
+	env := Env{Principal: KeyWithPermission(PermAdmin), Database: "default", Catalog: cat}
+	st, err := Analyze("DESCRIBE TABLE events", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"('doc', 'JSON')", "('bytes', 'Nullable(Int64)')", "('latency_ms', 'Nullable(Float64)')",
+		"('mixed', 'Dynamic')", "('tags', 'Array(Nullable(String))')", "('user.id', 'Nullable(Int64)')"} {
+		if !strings.Contains(st.SQL, want) {
+			t.Errorf("DESCRIBE lacks %s: %s", want, st.SQL)
+		}
+	}
+	// A key granted only the user column sees only paths under user, and no doc.
+	env.Principal = KeyWithRoles("analyst")
+	env.Access = &StaticAccess{Roles: []string{"analyst"}, GrantSet: []Grant{
+		{Role: "analyst", Privileges: PrivSelect, Database: "default", Table: "events", Columns: []string{"user"}}}}
+	st, err = Analyze("DESCRIBE TABLE events", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.SQL, "('user.id', 'Nullable(Int64)')") || strings.Contains(st.SQL, "bytes") || strings.Contains(st.SQL, "'doc'") {
+		t.Errorf("column grants do not limit DESCRIBE: %s", st.SQL)
+	}
+	st, err = Analyze("DESCRIBE (SELECT * FROM events)", Env{Principal: KeyWithPermission(PermAdmin), Database: "default", Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(st.SQL, "DESCRIBE TABLE") {
+		t.Errorf("DESCRIBE of a subquery: %s", st.SQL)
+	}
+}
