@@ -888,7 +888,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/v1/tables/events", as: "admin", body: `[1]`}, 400, "invalid_rows")
 	h.expect(request{method: "POST", target: "/v1/tables/events", as: "admin", body: `{"a": 1}`,
 		header: map[string]string{"Content-Encoding": "br"}}, 415, "unsupported_media_type")
-	h.expect(request{method: "POST", target: "/v1/tables/nope", as: "admin", body: `{"a": 1}`}, 404, "table_not_found")
+	h.expect(request{method: "POST", target: "/v1/tables/nope", as: "custom", body: `{"a": 1}`}, 404, "table_not_found")
+	h.expect(request{method: "POST", target: "/v1/tables/created_by_insert", as: "admin", body: `{"a": 1}`}, 202, "")
 	h.expect(request{method: "POST", target: "/v1/tables/events?transform=nope", as: "admin", body: `{}`}, 400, "unknown_transform")
 	h.expect(request{method: "POST", target: "/v1/tables/events?transform=cloudtrail", as: "admin",
 		body: `{"Records": [{"eventTime": "2023-07-19T21:33:41Z", "eventName": "StartLogging"}]}`}, 202, "")
