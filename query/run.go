@@ -176,6 +176,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 			}
 			return nil, explainPathType(st, engineError(err, env))
 		}
+		r.afterInsertSelect(qctx, eng, req, st)
 	}
 	return res, nil
 }

@@ -1,9 +1,13 @@
 package query
 
 import (
+	"context"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
 )
 
@@ -97,4 +101,43 @@ func (c catalogView) TableNames(db string) []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// recordStoredPaths records in a table's path schema the paths and types of every
+// document stored in one of its generations. INSERT ... SELECT and URL imports write
+// without the consumer, so they record their paths this way once their rows are in; it
+// reads the generation's documents once.
+func (r *Runner) recordStoredPaths(ctx context.Context, eng Engine, tableID uuid.UUID, engineDB, engineTable, queryID string) error {
+	rows, err := eng.Stream(ctx, "SELECT concat(p.1, '\t', arrayStringConcat(p.2, '\t')) FROM (SELECT arrayJoin(distinctJSONPathsAndTypes(doc)) AS p FROM "+
+		sqlquote.Ident(engineDB)+"."+sqlquote.Ident(engineTable)+")", Options{QueryID: queryID + "-paths"})
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	seen := map[string][]string{}
+	for rows.Next() {
+		line, _ := rows.Values()[0].(string)
+		parts := strings.Split(line, "\t")
+		seen[parts[0]] = append(seen[parts[0]], parts[1:]...)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return r.cmds.RecordPaths(ctx, tableID, seen)
+}
+
+// afterInsertSelect records the paths of an INSERT ... SELECT that completed. The rows
+// are in, so a failure here cannot fail the statement (a retry would insert them
+// again); new paths then read as Dynamic until recorded by a later import or a
+// consumer batch of the same shape (docs/typing.md, "Limits").
+func (r *Runner) afterInsertSelect(ctx context.Context, eng Engine, req Request, st *statement.Statement) {
+	if st.Kind != statement.KindInsertSelect || len(st.Writes) != 1 {
+		return
+	}
+	w := st.Writes[0]
+	t, ok := r.model.Table(req.ClusterID, w.Database, w.Table)
+	if !ok {
+		return
+	}
+	_ = r.recordStoredPaths(ctx, eng, t.ID, w.EngineDatabase, w.EngineTable, req.QueryID)
 }

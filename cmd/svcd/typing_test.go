@@ -292,6 +292,20 @@ func TestEverydayAnalystQueriesOnTypedPaths(t *testing.T) {
 	}
 	checkCols("GET /v1/tables/events", got)
 
+	// INSERT ... SELECT records the paths it writes: the copy's paths are typed too.
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "copy404"})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "INSERT INTO copy404 SELECT * FROM events WHERE status = 404"})
+	var sum404 int64
+	for _, e := range rows {
+		if e.Status == 404 {
+			sum404 += e.Bytes
+		}
+	}
+	near("SELECT sum(bytes) FROM copy404", float64(sum404))
+	if ty := describeTypes(t, s.Query, "copy404"); ty["bytes"] != "Nullable(Int64)" {
+		t.Errorf("INSERT ... SELECT: %v", ty)
+	}
+
 	// SELECT * still returns the whole document.
 	if d := s.Query("SELECT * FROM events LIMIT 1"); len(d) != 1 || d[0]["doc"] == nil {
 		t.Errorf("SELECT *: %v", d)
