@@ -31,6 +31,8 @@ type schema struct {
 type pathSet struct {
 	names []string
 	seen  map[string]bool
+	// numeric are the paths read as numbers, with their typed read (typing.go).
+	numeric map[string]string
 }
 
 // col registers a path and returns the column holding it.
@@ -97,6 +99,9 @@ func (s *schema) base(name string) sqlExpr {
 	case "_raw", "host", "source", "sourcetype", "index":
 		// Typed paths read '' when the key is absent; absent is null.
 		return sqlExpr{"nullIf(" + ref + ", '')", kStr}
+	}
+	if _, ok := s.paths.numericPath(name); ok {
+		return sqlExpr{ref, kNum}
 	}
 	return sqlExpr{ref, kDyn}
 }
