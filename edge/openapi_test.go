@@ -869,6 +869,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	json200(request{method: "POST", target: "/v1/tables", as: "admin", header: map[string]string{"x-service-database": "default"}, body: `{"name": "t3"}`})
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t2"}`}, 409, "already_exists")
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t4", "sorting_key": "f("}`}, 400, "invalid_sorting_key")
+	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t5", "sorting_key": "file('/etc/passwd')"}`}, 400, "invalid_sorting_key")
+	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t6", "sorting_key": "sum(a)"}`}, 400, "invalid_sorting_key")
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"sorting_key": "a"}`}, 400, "invalid_name")
 	h.expect(request{method: "POST", target: "/v1/tables?database=nope", as: "admin", body: `{"name": "t4"}`}, 404, "database_not_found")
 	json200(request{method: "PATCH", target: "/v1/tables/t2", as: "admin", body: `{"sorting_key": "ts"}`})

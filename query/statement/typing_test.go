@@ -81,3 +81,43 @@ func TestDescribeListsPaths(t *testing.T) {
 		t.Errorf("DESCRIBE of a subquery: %s", st.SQL)
 	}
 }
+
+func TestSortingKeyValidator(t *testing.T) {
+	for key, want := range map[string]string{
+		"user.id, toDate(ts)": "user.id, toDate(ts)",
+		"  a ,b":              "a, b",
+		"":                    "",
+		"`odd name`":          "`odd name`",
+	} {
+		got, err := SortingKey(key)
+		if err != nil || got != want {
+			t.Errorf("SortingKey(%q) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	for _, bad := range []string{"a,", "a AS b", "(SELECT 1)", "sum(a)", "arrayJoin(a)", "file('x')", "a -> a",
+		"count() OVER ()", "1; DROP TABLE t"} {
+		if got, err := SortingKey(bad); err == nil {
+			t.Errorf("SortingKey(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func FuzzSortingKey(f *testing.F) {
+	for _, s := range []string{"user.id, toDate(ts)", "a", "`x y`.z", "0::A", "x.1", "tuple(a, b)", "cityHash64(a) % 8", "a,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		canonical, err := SortingKey(key)
+		if err != nil || canonical == "" {
+			return
+		}
+		// The canonical text is itself a valid key, and canonical.
+		again, err := SortingKey(canonical)
+		if err != nil {
+			t.Fatalf("canonical %q of %q refused: %v", canonical, key, err)
+		}
+		if again != canonical {
+			t.Fatalf("canonical %q of %q renders as %q", canonical, key, again)
+		}
+	})
+}
