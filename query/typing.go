@@ -9,6 +9,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // TypedPaths returns the path schema a statement types a table's paths by
@@ -108,21 +109,21 @@ func (c catalogView) TableNames(db string) []string {
 // without the consumer, so they record their paths this way once their rows are in; it
 // reads the generation's documents once.
 func (r *Runner) recordStoredPaths(ctx context.Context, eng Engine, tableID uuid.UUID, engineDB, engineTable, queryID string) error {
-	rows, err := eng.Stream(ctx, "SELECT concat(p.1, '\t', arrayStringConcat(p.2, '\t')) FROM (SELECT arrayJoin(distinctJSONPathsAndTypes(doc)) AS p FROM "+
-		sqlquote.Ident(engineDB)+"."+sqlquote.Ident(engineTable)+")", Options{QueryID: queryID + "-paths"})
+	rows, err := eng.Stream(ctx, tables.PathsSQL(sqlquote.Ident(engineDB)+"."+sqlquote.Ident(engineTable)), Options{QueryID: queryID + "-paths"})
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	seen := map[string][]string{}
+	var lines []string
 	for rows.Next() {
 		line, _ := rows.Values()[0].(string)
-		parts := strings.Split(line, "\t")
-		seen[parts[0]] = append(seen[parts[0]], parts[1:]...)
+		lines = append(lines, line)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	seen := map[string][]string{}
+	tables.AddPathLines(seen, lines)
 	return r.cmds.RecordPaths(ctx, tableID, seen)
 }
 

@@ -2,7 +2,7 @@ package tables
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -62,23 +62,28 @@ func PathsOf(ctx context.Context, e Engine, columnType string, rows [][]byte) (m
 }
 
 func pathsInto(ctx context.Context, e Engine, columnType string, rows [][]byte, seen map[string][]string) error {
-	lines, err := e.QueryStrings(ctx, fmt.Sprintf(
-		"SELECT concat(p.1, '\\t', arrayStringConcat(p.2, '\\t')) FROM (SELECT arrayJoin(distinctJSONPathsAndTypes(doc)) AS p FROM %s) SETTINGS type_json_skip_duplicated_paths = 1",
-		sampleSource(columnType, rows)))
+	lines, err := e.QueryStrings(ctx, PathsSQL(sampleSource(columnType, rows))+" SETTINGS type_json_skip_duplicated_paths = 1")
 	if err != nil {
 		return err
 	}
+	AddPathLines(seen, lines)
+	return nil
+}
+
+// PathsSQL is the statement listing the leaf paths of the documents of src (a table or
+// table function with a doc column), one "path\ttype\ttype..." line each.
+func PathsSQL(src string) string {
+	return "SELECT concat(p.1, '\\t', arrayStringConcat(p.2, '\\t')) FROM (SELECT arrayJoin(distinctJSONPathsAndTypes(doc)) AS p FROM " + src + ")"
+}
+
+// AddPathLines adds the lines of PathsSQL to seen, without repeating a type.
+func AddPathLines(seen map[string][]string, lines []string) {
 	for _, line := range lines {
 		parts := strings.Split(line, "\t")
-	types:
 		for _, t := range parts[1:] {
-			for _, have := range seen[parts[0]] {
-				if have == t {
-					continue types
-				}
+			if !slices.Contains(seen[parts[0]], t) {
+				seen[parts[0]] = append(seen[parts[0]], t)
 			}
-			seen[parts[0]] = append(seen[parts[0]], t)
 		}
 	}
-	return nil
 }
