@@ -260,6 +260,12 @@ func TestEverydayAnalystQueriesOnTypedPaths(t *testing.T) {
 	if !strings.Contains(string(r.Body), "path_type") || !strings.Contains(string(r.Body), "nosuch (no row has it)") {
 		t.Errorf("unknown path: %s", r.Body)
 	}
+	// A function that cannot take a typed path's type says the type and how to convert.
+	r = s.Must(400, "POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM events WHERE has(bytes, 1)"})
+	if body := string(r.Body); !strings.Contains(body, `"path_type"`) || !strings.Contains(body, "bytes (reads as Nullable(Int64))") {
+		t.Errorf("function over a typed path: %s", body)
+	}
+
 	// Tables describe their columns: doc and every path with the type it reads as.
 	wantCols := map[string]string{"doc": "JSON", "bytes": "Nullable(Int64)", "latency_ms": "Nullable(Float64)",
 		"user.id": "Nullable(Int64)", "user.country": "Nullable(String)", "tags": "Array(Nullable(String))",

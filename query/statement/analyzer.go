@@ -31,6 +31,7 @@ type analyzer struct {
 	pathRewrites int
 	// dynamic are the paths read as Dynamic although the table has a schema.
 	dynamic []DynamicPath
+	typed   []TypedPath
 }
 
 // tableRead records one table the statement reads and what of it.

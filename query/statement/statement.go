@@ -89,6 +89,8 @@ type Statement struct {
 	// DynamicPaths are the paths read as Dynamic in a table with a path schema
 	// (typing.go), to explain engine type errors.
 	DynamicPaths []DynamicPath
+	// TypedPaths are the paths read typed, to explain type errors of functions.
+	TypedPaths []TypedPath
 }
 
 // TableRef names a table both ways.

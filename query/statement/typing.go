@@ -35,7 +35,21 @@ func (a *analyzer) typePath(src *source, ref *pathRef) {
 	ref.path, ref.seen = path, seen
 	if !ref.read.Typed() {
 		a.noteDynamic(path, seen)
+		return
 	}
+	for _, tp := range a.typed {
+		if tp.Path == path {
+			return
+		}
+	}
+	a.typed = append(a.typed, TypedPath{Path: path, Type: ReadType(seen)})
+}
+
+// TypedPath is a path the statement reads typed, with the type it reads as; an engine
+// error about a function that cannot take that type is explained through them.
+type TypedPath struct {
+	Path string
+	Type string
 }
 
 func (a *analyzer) noteDynamic(path string, seen []string) {
@@ -78,9 +92,11 @@ var typeErrorCodes = []int32{
 // a 400 path_type naming each such path, the types seen at it and the cast to write.
 // It returns nil when the error is not about a Dynamic path.
 func (st *Statement) PathTypeError(engineCode int32, message string) *Error {
-	if st == nil || len(st.DynamicPaths) == 0 || !slices.Contains(typeErrorCodes, engineCode) ||
-		!strings.Contains(message, "Dynamic") {
+	if st == nil || !slices.Contains(typeErrorCodes, engineCode) {
 		return nil
+	}
+	if !strings.Contains(message, "Dynamic") || len(st.DynamicPaths) == 0 {
+		return st.typedPathError(message)
 	}
 	var msg, hints []string
 	for _, d := range st.DynamicPaths {
@@ -99,3 +115,24 @@ func (st *Statement) PathTypeError(engineCode int32, message string) *Error {
 // CodePathType is the error code of a path whose values have no single type where the
 // statement needs one.
 const CodePathType = "path_type"
+
+// typedPathError explains a type error that names the type a typed path of the
+// statement reads as: the function cannot take that type, so say the type and how to
+// convert it.
+func (st *Statement) typedPathError(message string) *Error {
+	var named, hints []string
+	for _, tp := range st.TypedPaths {
+		if !strings.Contains(message, tp.Type) {
+			continue
+		}
+		named = append(named, tp.Path+" (reads as "+tp.Type+")")
+		hints = append(hints, "convert "+tp.Path+" to the type the function takes, e.g. toString("+tp.Path+"), toFloat64("+tp.Path+
+			") or "+tp.Path+"::Dynamic")
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	return &Error{Status: statusBadRequest, Code: CodePathType, Pos: -1,
+		Message: "a function cannot take the type of " + strings.Join(named, ", ") + ": " + message,
+		Hint:    strings.Join(hints, "; ")}
+}

@@ -203,3 +203,17 @@ func TestAttacksTyped(t *testing.T) {
 	}
 	t.Logf("%d cases read typed paths", typedCases)
 }
+
+func TestTypedPathFunctionError(t *testing.T) {
+	st, err := Analyze("SELECT has(bytes, 1) FROM events", Env{Principal: KeyWithPermission(PermAdmin), Database: "default", Catalog: typedCatalog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := st.PathTypeError(43, "First argument for function has must be an array. Actual Nullable(Int64)")
+	if e == nil || e.Code != CodePathType || !strings.Contains(e.Message, "bytes (reads as Nullable(Int64))") || !strings.Contains(e.Hint, "toString(bytes)") {
+		t.Fatalf("%+v", e)
+	}
+	if st.PathTypeError(43, "Illegal type String of argument") != nil {
+		t.Fatal("an error naming no path's type is left as it is")
+	}
+}
