@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
 // Read is how a path is read.
@@ -132,7 +134,7 @@ func (r Read) Expr(ref string) string {
 	case r.Subcolumn:
 		// dynamicElement reads the typed variant as the subcolumn doc.p.:T does (as fast,
 		// measured with the engine), in a form every SQL parser reads.
-		return "dynamicElement(" + ref + ", '" + r.Type + "')"
+		return "dynamicElement(" + ref + ", " + sqlquote.String(r.Type) + ")"
 	}
 	return "CAST(" + ref + " AS " + nullable(r.Type) + ")"
 }

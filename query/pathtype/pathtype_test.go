@@ -21,6 +21,7 @@ func TestDecide(t *testing.T) {
 		{[]string{"Array(Nullable(Int64))", "Array(Nullable(String))"}, Read{}, "doc.a"},
 		{[]string{"Array(JSON(max_dynamic_types=16, max_dynamic_paths=256))"}, Read{}, "doc.a"},
 		{[]string{"Array(Nullable(Int64))", "Int64"}, Read{}, "doc.a"},
+		{[]string{"DateTime64(3, 'UTC')"}, Read{Type: "DateTime64(3, 'UTC')", Subcolumn: true}, "dynamicElement(doc.a, 'DateTime64(3, \\'UTC\\')')"},
 	} {
 		got := Decide(c.seen)
 		if got != c.want {
