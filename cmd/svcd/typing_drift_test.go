@@ -135,3 +135,57 @@ func TestFirstInsertCreatesTheTable(t *testing.T) {
 	}
 	s.Must(404, "GET", "/v1/tables/auto_custom", nil)
 }
+
+// TestLogSearchReadsNumericPathsTyped: log search types numeric paths by the same rule
+// (integers mixed with floats read as Float64), in the base search and in later stages,
+// and a path mixing numbers and strings keeps SPL's loose comparison.
+func TestLogSearchReadsNumericPathsTyped(t *testing.T) {
+	s := startControlPlane(t)
+	splunk := []string{"Authorization", "Splunk " + s.AdminKey}
+	now := time.Now().Unix()
+	var b strings.Builder
+	var sum float64
+	over2, codes200 := 0, 0
+	for i := range 100 {
+		lat := fmt.Sprint(i % 7)
+		if i%2 == 1 {
+			lat = fmt.Sprintf("%d.5", i%7)
+		}
+		var v float64
+		fmt.Sscan(lat, &v)
+		sum += v
+		if v > 2 {
+			over2++
+		}
+		code := `200`
+		if i%3 == 0 {
+			code = `"200"`
+		}
+		if i%5 == 0 {
+			code = `"err"`
+		} else {
+			codes200++
+		}
+		fmt.Fprintf(&b, `{"time": %d, "event": {"lat": %s, "code": %s}}`+"\n", now-int64(i), lat, code)
+	}
+	s.Must(200, "POST", "/services/collector/event", b.String(), splunk...)
+	s.WaitCount("logsearch_events", 100, time.Minute)
+	search := func(spl string) map[string]any {
+		t.Helper()
+		var res struct{ Data []map[string]any }
+		s.Must(200, "POST", "/v1/spl/search", map[string]any{"spl": spl, "earliest": "-1h"}).JSON(t, &res)
+		if len(res.Data) != 1 {
+			t.Fatalf("%s: %v", spl, res.Data)
+		}
+		return res.Data[0]
+	}
+	if got := search("* | stats sum(lat) AS s")["s"]; fmt.Sprint(got) != fmt.Sprint(sum) {
+		t.Errorf("sum(lat) = %v, want %v", got, sum)
+	}
+	if got := search("lat>2 | stats count AS n")["n"]; fmt.Sprint(got) != fmt.Sprint(over2) {
+		t.Errorf("lat>2: %v, want %d", got, over2)
+	}
+	if got := search("code=200 | stats count AS n")["n"]; fmt.Sprint(got) != fmt.Sprint(codes200) {
+		t.Errorf("code=200 over a mixed path: %v, want %d", got, codes200)
+	}
+}

@@ -342,13 +342,14 @@ func (c *compiler) baseSearch(sc *SearchCommand) {
 	}
 	// The search condition reads the table directly; later stages read
 	// the path columns of the base relation.
-	c.cur = state{sch: &schema{open: true}}
+	numeric := numericReads(c.opts.Paths)
+	c.cur = state{sch: &schema{open: true, direct: numeric}}
 	if sc.Expr != nil {
 		if s := c.searchCond(sc.Expr); s != "1" {
 			cond += " AND " + s
 		}
 	}
-	paths := &pathSet{seen: map[string]bool{}, numeric: numericReads(c.opts.Paths)}
+	paths := &pathSet{seen: map[string]bool{}, numeric: numeric}
 	c.cur.sch = &schema{open: true, paths: paths}
 	c.cur.order = []orderTerm{{c.cur.sch.base("_time").s, true}}
 	c.cur.rel = c.addCTE("")

@@ -23,6 +23,9 @@ type schema struct {
 	layers []layer    // open schemas
 	cols   []namedCol // closed schemas
 	paths  *pathSet   // document paths read; nil reads the table directly
+	// direct are the typed reads of numeric paths when the table is read directly (the
+	// base search condition, typing.go).
+	direct map[string]string
 }
 
 // pathSet records the document paths a plan reads. The base relation
@@ -78,7 +81,7 @@ type namedCol struct {
 }
 
 func (s *schema) clone() *schema {
-	n := &schema{open: s.open, paths: s.paths}
+	n := &schema{open: s.open, paths: s.paths, direct: s.direct}
 	n.layers = append(n.layers, s.layers...)
 	n.cols = append(n.cols, s.cols...)
 	return n
@@ -102,6 +105,9 @@ func (s *schema) base(name string) sqlExpr {
 	}
 	if _, ok := s.paths.numericPath(name); ok {
 		return sqlExpr{ref, kNum}
+	}
+	if typed, ok := s.direct[name]; ok && s.paths == nil {
+		return sqlExpr{typed, kNum}
 	}
 	return sqlExpr{ref, kDyn}
 }

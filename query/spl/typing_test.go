@@ -22,6 +22,9 @@ func TestNumericPathsReadTyped(t *testing.T) {
 			t.Errorf("plan lacks %s:\n%s", want, plan.SQL)
 		}
 	}
+	if !strings.Contains(plan.SQL, "(CAST(doc.`status` AS Nullable(Float64)) >= 500.0)") {
+		t.Errorf("the base search does not read status typed:\n%s", plan.SQL)
+	}
 	if strings.Contains(plan.SQL, "CAST(`@bytes` AS Nullable(String))") {
 		t.Errorf("a typed number goes through text:\n%s", plan.SQL)
 	}
