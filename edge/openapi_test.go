@@ -903,6 +903,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	json200(request{method: "POST", target: "/v1/tables", as: "admin", header: map[string]string{"x-service-database": "default"}, body: `{"name": "t3"}`})
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t2"}`}, 409, "already_exists")
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t4", "sorting_key": "f("}`}, 400, "invalid_sorting_key")
+	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t5", "sorting_key": "file('/etc/passwd')"}`}, 400, "invalid_sorting_key")
+	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t6", "sorting_key": "sum(a)"}`}, 400, "invalid_sorting_key")
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"sorting_key": "a"}`}, 400, "invalid_name")
 	h.expect(request{method: "POST", target: "/v1/tables?database=nope", as: "admin", body: `{"name": "t4"}`}, 404, "database_not_found")
 	json200(request{method: "PATCH", target: "/v1/tables/t2", as: "admin", body: `{"sorting_key": "ts"}`})
@@ -922,7 +924,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/v1/tables/events", as: "admin", body: `[1]`}, 400, "invalid_rows")
 	h.expect(request{method: "POST", target: "/v1/tables/events", as: "admin", body: `{"a": 1}`,
 		header: map[string]string{"Content-Encoding": "br"}}, 415, "unsupported_media_type")
-	h.expect(request{method: "POST", target: "/v1/tables/nope", as: "admin", body: `{"a": 1}`}, 404, "table_not_found")
+	h.expect(request{method: "POST", target: "/v1/tables/nope", as: "custom", body: `{"a": 1}`}, 404, "table_not_found")
+	h.expect(request{method: "POST", target: "/v1/tables/created_by_insert", as: "admin", body: `{"a": 1}`}, 202, "")
 	h.expect(request{method: "POST", target: "/v1/tables/events?transform=nope", as: "admin", body: `{}`}, 400, "unknown_transform")
 	h.expect(request{method: "POST", target: "/v1/tables/events?transform=cloudtrail", as: "admin",
 		body: `{"Records": [{"eventTime": "2023-07-19T21:33:41Z", "eventName": "StartLogging"}]}`}, 202, "")

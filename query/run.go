@@ -178,7 +178,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		if canceled {
 			return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 		}
-		return nil, engineError(err, env)
+		return nil, explainPathType(st, engineError(err, env))
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
 		finish: finish, canceled: qctx.Err}
@@ -193,8 +193,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 			if qctx.Err() != nil {
 				return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 			}
-			return nil, engineError(err, env)
+			return nil, explainPathType(st, engineError(err, env))
 		}
+		r.afterInsertSelect(qctx, eng, req, st)
 	}
 	return res, nil
 }
@@ -382,7 +383,7 @@ func (c catalogView) Table(db, table string) (statement.Table, bool) {
 		return statement.Table{}, false
 	}
 	g, _ := t.Current()
-	return statement.Table{Generation: g.N}, true
+	return statement.Table{Generation: g.N, Paths: TypedPaths(c.m, t)}, true
 }
 
 // accessView is the cluster's roles, grants, policies and profiles.

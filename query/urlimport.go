@@ -79,5 +79,10 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 		n := sum.WrittenRows
 		res.Inserted = &n
 	}
+	// The import's paths go to the table's schema; a retry with the same query id
+	// inserts nothing (deduplication token) and records them again.
+	if err := r.recordStoredPaths(ctx, eng, t.ID, target.Database, target.Table, imp.QueryID); err != nil {
+		return res, engineError(err, env)
+	}
 	return res, nil
 }

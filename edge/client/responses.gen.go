@@ -1058,6 +1058,19 @@ type ClientWithResponsesInterface interface {
 	// document as a column named `doc`. Every statement is parsed, classified, authorized
 	// and rewritten before the engine sees it.
 	//
+	// **Typed paths** (docs/typing.md). A path reads as the type its values have, from the
+	// table's path schema (recorded as rows arrive): one type `T` reads as `Nullable(T)`,
+	// integers mixed with floats as `Nullable(Float64)`, dates mixed with date-times as
+	// `DateTime64(9)`, strings mixed with dates as `String`, arrays as arrays of their element
+	// type; a row without the path reads NULL, so aggregates skip it. Objects and truly mixed
+	// scalars (strings and numbers) stay `Dynamic`: using one where a typed value is needed is
+	// 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
+	// The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
+	// The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
+	// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+	// Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
+	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
+	//
 	// **Statements.**
 	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
 	//   keys, users, and custom-role keys within their roles' grants and row policies).
@@ -1111,6 +1124,19 @@ type ClientWithResponsesInterface interface {
 	// documents: a bare or dotted name is a path into them (`user.id`), `*` is the whole
 	// document as a column named `doc`. Every statement is parsed, classified, authorized
 	// and rewritten before the engine sees it.
+	//
+	// **Typed paths** (docs/typing.md). A path reads as the type its values have, from the
+	// table's path schema (recorded as rows arrive): one type `T` reads as `Nullable(T)`,
+	// integers mixed with floats as `Nullable(Float64)`, dates mixed with date-times as
+	// `DateTime64(9)`, strings mixed with dates as `String`, arrays as arrays of their element
+	// type; a row without the path reads NULL, so aggregates skip it. Objects and truly mixed
+	// scalars (strings and numbers) stay `Dynamic`: using one where a typed value is needed is
+	// 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
+	// The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
+	// The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
+	// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+	// Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
+	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
 	// **Statements.**
 	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
@@ -1373,7 +1399,10 @@ type ClientWithResponsesInterface interface {
 
 	// InsertRowsWithBodyWithResponse Insert rows
 	//
-	// Inserts rows into an existing table of the selected database. Four variants:
+	// Inserts rows into a table of the selected database. A table that does not exist is created by
+	// the first insert, with an automatic sorting key, for `admin`, `read_write` and `write_only` keys
+	// and members who may insert (concurrent first inserts create it once); custom-role keys insert
+	// only into existing tables and get 404 `table_not_found`. Four variants:
 	//
 	// **Plain JSON** (no `transform`, no `url`): the body is one JSON object (one row) or an
 	// array of JSON objects (one row each, in order); each object is stored as sent. UTF-8,
@@ -1441,7 +1470,10 @@ type ClientWithResponsesInterface interface {
 
 	// InsertRowsWithResponse Insert rows
 	//
-	// Inserts rows into an existing table of the selected database. Four variants:
+	// Inserts rows into a table of the selected database. A table that does not exist is created by
+	// the first insert, with an automatic sorting key, for `admin`, `read_write` and `write_only` keys
+	// and members who may insert (concurrent first inserts create it once); custom-role keys insert
+	// only into existing tables and get 404 `table_not_found`. Four variants:
 	//
 	// **Plain JSON** (no `transform`, no `url`): the body is one JSON object (one row) or an
 	// array of JSON objects (one row each, in order); each object is stored as sent. UTF-8,
@@ -8062,6 +8094,19 @@ func (c *ClientWithResponses) SetMemberRoleWithResponse(ctx context.Context, org
 // document as a column named `doc`. Every statement is parsed, classified, authorized
 // and rewritten before the engine sees it.
 //
+// **Typed paths** (docs/typing.md). A path reads as the type its values have, from the
+// table's path schema (recorded as rows arrive): one type `T` reads as `Nullable(T)`,
+// integers mixed with floats as `Nullable(Float64)`, dates mixed with date-times as
+// `DateTime64(9)`, strings mixed with dates as `String`, arrays as arrays of their element
+// type; a row without the path reads NULL, so aggregates skip it. Objects and truly mixed
+// scalars (strings and numbers) stay `Dynamic`: using one where a typed value is needed is
+// 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
+// The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
+// The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
+// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+// Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
+// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
+//
 // **Statements.**
 //   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
 //     keys, users, and custom-role keys within their roles' grants and row policies).
@@ -8121,6 +8166,19 @@ func (c *ClientWithResponses) RunQueryWithBodyWithResponse(ctx context.Context, 
 // documents: a bare or dotted name is a path into them (`user.id`), `*` is the whole
 // document as a column named `doc`. Every statement is parsed, classified, authorized
 // and rewritten before the engine sees it.
+//
+// **Typed paths** (docs/typing.md). A path reads as the type its values have, from the
+// table's path schema (recorded as rows arrive): one type `T` reads as `Nullable(T)`,
+// integers mixed with floats as `Nullable(Float64)`, dates mixed with date-times as
+// `DateTime64(9)`, strings mixed with dates as `String`, arrays as arrays of their element
+// type; a row without the path reads NULL, so aggregates skip it. Objects and truly mixed
+// scalars (strings and numbers) stay `Dynamic`: using one where a typed value is needed is
+// 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
+// The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
+// The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
+// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+// Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
+// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
 // **Statements.**
 //   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
@@ -8461,7 +8519,10 @@ func (c *ClientWithResponses) ChangeSortingKeyWithResponse(ctx context.Context, 
 
 // InsertRowsWithBodyWithResponse Insert rows
 //
-// Inserts rows into an existing table of the selected database. Four variants:
+// Inserts rows into a table of the selected database. A table that does not exist is created by
+// the first insert, with an automatic sorting key, for `admin`, `read_write` and `write_only` keys
+// and members who may insert (concurrent first inserts create it once); custom-role keys insert
+// only into existing tables and get 404 `table_not_found`. Four variants:
 //
 // **Plain JSON** (no `transform`, no `url`): the body is one JSON object (one row) or an
 // array of JSON objects (one row each, in order); each object is stored as sent. UTF-8,
@@ -8535,7 +8596,10 @@ func (c *ClientWithResponses) InsertRowsWithBodyWithResponse(ctx context.Context
 
 // InsertRowsWithResponse Insert rows
 //
-// Inserts rows into an existing table of the selected database. Four variants:
+// Inserts rows into a table of the selected database. A table that does not exist is created by
+// the first insert, with an automatic sorting key, for `admin`, `read_write` and `write_only` keys
+// and members who may insert (concurrent first inserts create it once); custom-role keys insert
+// only into existing tables and get 404 `table_not_found`. Four variants:
 //
 // **Plain JSON** (no `transform`, no `url`): the body is one JSON object (one row) or an
 // array of JSON objects (one row each, in order); each object is stored as sent. UTF-8,

@@ -1589,9 +1589,15 @@ type SplSearchResponseResultKind string
 // in atomically, so reads never see a row twice or miss one.
 type Table struct {
 	// AutomaticSortingKey The key an automatic table chose from its data for new rows; null until the first rows arrive, and for explicit keys.
-	AutomaticSortingKey *string   `json:"automatic_sorting_key"`
-	CreatedAt           Timestamp `json:"created_at"`
-	Database            string    `json:"database"`
+	AutomaticSortingKey *string `json:"automatic_sorting_key"`
+
+	// Columns Only in `GET /v1/tables/{table}`: `doc` (the whole document, type `JSON`) and every leaf path seen in the table's rows, by name, with the type a reference to it reads as in SQL: one JSON type seen gives that type (`Nullable(Int64)`, `Array(Nullable(String))`), integers mixed with floats give `Nullable(Float64)`, objects and strings mixed with numbers stay `Dynamic` (see docs/typing.md).
+	Columns *[]struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"columns,omitempty"`
+	CreatedAt Timestamp `json:"created_at"`
+	Database  string    `json:"database"`
 
 	// Generations The table's physical generations, oldest first; rows are inserted into the last.
 	Generations []struct {

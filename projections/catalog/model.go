@@ -146,6 +146,7 @@ type Model struct {
 	identity
 	accessModel
 	searchModel
+	pathsModel
 }
 
 // NewModel returns an empty read model.
@@ -309,6 +310,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applyCluster(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyPaths(e); handled || err != nil {
 			return err
 		}
 		_, err = m.applyIdentity(e)
