@@ -147,7 +147,9 @@ func (b *Broker) Start(ctx context.Context) error {
 		return exec.Command(c.Java, append(base, args...)...)
 	}
 	if _, err := os.Stat(filepath.Join(logDir, "meta.properties")); err != nil {
-		out, err := java("kafka.tools.StorageTool", "format", "-t", clusterID(), "-c", props, "--ignore-formatted").CombinedOutput()
+		// The id is joined to its flag: an id starting with "-" would otherwise be read as a
+		// flag (one start in 64).
+		out, err := java("kafka.tools.StorageTool", "format", "--cluster-id="+clusterID(), "-c", props, "--ignore-formatted").CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("kafka broker: format storage: %w: %s", err, strings.TrimSpace(string(out)))
 		}
