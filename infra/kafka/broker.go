@@ -21,6 +21,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/svc-data/svc/infra/localproc"
 )
 
 // BrokerConfig describes a local single-node KRaft broker.
@@ -170,7 +172,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.cmd = cmd
 	b.done = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(b.done) }()
-	if err := os.WriteFile(PIDFile(c.DataDir), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+	if err := localproc.WritePID(PIDFile(c.DataDir), cmd.Process.Pid); err != nil {
 		return errors.Join(fmt.Errorf("kafka broker: write pid file: %w", err), b.Shutdown(ctx))
 	}
 	c.Logger.Info("kafka broker starting", "seeds", b.addr, "pid", cmd.Process.Pid, "dir", c.DataDir)
@@ -242,46 +244,11 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 
 // StopPIDFile stops a broker recorded in dir's PID file, if it still runs.
 func StopPIDFile(ctx context.Context, dir string) error {
-	raw, err := os.ReadFile(PIDFile(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil || pid <= 0 {
-		return os.Remove(PIDFile(dir))
-	}
-	if !isKafka(pid) {
-		return os.Remove(PIDFile(dir))
-	}
-	_ = syscall.Kill(pid, syscall.SIGTERM)
-	deadline := time.Now().Add(30 * time.Second)
-	for isKafka(pid) {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return os.Remove(PIDFile(dir))
+	return localproc.StopPIDFile(ctx, PIDFile(dir), kafkaMarker)
 }
 
-// isKafka reports whether pid is alive and is a Kafka broker (PIDs get reused).
-func isKafka(pid int) bool {
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		// A zombie (state Z) has exited; only its parent has not reaped it.
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			return false
-		}
-	}
-	return strings.Contains(string(cmdline), "kafka.Kafka")
-}
+// kafkaMarker is in a broker's command line (PIDs get reused).
+const kafkaMarker = "kafka.Kafka"
 
 func (b *Broker) classpath() (string, error) {
 	jars, err := filepath.Glob(filepath.Join(b.cfg.LibsDir, "*.jar"))
@@ -293,12 +260,11 @@ func (b *Broker) classpath() (string, error) {
 }
 
 func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	p, err := localproc.FreePort(host)
 	if err != nil {
-		return 0, fmt.Errorf("kafka broker: find a free port: %w", err)
+		return 0, fmt.Errorf("kafka broker: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p, nil
 }
 
 func clusterID() string {
