@@ -25,6 +25,7 @@ import (
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/splsearch"
 	"github.com/svc-data/svc/query/tables"
+	"github.com/svc-data/svc/workflows"
 )
 
 func main() {
@@ -159,6 +160,10 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, engines)
+	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
+	if err != nil {
+		return err
+	}
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow,
 		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log}, edge.Deps{
 		Catalog:    model,
@@ -171,6 +176,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		RequestLog: reqlog,
 		Clusters:   n,
 		Search:     edge.SPLValidator,
+		Workflows:  wf,
 	})
 	if err != nil {
 		return err
@@ -219,6 +225,9 @@ func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, e
 	}
 	if err := requestlog.Schema(ctx, eng); err != nil {
 		return nil, fmt.Errorf("create request log: %w", err)
+	}
+	if err := workflows.LogSchema(ctx, eng); err != nil {
+		return nil, fmt.Errorf("create workflow log: %w", err)
 	}
 	if err := mgr.Reconcile(ctx, cluster); err != nil {
 		return nil, err

@@ -124,10 +124,13 @@ func (e *Engine) Ping(ctx context.Context) error {
 	return classify(err)
 }
 
-// Execution ids: the schedule of workflow W is "wf-W"; its executions are "wf-W-s-<time>"
-// (Temporal appends the nominal time to the action's id) and manual ones "wf-W-m-<key>".
-func prefix(wf uuid.UUID) string     { return "wf-" + wf.String() + "-" }
-func scheduleID(wf uuid.UUID) string { return "wf-" + wf.String() }
+// Execution ids: the schedule of workflow W is "<queue>.W"; its executions are
+// "<queue>.W.s-<time>" (Temporal appends the nominal time to the action's id) and
+// manual ones "<queue>.W.m-<key>". The task queue in every id keeps deployments that
+// share one Temporal namespace apart (the reconciler touches only its own schedules).
+func (e *Engine) base(wf uuid.UUID) string       { return e.cfg.TaskQueue + "." + wf.String() }
+func (e *Engine) prefix(wf uuid.UUID) string     { return e.base(wf) + "." }
+func (e *Engine) scheduleID(wf uuid.UUID) string { return e.base(wf) }
 
 type evalInput struct {
 	WorkflowID uuid.UUID `json:"workflow_id"`
@@ -156,15 +159,15 @@ func (e *Engine) evaluate(ctx workflow.Context, in evalInput) error {
 }
 
 func (e *Engine) activity(ctx context.Context, x execArgs) error {
-	source, scheduled := sourceOf(x.WorkflowID, x.ExecutionID)
+	source, scheduled := sourceOf(e.prefix(x.WorkflowID), x.ExecutionID)
 	return e.ev.Evaluate(ctx, workflows.Execution{WorkflowID: x.WorkflowID, RunID: x.RunID, Source: source,
 		ScheduledAt: scheduled, StartedAt: x.StartedAt, Attempt: int(activity.GetInfo(ctx).Attempt)})
 }
 
 // sourceOf tells a scheduled execution from a manual one by its id, and reads the
 // schedule's nominal time from it.
-func sourceOf(wf uuid.UUID, id string) (string, time.Time) {
-	rest, ok := strings.CutPrefix(id, prefix(wf)+"s-")
+func sourceOf(prefix, id string) (string, time.Time) {
+	rest, ok := strings.CutPrefix(id, prefix+"s-")
 	if !ok {
 		return workflows.SourceManual, time.Time{}
 	}
@@ -177,7 +180,7 @@ func (e *Engine) StartRun(ctx context.Context, wf uuid.UUID, key string) (string
 	if key == "" {
 		key = uuid.NewString()
 	}
-	id := prefix(wf) + "m-" + key
+	id := e.prefix(wf) + "m-" + key
 	run, err := e.cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: e.cfg.TaskQueue,
 		// A running execution of this id is returned as is; a closed one is refused,
 		// and then found below: the key recovers the same run either way.
@@ -209,7 +212,7 @@ func (e *Engine) find(ctx context.Context, wf uuid.UUID, runID string) (string, 
 		return "", workflows.ErrRunNotFound // Temporal's run ids are UUIDs
 	}
 	res, err := e.cl.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace, PageSize: 1,
-		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND RunId = '%s'", prefix(wf), runID)})
+		Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND RunId = '%s'", e.prefix(wf), runID)})
 	if err != nil {
 		return "", classify(err)
 	}
@@ -230,7 +233,7 @@ func (e *Engine) DescribeRun(ctx context.Context, wf uuid.UUID, runID string) (w
 		return workflows.Run{}, classify(err)
 	}
 	i := d.GetWorkflowExecutionInfo()
-	return toRun(wf, i.GetExecution().GetWorkflowId(), i.GetExecution().GetRunId(), i.GetStatus(), i.GetStartTime().AsTime(),
+	return e.toRun(wf, i.GetExecution().GetWorkflowId(), i.GetExecution().GetRunId(), i.GetStatus(), i.GetStartTime().AsTime(),
 		i.GetCloseTime()), nil
 }
 
@@ -265,7 +268,7 @@ func (e *Engine) CancelRun(ctx context.Context, wf uuid.UUID, runID string) erro
 // ListRuns implements workflows.Engine.
 func (e *Engine) ListRuns(ctx context.Context, wf uuid.UUID, limit int, page []byte) ([]workflows.Run, []byte, error) {
 	res, err := e.cl.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace,
-		PageSize: int32(limit), NextPageToken: page, Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s'", prefix(wf))})
+		PageSize: int32(limit), NextPageToken: page, Query: fmt.Sprintf("WorkflowId STARTS_WITH '%s'", e.prefix(wf))})
 	if err != nil {
 		var inv *serviceerror.InvalidArgument
 		if len(page) > 0 && errors.As(err, &inv) {
@@ -275,7 +278,7 @@ func (e *Engine) ListRuns(ctx context.Context, wf uuid.UUID, limit int, page []b
 	}
 	runs := make([]workflows.Run, 0, len(res.Executions))
 	for _, x := range res.Executions {
-		runs = append(runs, toRun(wf, x.GetExecution().GetWorkflowId(), x.GetExecution().GetRunId(), x.GetStatus(),
+		runs = append(runs, e.toRun(wf, x.GetExecution().GetWorkflowId(), x.GetExecution().GetRunId(), x.GetStatus(),
 			x.GetStartTime().AsTime(), x.GetCloseTime()))
 	}
 	if len(res.NextPageToken) == 0 {
@@ -289,8 +292,8 @@ type closeTime interface {
 	IsValid() bool
 }
 
-func toRun(wf uuid.UUID, id, runID string, st enumspb.WorkflowExecutionStatus, start time.Time, closed closeTime) workflows.Run {
-	source, _ := sourceOf(wf, id)
+func (e *Engine) toRun(wf uuid.UUID, id, runID string, st enumspb.WorkflowExecutionStatus, start time.Time, closed closeTime) workflows.Run {
+	source, _ := sourceOf(e.prefix(wf), id)
 	r := workflows.Run{ID: runID, WorkflowID: wf, Source: source, Status: status(st), StartedAt: start.UTC()}
 	if closed != nil && closed.IsValid() && r.Status != workflows.StatusRunning {
 		t := closed.AsTime().UTC()
@@ -320,7 +323,7 @@ func status(s enumspb.WorkflowExecutionStatus) string {
 }
 
 func (e *Engine) action(wf uuid.UUID) *client.ScheduleWorkflowAction {
-	return &client.ScheduleWorkflowAction{ID: prefix(wf) + "s", Workflow: evaluateName, Args: []any{evalInput{WorkflowID: wf}},
+	return &client.ScheduleWorkflowAction{ID: e.prefix(wf) + "s", Workflow: evaluateName, Args: []any{evalInput{WorkflowID: wf}},
 		TaskQueue: e.cfg.TaskQueue, WorkflowRunTimeout: e.cfg.EvaluationTimeout + time.Minute}
 }
 
@@ -332,12 +335,12 @@ const catchup = 10 * time.Second
 // already fires every interval in the wanted state, so a periodic resync is cheap.
 func (e *Engine) UpsertSchedule(ctx context.Context, wf uuid.UUID, interval time.Duration, paused bool) error {
 	sc := e.cl.ScheduleClient()
-	h := sc.GetHandle(ctx, scheduleID(wf))
+	h := sc.GetHandle(ctx, e.scheduleID(wf))
 	d, err := h.Describe(ctx)
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
-		_, err = sc.Create(ctx, client.ScheduleOptions{ID: scheduleID(wf),
+		_, err = sc.Create(ctx, client.ScheduleOptions{ID: e.scheduleID(wf),
 			Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}},
 			Action:  e.action(wf),
 			Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, CatchupWindow: catchup, Paused: paused})
@@ -368,7 +371,7 @@ func (e *Engine) UpsertSchedule(ctx context.Context, wf uuid.UUID, interval time
 
 // DeleteSchedule implements workflows.Engine.
 func (e *Engine) DeleteSchedule(ctx context.Context, wf uuid.UUID) error {
-	err := e.cl.ScheduleClient().GetHandle(ctx, scheduleID(wf)).Delete(ctx)
+	err := e.cl.ScheduleClient().GetHandle(ctx, e.scheduleID(wf)).Delete(ctx)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil
@@ -388,7 +391,7 @@ func (e *Engine) Schedules(ctx context.Context) ([]uuid.UUID, error) {
 		if err != nil {
 			return nil, classify(err)
 		}
-		if rest, ok := strings.CutPrefix(s.ID, "wf-"); ok {
+		if rest, ok := strings.CutPrefix(s.ID, e.cfg.TaskQueue+"."); ok {
 			if id, err := uuid.Parse(rest); err == nil {
 				out = append(out, id)
 			}
