@@ -126,7 +126,9 @@ func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine Engine,
 }
 
 // pinger is the optional ability of an engine to say whether it answers.
-type pinger interface{ Ping(ctx context.Context) error }
+type pinger interface {
+	Ping(ctx context.Context) error
+}
 
 // Available answers nil when the service is enabled and its engine answers (checked
 // at most every 2 s).

@@ -119,4 +119,6 @@ func (t tableSink) InsertDocs(ctx context.Context, cluster uuid.UUID, database, 
 // workflowLogEngines adapts the registry to the run log's port.
 type workflowLogEngines struct{ e *engines }
 
-func (l workflowLogEngines) Engine(cluster uuid.UUID) (workflows.LogEngine, error) { return l.e.client(cluster) }
+func (l workflowLogEngines) Engine(cluster uuid.UUID) (workflows.LogEngine, error) {
+	return l.e.client(cluster)
+}

@@ -234,7 +234,9 @@ func TestWorkflowsEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var e struct{ Error struct{ Field, Message string } }
+			var e struct {
+				Error struct{ Field, Message string }
+			}
 			_ = json.Unmarshal(r.Body, &e)
 			if r.Status != 400 || e.Error.Field != c.field {
 				t.Errorf("%v: %d %s, want 400 naming %s", c.body, r.Status, r.Body, c.field)
