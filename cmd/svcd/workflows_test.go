@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -599,4 +602,80 @@ func TestWorkflowsEndToEnd(t *testing.T) {
 		s.Must(404, "DELETE", "/v1/workflows/"+wf.ID+wfScope, nil)
 		s.Must(404, "GET", "/v1/workflows/not-a-uuid"+wfScope, nil)
 	})
+}
+
+// engineRunning counts statements in the cluster's engine whose text contains marker,
+// asking the engine itself (the API does not expose system.processes).
+func engineRunning(t *testing.T, s *svcdtest.Service, marker string) int {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(s.DataDir, "clusters", "*", "engine", "chengine.addr"))
+	if len(files) != 1 {
+		t.Fatalf("engine address files: %v", files)
+	}
+	addr, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "SELECT count() FROM system.processes WHERE position(query, '" + marker + "') > 0 AND position(query, 'system.processes') = 0"
+	resp, err := http.Get("http://" + strings.TrimSpace(string(addr)) + "/?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if resp.StatusCode != 200 || err != nil {
+		t.Fatalf("engine answered %d: %s", resp.StatusCode, raw)
+	}
+	return n
+}
+
+// TestWorkflowCancelStopsTheEngineQuery cancels a run stuck in a long sleep-heavy
+// statement: the run ends canceled, the statement leaves the engine, and the
+// workflow's other runs and history stay.
+func TestWorkflowCancelStopsTheEngineQuery(t *testing.T) {
+	s := startWorkflowsSvcd(t)
+	quick := createWorkflow(t, s, map[string]any{"name": "quick", "query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"},
+		"interval_seconds": nil})
+	done := startRun(t, s, quick.ID)
+	waitRun(t, s, quick.ID, done.ID, "completed")
+	slow := createWorkflow(t, s, map[string]any{"name": "slow", "interval_seconds": nil, "query": map[string]any{"database": "default",
+		"sql": "SELECT count() AS n FROM numbers(100000000) WHERE sleepEachRow(0.00004) = 0 AND 'cancel-me' != ''"}})
+	run := startRun(t, s, slow.ID)
+	deadline := time.Now().Add(time.Minute)
+	for engineRunning(t, s, "cancel-me") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the slow statement never showed in system.processes\n%s", tailOf(s.Logs(), 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitRun(t, s, slow.ID, run.ID, "running")
+	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+run.ID+"/cancel"+wfScope, nil)
+	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+run.ID+"/cancel"+wfScope, nil) // repeating is safe
+	ended := waitRun(t, s, slow.ID, run.ID, "canceled", "completed", "failed")
+	if ended.Status != "canceled" || ended.FinishedAt == nil {
+		t.Fatalf("the canceled run ended %+v", ended)
+	}
+	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+run.ID+"/cancel"+wfScope, nil) // already canceled
+	deadline = time.Now().Add(30 * time.Second)
+	for engineRunning(t, s, "cancel-me") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the canceled run's statement is still in system.processes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	entries := waitLogs(t, s, slow.ID, run.ID, 1)
+	if entries[0].Status != "canceled" || entries[0].EventType != "workflow.evaluated" {
+		t.Fatalf("log of the canceled run %+v", entries)
+	}
+	// Other runs and history are untouched.
+	waitRun(t, s, quick.ID, done.ID, "completed")
+	again := startRun(t, s, slow.ID)
+	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+again.ID+"/cancel"+wfScope, nil)
+	waitRun(t, s, slow.ID, again.ID, "canceled")
+	var p runsPage
+	s.Must(200, "GET", "/v1/workflows/"+slow.ID+"/runs"+wfScope, nil).JSON(t, &p)
+	if len(p.Runs) != 2 {
+		t.Fatalf("runs after two cancels: %+v", p.Runs)
+	}
 }
