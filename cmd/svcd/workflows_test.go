@@ -679,3 +679,53 @@ func TestWorkflowCancelStopsTheEngineQuery(t *testing.T) {
 		t.Fatalf("runs after two cancels: %+v", p.Runs)
 	}
 }
+
+// TestWorkflowTableSinkExactlyOnceAfterWorkerKill kills svcd (the only worker) after an
+// evaluation inserted its rows and before Temporal heard it finished; the engine retries
+// the evaluation on the restarted worker, and the table still holds each row once.
+func TestWorkflowTableSinkExactlyOnceAfterWorkerKill(t *testing.T) {
+	hold := filepath.Join(t.TempDir(), "held")
+	s := startWorkflowsSvcd(t, "SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS="+hold)
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "out"})
+	wf := createWorkflow(t, s, map[string]any{"name": "copy", "interval_seconds": nil,
+		"query": map[string]any{"database": "default", "sql": "SELECT number AS n, 'row' AS kind FROM numbers(100)"},
+		"sinks": []any{map[string]any{"type": "table", "settings": map[string]any{"database": "default", "table": "out"}}}})
+	run := startRun(t, s, wf.ID)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, err := os.ReadFile(hold); err == nil && string(b) == run.ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the evaluation never reached its sinks\n%s", tailOf(s.Logs(), 3000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := s.Count("out"); n != 100 {
+		t.Fatalf("the sink inserted %d rows before the kill, want 100", n)
+	}
+	s.Kill()
+	// The restarted worker runs without the hook; Temporal hands it the evaluation again
+	// once the dead worker's task times out.
+	env := s.Env[:0:0]
+	for _, e := range s.Env {
+		if !strings.HasPrefix(e, "SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS=") {
+			env = append(env, e)
+		}
+	}
+	s.Env = env
+	s.Resume()
+	waitRun(t, s, wf.ID, run.ID, "completed")
+	entries := waitLogs(t, s, wf.ID, run.ID, 2)
+	for _, e := range entries {
+		if e.Status != "ok" {
+			t.Fatalf("log of the retried run %+v", entries)
+		}
+	}
+	if n := s.Count("out"); n != 100 {
+		t.Fatalf("the table holds %d rows after the retried evaluation, want exactly 100", n)
+	}
+	if d := s.Query("SELECT uniqExact(n) AS d FROM out"); d[0]["d"] != float64(100) {
+		t.Fatalf("distinct rows %v", d)
+	}
+}
