@@ -729,3 +729,110 @@ func TestWorkflowTableSinkExactlyOnceAfterWorkerKill(t *testing.T) {
 		t.Fatalf("distinct rows %v", d)
 	}
 }
+
+// TestWorkflowsSurviveRestarts runs svcd with its embedded Temporal (SQLite under the
+// data directory) and restarts both: workflows, schedules and run history are kept.
+func TestWorkflowsSurviveRestarts(t *testing.T) {
+	svcdtest.Requirements(t)
+	if os.Getenv("SVC_TEMPORAL_BIN") == "" {
+		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
+	}
+	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=")
+	manual := createWorkflow(t, s, map[string]any{"name": "manual", "interval_seconds": nil,
+		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"}})
+	first := startRun(t, s, manual.ID, "Idempotency-Key", "before-restart")
+	waitRun(t, s, manual.ID, first.ID, "completed")
+	every := createWorkflow(t, s, map[string]any{"name": "every second", "interval_seconds": 1,
+		"query": map[string]any{"database": "default", "sql": "SELECT 2 AS two"}})
+	paused := createWorkflow(t, s, map[string]any{"name": "paused", "interval_seconds": 1, "enabled": false,
+		"query": map[string]any{"database": "default", "sql": "SELECT 3 AS three"}})
+	scheduled := func() map[string]bool {
+		var p runsPage
+		s.Must(200, "GET", "/v1/workflows/"+every.ID+"/runs"+wfScope+"&limit=100", nil).JSON(t, &p)
+		ids := map[string]bool{}
+		for _, r := range p.Runs {
+			if r.Source == "scheduled" && r.Status == "completed" {
+				ids[r.ID] = true
+			}
+		}
+		return ids
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 90s\n%s", what, tailOf(s.Logs(), 3000))
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	waitFor("scheduled runs", func() bool { return len(scheduled()) >= 2 })
+	before := scheduled()
+	pid := temporalPID(t, s)
+	s.Restart()
+	if temporalPID(t, s) == pid {
+		t.Fatal("the embedded Temporal did not restart with svcd")
+	}
+	var list struct{ Workflows []wfView }
+	s.Must(200, "GET", "/v1/workflows"+wfScope, nil).JSON(t, &list)
+	if len(list.Workflows) != 3 {
+		t.Fatalf("workflows after the restart: %+v", list.Workflows)
+	}
+	// History is kept, the idempotency key still recovers the run, the schedule fires
+	// again and the paused one stays paused.
+	waitRun(t, s, manual.ID, first.ID, "completed")
+	if again := startRun(t, s, manual.ID, "Idempotency-Key", "before-restart"); again.ID != first.ID {
+		t.Fatalf("the key started a new run after the restart: %s, want %s", again.ID, first.ID)
+	}
+	waitFor("scheduled runs after the restart", func() bool {
+		now := scheduled()
+		for id := range before {
+			if !now[id] {
+				t.Fatalf("run %s of before the restart is gone", id)
+			}
+		}
+		return len(now) >= len(before)+2
+	})
+	var v wfView
+	s.Must(200, "GET", "/v1/workflows/"+every.ID+wfScope, nil).JSON(t, &v)
+	if v.NextRunAt == nil {
+		t.Fatalf("next_run_at after the restart: %+v", v)
+	}
+	var p runsPage
+	s.Must(200, "GET", "/v1/workflows/"+paused.ID+"/runs"+wfScope, nil).JSON(t, &p)
+	if len(p.Runs) != 0 {
+		t.Fatalf("the paused workflow ran: %+v", p.Runs)
+	}
+}
+
+func temporalPID(t *testing.T, s *svcdtest.Service) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(s.DataDir, "temporal", "temporal.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// TestWorkflowsDisabledAnswer503: SVC_WORKFLOWS=off, or a Temporal nobody answers at.
+func TestWorkflowsDisabledAnswer503(t *testing.T) {
+	svcdtest.Requirements(t)
+	for _, env := range []string{"SVC_WORKFLOWS=off", fmt.Sprintf("SVC_TEMPORAL_ADDR=127.0.0.1:%d", freePort(t))} {
+		t.Run(env, func(t *testing.T) {
+			s := svcdtest.Start(t, env)
+			id := "8c7e5f1a-0000-4000-8000-000000000000"
+			for _, c := range [][2]string{{"GET", "/v1/workflows"}, {"POST", "/v1/workflows"}, {"GET", "/v1/workflows/" + id},
+				{"PATCH", "/v1/workflows/" + id}, {"DELETE", "/v1/workflows/" + id}, {"POST", "/v1/workflows/" + id + "/runs"},
+				{"POST", "/v1/workflows/" + id + "/runs/x/cancel"}, {"GET", "/v1/workflows/" + id + "/runs"},
+				{"GET", "/v1/workflows/" + id + "/logs"}, {"GET", "/v1/workflows/" + id + "/metrics"}} {
+				r := s.Must(503, c[0], c[1]+wfScope, map[string]any{"name": "x"})
+				if !strings.Contains(string(r.Body), "workflow") {
+					t.Errorf("%s %s: %s", c[0], c[1], r.Body)
+				}
+			}
+			// Everything else works.
+			s.Must(200, "GET", "/v1/databases", nil)
+		})
+	}
+}

@@ -72,11 +72,11 @@ var _ workflows.Engine = (*Engine)(nil)
 // evaluateName is the Temporal workflow type of one evaluation.
 const evaluateName = "svc.evaluate"
 
-// Dial connects to the frontend. The SDK connects lazily, so an unreachable server
-// shows up as ErrUnavailable on calls, not here.
+// Dial makes a client of the frontend. It connects lazily, so an unreachable server
+// shows up as ErrUnavailable on calls, not here, and svcd starts regardless.
 func Dial(ctx context.Context, cfg EngineConfig) (*Engine, error) {
 	cfg.validate()
-	cl, err := client.DialContext(ctx, client.Options{HostPort: cfg.Addr, Namespace: cfg.Namespace,
+	cl, err := client.NewLazyClient(client.Options{HostPort: cfg.Addr, Namespace: cfg.Namespace,
 		Logger: slogAdapter{cfg.Logger}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: dial temporal at %s: %v", workflows.ErrUnavailable, cfg.Addr, err)
