@@ -6,6 +6,8 @@
 //	                  and ack-to-queryable latency
 //	svcbench query    SELECT 1 latency and a 1M-row scan through the API beside the same
 //	                  on the engine
+//	svcbench workflows  N workflows at 1 s with a table sink: evaluations/s achieved
+//	                  against scheduled, schedule lag, CPU of engine, Temporal and svcd
 //
 // It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
 package main
@@ -49,7 +51,7 @@ type stack struct {
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|workflows [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -59,6 +61,8 @@ func run(args []string) (err error) {
 	workers := fs.Int("workers", 8, "concurrent requests")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
+	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
+	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -81,6 +85,9 @@ func run(args []string) (err error) {
 		return err
 	case "query":
 		err = benchQuery(ctx, st, *scanRows)
+		return err
+	case "workflows":
+		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)
 		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])
