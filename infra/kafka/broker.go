@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -80,9 +79,8 @@ func (c *BrokerConfig) Validate() error {
 // Broker is a running local broker.
 type Broker struct {
 	cfg  BrokerConfig
-	cmd  *exec.Cmd
+	proc *localproc.Process
 	addr string
-	done chan struct{}
 }
 
 // NewBroker validates cfg and returns a broker ready to Start.
@@ -97,12 +95,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 func (b *Broker) Seeds() string { return b.addr }
 
 // PID returns the broker's process id once started.
-func (b *Broker) PID() int {
-	if b.cmd == nil || b.cmd.Process == nil {
-		return 0
-	}
-	return b.cmd.Process.Pid
-}
+func (b *Broker) PID() int { return b.proc.PID() }
 
 // PIDFile is where a broker in dir records its process id.
 func PIDFile(dir string) string { return filepath.Join(dir, "kafka.pid") }
@@ -161,21 +154,10 @@ func (b *Broker) Start(ctx context.Context) error {
 	defer outFile.Close()
 	cmd := java("kafka.Kafka", props)
 	cmd.Stdout, cmd.Stderr = outFile, outFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if !c.Detach {
-		// The broker dies with us if we are killed: nothing else would stop it.
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-	if err := cmd.Start(); err != nil {
+	if b.proc, err = localproc.Start(cmd, PIDFile(c.DataDir), c.Detach); err != nil {
 		return fmt.Errorf("kafka broker: start java: %w (is Java 17+ installed?)", err)
 	}
-	b.cmd = cmd
-	b.done = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(b.done) }()
-	if err := localproc.WritePID(PIDFile(c.DataDir), cmd.Process.Pid); err != nil {
-		return errors.Join(fmt.Errorf("kafka broker: write pid file: %w", err), b.Shutdown(ctx))
-	}
-	c.Logger.Info("kafka broker starting", "seeds", b.addr, "pid", cmd.Process.Pid, "dir", c.DataDir)
+	c.Logger.Info("kafka broker starting", "seeds", b.addr, "pid", b.proc.PID(), "dir", c.DataDir)
 	if err := b.waitReady(ctx); err != nil {
 		return errors.Join(err, b.Shutdown(ctx))
 	}
@@ -194,7 +176,7 @@ func (b *Broker) waitReady(ctx context.Context) error {
 	adm := kadm.NewClient(cl)
 	for {
 		select {
-		case <-b.done:
+		case <-b.proc.Done():
 			return fmt.Errorf("kafka broker exited during start; see %s", filepath.Join(b.cfg.DataDir, "broker.out"))
 		default:
 		}
@@ -219,28 +201,7 @@ func (b *Broker) waitReady(ctx context.Context) error {
 
 // Shutdown stops the broker: SIGTERM, then SIGKILL at ctx's deadline. Safe without Start
 // and twice.
-func (b *Broker) Shutdown(ctx context.Context) error {
-	if b.cmd == nil || b.cmd.Process == nil {
-		return nil
-	}
-	select {
-	case <-b.done:
-		return nil
-	default:
-	}
-	_ = b.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-b.done:
-	case <-ctx.Done():
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	case <-time.After(30 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	}
-	_ = os.Remove(PIDFile(b.cfg.DataDir))
-	return nil
-}
+func (b *Broker) Shutdown(ctx context.Context) error { return b.proc.Stop(ctx) }
 
 // StopPIDFile stops a broker recorded in dir's PID file, if it still runs.
 func StopPIDFile(ctx context.Context, dir string) error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,4 +79,67 @@ func FreePort(host string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Process is a local engine process started by Start.
+type Process struct {
+	cmd     *exec.Cmd
+	pidFile string
+	done    chan struct{}
+}
+
+// Start starts cmd in a session of its own and records its PID in pidFile. Unless
+// detach, the process is killed when this one dies, since nothing else would stop it;
+// a detached one (a test harness's) is stopped later with StopPIDFile.
+func Start(cmd *exec.Cmd, pidFile string, detach bool) (*Process, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !detach {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, pidFile: pidFile, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	if err := WritePID(pidFile, cmd.Process.Pid); err != nil {
+		return nil, errors.Join(fmt.Errorf("write pid file: %w", err), p.Stop(context.Background()))
+	}
+	return p, nil
+}
+
+// PID is the process id; 0 for a nil Process.
+func (p *Process) PID() int {
+	if p == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Done is closed once the process exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Stop sends SIGTERM and waits; SIGKILL when ctx ends or after 30 s. The PID file is
+// removed. Safe on nil, and twice.
+func (p *Process) Stop(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		_ = os.Remove(p.pidFile)
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	_ = os.Remove(p.pidFile)
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -77,9 +76,8 @@ func (c *ServerConfig) Validate() error {
 // Server is a running local Temporal server.
 type Server struct {
 	cfg  ServerConfig
-	cmd  *exec.Cmd
+	proc *localproc.Process
 	addr string
-	done chan struct{}
 }
 
 // NewServer validates cfg and returns a server ready to Start.
@@ -94,12 +92,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 func (s *Server) Addr() string { return s.addr }
 
 // PID returns the server's process id once started.
-func (s *Server) PID() int {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
+func (s *Server) PID() int { return s.proc.PID() }
 
 // PIDFile is where a server in dir records its process id.
 func PIDFile(dir string) string { return filepath.Join(dir, "temporal.pid") }
@@ -156,21 +149,10 @@ func (s *Server) Start(ctx context.Context) error {
 	defer out.Close()
 	cmd := exec.Command(c.Binary, c.Args(ports[0], ports[1], ports[2])...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if !c.Detach {
-		// The server dies with us if we are killed: nothing else would stop it.
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-	if err := cmd.Start(); err != nil {
+	if s.proc, err = localproc.Start(cmd, PIDFile(c.DataDir), c.Detach); err != nil {
 		return fmt.Errorf("temporal server: start %s: %w", c.Binary, err)
 	}
-	s.cmd = cmd
-	s.done = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(s.done) }()
-	if err := localproc.WritePID(PIDFile(c.DataDir), cmd.Process.Pid); err != nil {
-		return errors.Join(fmt.Errorf("temporal server: write pid file: %w", err), s.Shutdown(ctx))
-	}
-	c.Logger.Info("temporal server starting", "addr", s.addr, "pid", cmd.Process.Pid, "dir", c.DataDir)
+	c.Logger.Info("temporal server starting", "addr", s.addr, "pid", s.proc.PID(), "dir", c.DataDir)
 	if err := s.waitReady(ctx); err != nil {
 		return errors.Join(err, s.Shutdown(ctx))
 	}
@@ -184,7 +166,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 	var last error
 	for {
 		select {
-		case <-s.done:
+		case <-s.proc.Done():
 			return fmt.Errorf("temporal server exited during start; see %s", filepath.Join(s.cfg.DataDir, "temporal.out"))
 		default:
 		}
@@ -215,25 +197,4 @@ func Ping(ctx context.Context, addr, namespace string) error {
 
 // Shutdown stops the server: SIGTERM, then SIGKILL at ctx's deadline or after 30 s.
 // Safe without Start and twice.
-func (s *Server) Shutdown(ctx context.Context) error {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return nil
-	}
-	select {
-	case <-s.done:
-		return nil
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-	_ = os.Remove(PIDFile(s.cfg.DataDir))
-	return nil
-}
+func (s *Server) Shutdown(ctx context.Context) error { return s.proc.Stop(ctx) }
