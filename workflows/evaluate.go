@@ -192,7 +192,8 @@ func (s *Service) deliverHTTP(ctx context.Context, k catalog.WorkflowSink, p Pay
 	}
 	u, err := s.cfg.Egress.Check(ctx, raw)
 	if err != nil {
-		return 0, err
+		// The policy's message may quote the URL, a secret: say only what happened.
+		return 0, errors.New("the sink's URL is not allowed by the egress policy (SVC_URL_IMPORT_ALLOW); update the sink")
 	}
 	body, _ := json.Marshal(p)
 	dialer := s.cfg.Egress.Dialer(u.Hostname())
