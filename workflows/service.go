@@ -112,7 +112,10 @@ type Service struct {
 	mu sync.Mutex
 	// synced is the revision of each workflow whose schedule the engine confirmed.
 	synced map[uuid.UUID]int
-	// health caches the last engine check.
+
+	// healthMu guards the cached engine check, apart from mu: a check may take
+	// seconds when the engine does not answer.
+	healthMu  sync.Mutex
 	healthAt  time.Time
 	healthErr error
 }
@@ -140,8 +143,8 @@ func (s *Service) Available(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.healthMu.Lock()
+	defer s.healthMu.Unlock()
 	if time.Since(s.healthAt) > 2*time.Second || (s.healthErr != nil && time.Since(s.healthAt) > 200*time.Millisecond) {
 		s.healthErr = p.Ping(ctx)
 		s.healthAt = time.Now()
