@@ -19,7 +19,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	f("https://93.184.215.14/x", true)
-	f("http://10.1.2.3/hook", true)      // allowed network
+	f("http://10.1.2.3/hook", true)       // allowed network
 	f("http://files.internal/hook", true) // allowed by name, not resolved
 	f("http://10.2.0.1/", false)
 	f("http://127.0.0.1:8080/", false)
