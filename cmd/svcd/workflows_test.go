@@ -671,6 +671,13 @@ func TestWorkflowCancelStopsTheEngineQuery(t *testing.T) {
 	// Other runs and history are untouched.
 	waitRun(t, s, quick.ID, done.ID, "completed")
 	again := startRun(t, s, slow.ID)
+	waitRun(t, s, slow.ID, again.ID, "running")
+	// Active runs come first, then finished ones.
+	var order runsPage
+	s.Must(200, "GET", "/v1/workflows/"+slow.ID+"/runs"+wfScope, nil).JSON(t, &order)
+	if len(order.Runs) != 2 || order.Runs[0].ID != again.ID || order.Runs[1].ID != run.ID || order.Runs[0].FinishedAt != nil {
+		t.Fatalf("runs with one active: %+v", order.Runs)
+	}
 	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+again.ID+"/cancel"+wfScope, nil)
 	waitRun(t, s, slow.ID, again.ID, "canceled")
 	var p runsPage
