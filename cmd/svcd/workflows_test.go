@@ -843,3 +843,61 @@ func TestWorkflowsDisabledAnswer503(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkflowFailuresAreRecorded: a failing statement and an unreachable sink are
+// failed evaluations and deliveries in the log and the metrics; the runs complete and
+// the schedule keeps firing.
+func TestWorkflowFailuresAreRecorded(t *testing.T) {
+	s := startWorkflowsSvcd(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1")
+	bad := createWorkflow(t, s, map[string]any{"name": "bad sql", "interval_seconds": 1,
+		"query": map[string]any{"database": "default", "sql": "SELECT * FROM no_such_table"}})
+	closed := fmt.Sprintf("http://127.0.0.1:%d/hook", freePort(t))
+	dead := createWorkflow(t, s, map[string]any{"name": "dead sink", "interval_seconds": nil,
+		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"},
+		"sinks": []any{map[string]any{"type": "http", "settings": map[string]any{"url": closed}},
+			map[string]any{"type": "table", "settings": map[string]any{"database": "default", "table": "missing"}}}})
+	run := startRun(t, s, dead.ID)
+	waitRun(t, s, dead.ID, run.ID, "completed")
+	entries := waitLogs(t, s, dead.ID, run.ID, 3)
+	for _, e := range entries {
+		switch {
+		case e.EventType == "workflow.evaluated" && (e.Status != "ok" || e.Matches != 1):
+			t.Errorf("evaluation %+v", e)
+		case e.EventType == "workflow.delivered" && e.SinkType == "http" && (e.Status != "error" || e.Attempts != 4 || strings.Contains(e.Error, closed)):
+			t.Errorf("http delivery %+v", e)
+		case e.EventType == "workflow.delivered" && e.SinkType == "table" && (e.Status != "error" || !strings.Contains(e.Error, "missing")):
+			t.Errorf("table delivery %+v", e)
+		}
+	}
+	var m struct{ Totals map[string]int64 }
+	s.Must(200, "GET", "/v1/workflows/"+dead.ID+"/metrics"+wfScope, nil).JSON(t, &m)
+	if m.Totals["executions"] != 1 || m.Totals["errors"] != 2 || m.Totals["sink_events"] != 0 || m.Totals["matches"] != 1 {
+		t.Errorf("metrics of the dead sink %v", m.Totals)
+	}
+	// The failing statement fails every second, and the schedule keeps going.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var p logsPage
+		s.Must(200, "GET", "/v1/workflows/"+bad.ID+"/logs"+wfScope, nil).JSON(t, &p)
+		failed := 0
+		for _, e := range p.Logs {
+			if e.Status == "error" && strings.Contains(e.Error, "no_such_table") {
+				failed++
+			}
+		}
+		if failed >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("failed evaluations logged: %+v", p.Logs)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	var runs runsPage
+	s.Must(200, "GET", "/v1/workflows/"+bad.ID+"/runs"+wfScope, nil).JSON(t, &runs)
+	for _, r := range runs.Runs {
+		if r.Status != "completed" && r.Status != "running" {
+			t.Fatalf("a run of the failing statement %+v", r)
+		}
+	}
+}
