@@ -112,6 +112,8 @@ type Service struct {
 	mu sync.Mutex
 	// synced is the revision of each workflow whose schedule the engine confirmed.
 	synced map[uuid.UUID]int
+	// orphans are schedules the last reconcile found without a workflow (reconciler only).
+	orphans map[uuid.UUID]bool
 
 	// healthMu guards the cached engine check, apart from mu: a check may take
 	// seconds when the engine does not answer.
@@ -268,15 +270,26 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A schedule whose workflow this node does not know may belong to a workflow
+	// another node created a moment ago (this read model lags a little): it is deleted
+	// only when it is still an orphan at the next pass.
+	orphans := map[uuid.UUID]bool{}
 	for _, id := range ids {
-		if !live[id] {
-			if _, exists := s.model.Workflow(id); !exists {
-				if err := s.engine.DeleteSchedule(ctx, id); err != nil {
-					return err
-				}
-			}
+		if live[id] {
+			continue
+		}
+		if _, exists := s.model.Workflow(id); exists {
+			continue
+		}
+		if !s.orphans[id] {
+			orphans[id] = true
+			continue
+		}
+		if err := s.engine.DeleteSchedule(ctx, id); err != nil {
+			return err
 		}
 	}
+	s.orphans = orphans
 	return nil
 }
 
