@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 )
@@ -899,5 +902,43 @@ func TestWorkflowFailuresAreRecorded(t *testing.T) {
 		if r.Status != "completed" && r.Status != "running" {
 			t.Fatalf("a run of the failing statement %+v", r)
 		}
+	}
+}
+
+// TestReconcilerRestoresALostSchedule deletes a workflow's schedule behind svcd's back;
+// the reconciler (at start, and every 30 s) makes it again.
+func TestReconcilerRestoresALostSchedule(t *testing.T) {
+	s := startWorkflowsSvcd(t)
+	wf := createWorkflow(t, s, map[string]any{"name": "every second", "interval_seconds": 1,
+		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"}})
+	queue := ""
+	for _, e := range s.Env {
+		if v, ok := strings.CutPrefix(e, "SVC_TEMPORAL_TASK_QUEUE="); ok {
+			queue = v
+		}
+	}
+	cl, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDR"), Namespace: "svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	h := cl.ScheduleClient().GetHandle(context.Background(), queue+"."+wf.ID)
+	if _, err := h.Describe(context.Background()); err != nil {
+		t.Fatalf("the workflow's schedule: %v", err)
+	}
+	if err := h.Delete(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Restart()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		d, err := h.Describe(context.Background())
+		if err == nil && d.Schedule.State != nil && !d.Schedule.State.Paused {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the schedule was not made again: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
