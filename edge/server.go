@@ -18,6 +18,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
+	"github.com/svc-data/svc/workflows"
 )
 
 // Config is the HTTP server's configuration.
@@ -80,6 +81,8 @@ type Deps struct {
 	// Search validates saved searches; Searcher runs log searches.
 	Search   SearchService
 	Searcher Searcher
+	// Workflows is the workflow API's domain; a disabled one answers 503.
+	Workflows *workflows.Service
 }
 
 // SearchService is the log-search language as the edge needs it.
@@ -195,6 +198,16 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/ui/session", s.consoleSession)
 	r.POST("/ui/logout", s.consoleLogout)
 	r.ANY("/ui/api/{path:*}", s.consoleAPI)
+	r.GET("/v1/workflows", s.withKey(s.listWorkflows))
+	r.POST("/v1/workflows", s.withKey(s.createWorkflow))
+	r.GET("/v1/workflows/{workflow_id}", s.withKey(s.getWorkflow))
+	r.PATCH("/v1/workflows/{workflow_id}", s.withKey(s.patchWorkflow))
+	r.DELETE("/v1/workflows/{workflow_id}", s.withKey(s.deleteWorkflow))
+	r.POST("/v1/workflows/{workflow_id}/runs", s.withKey(s.startWorkflowRun))
+	r.GET("/v1/workflows/{workflow_id}/runs", s.withKey(s.listWorkflowRuns))
+	r.POST("/v1/workflows/{workflow_id}/runs/{run_id}/cancel", s.withKey(s.cancelWorkflowRun))
+	r.GET("/v1/workflows/{workflow_id}/logs", s.withKey(s.workflowLogs))
+	r.GET("/v1/workflows/{workflow_id}/metrics", s.withKey(s.workflowMetrics))
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
 			"see /v1/openapi.json for the API"))

@@ -8,6 +8,8 @@
 //	                  on the engine
 //	svcbench cli      svc ingest of a 1M-row NDJSON file beside the edge fed by HTTP
 //	                  workers, each until queryable
+//	svcbench workflows  N workflows at 1 s with a table sink: evaluations/s achieved
+//	                  against scheduled, schedule lag, CPU of engine, Temporal and svcd
 //
 // It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
 package main
@@ -51,7 +53,7 @@ type stack struct {
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query|cli [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|cli|workflows [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -61,12 +63,19 @@ func run(args []string) (err error) {
 	workers := fs.Int("workers", 8, "concurrent requests")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
+	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
+	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	st, err := startStack(ctx)
+	// Only the workflow benchmark runs Temporal; the others leave it out of their figures.
+	workflows := "off"
+	if args[0] == "workflows" {
+		workflows = "on"
+	}
+	st, err := startStack(ctx, "SVC_WORKFLOWS="+workflows)
 	if err != nil {
 		return err
 	}
@@ -86,6 +95,8 @@ func run(args []string) (err error) {
 		return err
 	case "cli":
 		err = benchCLI(ctx, st, *rows, *batch, *workers)
+	case "workflows":
+		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)
 		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])
@@ -96,7 +107,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return ctx, cancel
 }
 
-func startStack(ctx context.Context) (*stack, error) {
+func startStack(ctx context.Context, env ...string) (*stack, error) {
 	bin := os.Getenv("SVC_BIN_DIR")
 	libs, lib := os.Getenv("SVC_KAFKA_LIBS"), os.Getenv("SVC_CHDB_LIB")
 	if bin == "" || libs == "" || lib == "" {
@@ -139,6 +150,7 @@ func startStack(ctx context.Context) (*stack, error) {
 	st.svcd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+addr, "SVC_DATA_DIR="+filepath.Join(dir, "svcd"),
 		"SVC_KAFKA_SEEDS="+st.broker.Seeds(), "SVC_CLICKHOUSE_URL="+st.engine.URL(), "SVC_BOOTSTRAP_API_KEY="+st.key,
 		"SVC_LOG_LEVEL=warn")
+	st.svcd.Env = append(st.svcd.Env, env...)
 	logf, _ := os.Create(filepath.Join(dir, "svcd.log"))
 	st.svcd.Stdout, st.svcd.Stderr = logf, logf
 	st.svcd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/svc-data/svc/workflows"
 	"log/slog"
 	"math"
 	"os"
@@ -279,6 +280,9 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	}
 	if err := requestlog.Schema(ctx, eng); err != nil {
 		return nil, fmt.Errorf("create request log: %w", err)
+	}
+	if err := workflows.LogSchema(ctx, eng); err != nil {
+		return nil, fmt.Errorf("create workflow log: %w", err)
 	}
 	if err := metrics.Schema(ctx, eng); err != nil {
 		return nil, fmt.Errorf("create metrics table: %w", err)

@@ -54,6 +54,23 @@ type Config struct {
 	ClusterIdleTimeout int
 	// PprofAddr, when set, serves Go's runtime profiles (net/http/pprof) there.
 	PprofAddr string
+
+	// Workflows is "off" to disable the workflow service (its endpoints answer 503).
+	Workflows string
+	// TemporalAddr, when set, points workflows at an existing Temporal cluster instead
+	// of the embedded server run from TemporalBin.
+	TemporalAddr      string
+	TemporalNamespace string
+	// TemporalTaskQueue is polled by every node of this deployment; it also prefixes
+	// schedule and execution ids, so deployments can share a namespace.
+	TemporalTaskQueue string
+	TemporalBin       string
+	// TemporalRetention is how long the embedded server keeps finished runs.
+	TemporalRetention time.Duration
+	// SecretKey encrypts workflow sink secrets; empty uses <data>/workflow.key.
+	SecretKey string
+	// WorkflowHoldAfterSinks is a fault-test hook (SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS).
+	WorkflowHoldAfterSinks string
 }
 
 func loadConfig(args []string) (*Config, error) {
@@ -79,6 +96,15 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")
 	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
 	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: from each request)")
+	str(&c.Workflows, "workflows", "SVC_WORKFLOWS", "on", "on, or off to disable the workflow service")
+	str(&c.TemporalAddr, "temporal-addr", "SVC_TEMPORAL_ADDR", "", "existing Temporal frontend host:port; empty runs the embedded server")
+	str(&c.TemporalNamespace, "temporal-namespace", "SVC_TEMPORAL_NAMESPACE", "svc", "Temporal namespace of workflow runs")
+	str(&c.TemporalTaskQueue, "temporal-task-queue", "SVC_TEMPORAL_TASK_QUEUE", "svc-workflows", "Temporal task queue of this deployment's workers (letters, digits, '_' and '-')")
+	str(&c.TemporalBin, "temporal-bin", "SVC_TEMPORAL_BIN", "", "the temporal CLI for the embedded server (`go tool task deps:temporal` fetches it)")
+	c.SecretKey = os.Getenv("SVC_SECRET_KEY") // never a flag: argv is visible to every local user
+	c.WorkflowHoldAfterSinks = os.Getenv("SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS")
+	retention := envOr("SVC_TEMPORAL_RETENTION", "1h")
+	fs.StringVar(&retention, "temporal-retention", retention, "how long the embedded Temporal keeps finished runs ($SVC_TEMPORAL_RETENTION)")
 	var err error
 	intFlag := func(p *int, name, env string, def int, usage string) {
 		v := def
@@ -112,6 +138,15 @@ func loadConfig(args []string) (*Config, error) {
 		if a = strings.TrimSpace(a); a != "" {
 			c.URLImportAllow = append(c.URLImportAllow, a)
 		}
+	}
+	if c.TemporalRetention, err = time.ParseDuration(retention); err != nil || c.TemporalRetention < time.Hour {
+		return nil, fmt.Errorf("temporal retention %q: want a duration of at least 1h", retention)
+	}
+	if !validTaskQueue(c.TemporalTaskQueue) {
+		return nil, fmt.Errorf("temporal task queue %q: want 1 to 100 letters, digits, '_' and '-'", c.TemporalTaskQueue)
+	}
+	if c.Workflows != "on" && c.Workflows != "off" {
+		return nil, fmt.Errorf("workflows %q: want on or off", c.Workflows)
 	}
 	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
 		return nil, fmt.Errorf("batch linger: %w", err)
@@ -166,4 +201,16 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+func validTaskQueue(q string) bool {
+	if q == "" || len(q) > 100 {
+		return false
+	}
+	for _, r := range q {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }

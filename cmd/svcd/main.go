@@ -157,6 +157,10 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, n)
+	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
+	if err != nil {
+		return err
+	}
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow,
 		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log}, edge.Deps{
 		Catalog:    model,
@@ -169,6 +173,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		RequestLog: reqlog,
 		Clusters:   n,
 		Search:     edge.SPLValidator,
+		Workflows:  wf,
 	})
 	if err != nil {
 		return err

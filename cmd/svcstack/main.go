@@ -3,6 +3,8 @@
 //	svcstack kafka start -dir .data/test/kafka   # prints the seed address, writes <dir>/seeds
 //	svcstack kafka stop  -dir .data/test/kafka
 //	svcstack maven -version 3.9.9 -dir ~/.cache/svc/maven   # fetches the pinned Maven
+//	svcstack temporal start -dir .data/test/temporal   # prints the frontend address, writes <dir>/addr
+//	svcstack temporal stop  -dir .data/test/temporal
 package main
 
 import (
@@ -27,6 +29,9 @@ func main() {
 func run(args []string) error {
 	if len(args) > 0 && args[0] == "maven" {
 		return fetchMaven(args[1:])
+	}
+	if len(args) > 0 && args[0] == "temporal" {
+		return runTemporal(args[1:])
 	}
 	if len(args) < 2 || args[0] != "kafka" {
 		return fmt.Errorf("usage: svcstack kafka start|stop -dir DIR")

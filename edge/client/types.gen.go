@@ -38,31 +38,31 @@ func (e ApiKeyPermission) Valid() bool {
 
 // Defines values for ClusterStatusPhase.
 const (
-	Deleting     ClusterStatusPhase = "deleting"
-	Failed       ClusterStatusPhase = "failed"
-	Provisioning ClusterStatusPhase = "provisioning"
-	Ready        ClusterStatusPhase = "ready"
-	Resuming     ClusterStatusPhase = "resuming"
-	Stopped      ClusterStatusPhase = "stopped"
-	Stopping     ClusterStatusPhase = "stopping"
+	ClusterStatusPhaseDeleting     ClusterStatusPhase = "deleting"
+	ClusterStatusPhaseFailed       ClusterStatusPhase = "failed"
+	ClusterStatusPhaseProvisioning ClusterStatusPhase = "provisioning"
+	ClusterStatusPhaseReady        ClusterStatusPhase = "ready"
+	ClusterStatusPhaseResuming     ClusterStatusPhase = "resuming"
+	ClusterStatusPhaseStopped      ClusterStatusPhase = "stopped"
+	ClusterStatusPhaseStopping     ClusterStatusPhase = "stopping"
 )
 
 // Valid indicates whether the value is a known member of the ClusterStatusPhase enum.
 func (e ClusterStatusPhase) Valid() bool {
 	switch e {
-	case Deleting:
+	case ClusterStatusPhaseDeleting:
 		return true
-	case Failed:
+	case ClusterStatusPhaseFailed:
 		return true
-	case Provisioning:
+	case ClusterStatusPhaseProvisioning:
 		return true
-	case Ready:
+	case ClusterStatusPhaseReady:
 		return true
-	case Resuming:
+	case ClusterStatusPhaseResuming:
 		return true
-	case Stopped:
+	case ClusterStatusPhaseStopped:
 		return true
-	case Stopping:
+	case ClusterStatusPhaseStopping:
 		return true
 	default:
 		return false
@@ -369,6 +369,186 @@ func (e SplSearchResponseResultKind) Valid() bool {
 	}
 }
 
+// Defines values for StartedWorkflowRunSource.
+const (
+	StartedWorkflowRunSourceManual StartedWorkflowRunSource = "manual"
+)
+
+// Valid indicates whether the value is a known member of the StartedWorkflowRunSource enum.
+func (e StartedWorkflowRunSource) Valid() bool {
+	switch e {
+	case StartedWorkflowRunSourceManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowLogEntryEventType.
+const (
+	WorkflowDelivered WorkflowLogEntryEventType = "workflow.delivered"
+	WorkflowEvaluated WorkflowLogEntryEventType = "workflow.evaluated"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowLogEntryEventType enum.
+func (e WorkflowLogEntryEventType) Valid() bool {
+	switch e {
+	case WorkflowDelivered:
+		return true
+	case WorkflowEvaluated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowLogEntrySinkType.
+const (
+	WorkflowLogEntrySinkTypeHttp  WorkflowLogEntrySinkType = "http"
+	WorkflowLogEntrySinkTypeTable WorkflowLogEntrySinkType = "table"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowLogEntrySinkType enum.
+func (e WorkflowLogEntrySinkType) Valid() bool {
+	switch e {
+	case WorkflowLogEntrySinkTypeHttp:
+		return true
+	case WorkflowLogEntrySinkTypeTable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowLogEntrySource.
+const (
+	WorkflowLogEntrySourceManual    WorkflowLogEntrySource = "manual"
+	WorkflowLogEntrySourceScheduled WorkflowLogEntrySource = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowLogEntrySource enum.
+func (e WorkflowLogEntrySource) Valid() bool {
+	switch e {
+	case WorkflowLogEntrySourceManual:
+		return true
+	case WorkflowLogEntrySourceScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowLogEntryStatus.
+const (
+	WorkflowLogEntryStatusCanceled WorkflowLogEntryStatus = "canceled"
+	WorkflowLogEntryStatusError    WorkflowLogEntryStatus = "error"
+	WorkflowLogEntryStatusOk       WorkflowLogEntryStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowLogEntryStatus enum.
+func (e WorkflowLogEntryStatus) Valid() bool {
+	switch e {
+	case WorkflowLogEntryStatusCanceled:
+		return true
+	case WorkflowLogEntryStatusError:
+		return true
+	case WorkflowLogEntryStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowRunSource.
+const (
+	WorkflowRunSourceManual    WorkflowRunSource = "manual"
+	WorkflowRunSourceScheduled WorkflowRunSource = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowRunSource enum.
+func (e WorkflowRunSource) Valid() bool {
+	switch e {
+	case WorkflowRunSourceManual:
+		return true
+	case WorkflowRunSourceScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowRunStatus.
+const (
+	WorkflowRunStatusCanceled       WorkflowRunStatus = "canceled"
+	WorkflowRunStatusCompleted      WorkflowRunStatus = "completed"
+	WorkflowRunStatusContinuedAsNew WorkflowRunStatus = "continued_as_new"
+	WorkflowRunStatusFailed         WorkflowRunStatus = "failed"
+	WorkflowRunStatusPaused         WorkflowRunStatus = "paused"
+	WorkflowRunStatusRunning        WorkflowRunStatus = "running"
+	WorkflowRunStatusTerminated     WorkflowRunStatus = "terminated"
+	WorkflowRunStatusTimedOut       WorkflowRunStatus = "timed_out"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowRunStatus enum.
+func (e WorkflowRunStatus) Valid() bool {
+	switch e {
+	case WorkflowRunStatusCanceled:
+		return true
+	case WorkflowRunStatusCompleted:
+		return true
+	case WorkflowRunStatusContinuedAsNew:
+		return true
+	case WorkflowRunStatusFailed:
+		return true
+	case WorkflowRunStatusPaused:
+		return true
+	case WorkflowRunStatusRunning:
+		return true
+	case WorkflowRunStatusTerminated:
+		return true
+	case WorkflowRunStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowSinkType.
+const (
+	WorkflowSinkTypeHttp  WorkflowSinkType = "http"
+	WorkflowSinkTypeTable WorkflowSinkType = "table"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowSinkType enum.
+func (e WorkflowSinkType) Valid() bool {
+	switch e {
+	case WorkflowSinkTypeHttp:
+		return true
+	case WorkflowSinkTypeTable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkflowSinkRequestType.
+const (
+	WorkflowSinkRequestTypeHttp  WorkflowSinkRequestType = "http"
+	WorkflowSinkRequestTypeTable WorkflowSinkRequestType = "table"
+)
+
+// Valid indicates whether the value is a known member of the WorkflowSinkRequestType enum.
+func (e WorkflowSinkRequestType) Valid() bool {
+	switch e {
+	case WorkflowSinkRequestTypeHttp:
+		return true
+	case WorkflowSinkRequestTypeTable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeviceDecideFormdataBodyAction.
 const (
 	Approve DeviceDecideFormdataBodyAction = "approve"
@@ -389,13 +569,13 @@ func (e DeviceDecideFormdataBodyAction) Valid() bool {
 
 // Defines values for Health200JSONResponseBodyStatus.
 const (
-	Ok Health200JSONResponseBodyStatus = "ok"
+	Health200JSONResponseBodyStatusOk Health200JSONResponseBodyStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the Health200JSONResponseBodyStatus enum.
 func (e Health200JSONResponseBodyStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case Health200JSONResponseBodyStatusOk:
 		return true
 	default:
 		return false
@@ -1574,6 +1754,16 @@ type SplSearchResponseResultFormat string
 // SplSearchResponseResultKind defines model for SplSearchResponse.ResultKind.
 type SplSearchResponseResultKind string
 
+// StartedWorkflowRun defines model for StartedWorkflowRun.
+type StartedWorkflowRun struct {
+	Id         string                   `json:"id"`
+	Source     StartedWorkflowRunSource `json:"source"`
+	WorkflowId openapi_types.UUID       `json:"workflow_id"`
+}
+
+// StartedWorkflowRunSource defines model for StartedWorkflowRun.Source.
+type StartedWorkflowRunSource string
+
 // Table A table. Rows are JSON documents; in SQL a bare or dotted name is a path into them.
 //
 // **Sorting keys.** `sorting_key` is the logical key as given: SQL expressions in key
@@ -1633,6 +1823,192 @@ type User struct {
 	Username string `json:"username"`
 }
 
+// Workflow defines model for Workflow.
+type Workflow struct {
+	CreatedAt   Timestamp          `json:"created_at"`
+	Description *string            `json:"description"`
+	Enabled     bool               `json:"enabled"`
+	Id          openapi_types.UUID `json:"id"`
+
+	// IntervalSeconds Null: manual-only.
+	IntervalSeconds *int `json:"interval_seconds"`
+
+	// Name Trimmed and lowercased; unique within the cluster.
+	Name string `json:"name"`
+
+	// NextRunAt Next scheduled evaluation: the next multiple of the interval since the Unix epoch. Null for manual-only workflows, while paused, and while the schedule could not be confirmed after a change (a resync retries every 30 s).
+	NextRunAt *time.Time    `json:"next_run_at"`
+	Query     WorkflowQuery `json:"query"`
+
+	// Revision Increments on every change.
+	Revision  int            `json:"revision"`
+	Sinks     []WorkflowSink `json:"sinks"`
+	UpdatedAt Timestamp      `json:"updated_at"`
+}
+
+// WorkflowLogEntry defines model for WorkflowLogEntry.
+type WorkflowLogEntry struct {
+	Attempts   *int                      `json:"attempts,omitempty"`
+	DurationMs *float32                  `json:"duration_ms,omitempty"`
+	Error      *string                   `json:"error,omitempty"`
+	EventType  WorkflowLogEntryEventType `json:"event_type"`
+	Id         string                    `json:"id"`
+
+	// Matches Rows the SQL returned (delivered rows, for deliveries).
+	Matches *int   `json:"matches,omitempty"`
+	RunId   string `json:"run_id"`
+
+	// ScheduleLagMs Scheduled runs: start time minus the schedule's nominal time.
+	ScheduleLagMs    *int                      `json:"schedule_lag_ms,omitempty"`
+	SinkId           *string                   `json:"sink_id,omitempty"`
+	SinkType         *WorkflowLogEntrySinkType `json:"sink_type,omitempty"`
+	Source           *WorkflowLogEntrySource   `json:"source,omitempty"`
+	Status           WorkflowLogEntryStatus    `json:"status"`
+	TimeMs           int                       `json:"time_ms"`
+	WorkflowRevision int                       `json:"workflow_revision"`
+}
+
+// WorkflowLogEntryEventType defines model for WorkflowLogEntry.EventType.
+type WorkflowLogEntryEventType string
+
+// WorkflowLogEntrySinkType defines model for WorkflowLogEntry.SinkType.
+type WorkflowLogEntrySinkType string
+
+// WorkflowLogEntrySource defines model for WorkflowLogEntry.Source.
+type WorkflowLogEntrySource string
+
+// WorkflowLogEntryStatus defines model for WorkflowLogEntry.Status.
+type WorkflowLogEntryStatus string
+
+// WorkflowLogPage defines model for WorkflowLogPage.
+type WorkflowLogPage struct {
+	From       int                `json:"from"`
+	Logs       []WorkflowLogEntry `json:"logs"`
+	NextCursor *string            `json:"next_cursor"`
+	To         int                `json:"to"`
+}
+
+// WorkflowMetricPoint defines model for WorkflowMetricPoint.
+type WorkflowMetricPoint struct {
+	// BucketMs Start of the bucket, Unix milliseconds.
+	BucketMs int `json:"bucket_ms"`
+
+	// Errors Failed evaluations and failed deliveries.
+	Errors     int `json:"errors"`
+	Executions int `json:"executions"`
+	Matches    int `json:"matches"`
+
+	// SinkEvents Successful sink deliveries.
+	SinkEvents int `json:"sink_events"`
+}
+
+// WorkflowMetrics defines model for WorkflowMetrics.
+type WorkflowMetrics struct {
+	BucketSeconds *int                  `json:"bucket_seconds,omitempty"`
+	From          int                   `json:"from"`
+	Points        []WorkflowMetricPoint `json:"points"`
+	To            int                   `json:"to"`
+	Totals        struct {
+		Errors     *int `json:"errors,omitempty"`
+		Executions *int `json:"executions,omitempty"`
+		Matches    *int `json:"matches,omitempty"`
+		SinkEvents *int `json:"sink_events,omitempty"`
+	} `json:"totals"`
+}
+
+// WorkflowQuery defines model for WorkflowQuery.
+type WorkflowQuery struct {
+	// Database Logical database the statement runs on.
+	Database string `json:"database"`
+
+	// Sql One statement, run as the organization through the same layer as `POST /v1/query`.
+	Sql string `json:"sql"`
+}
+
+// WorkflowRequest Create: `name` and `query` (`database`, `sql`) required; defaults `enabled` true, `interval_seconds` 1, `sinks` empty. PATCH: any subset; omitted fields (and omitted `query.database`/`query.sql`) keep their values; `description` null or blank clears it; `sinks` replaces the whole list. Top-level `database` or `sql` is refused with 400. At most 100 workflows per cluster, paused ones included (409 `workflow_limit_reached`).
+type WorkflowRequest struct {
+	Description     *string `json:"description,omitempty"`
+	Enabled         *bool   `json:"enabled,omitempty"`
+	IntervalSeconds *int    `json:"interval_seconds,omitempty"`
+	Name            *string `json:"name,omitempty"`
+	Query           *struct {
+		Database *string `json:"database,omitempty"`
+		Sql      *string `json:"sql,omitempty"`
+	} `json:"query,omitempty"`
+	Sinks *[]WorkflowSinkRequest `json:"sinks,omitempty"`
+}
+
+// WorkflowRun defines model for WorkflowRun.
+type WorkflowRun struct {
+	FinishedAt *time.Time `json:"finished_at"`
+
+	// Id The execution engine's (Temporal's) run id.
+	Id         string             `json:"id"`
+	Source     WorkflowRunSource  `json:"source"`
+	StartedAt  Timestamp          `json:"started_at"`
+	Status     WorkflowRunStatus  `json:"status"`
+	WorkflowId openapi_types.UUID `json:"workflow_id"`
+}
+
+// WorkflowRunSource defines model for WorkflowRun.Source.
+type WorkflowRunSource string
+
+// WorkflowRunStatus defines model for WorkflowRun.Status.
+type WorkflowRunStatus string
+
+// WorkflowRunsPage defines model for WorkflowRunsPage.
+type WorkflowRunsPage struct {
+	NextCursor *string       `json:"next_cursor"`
+	Runs       []WorkflowRun `json:"runs"`
+}
+
+// WorkflowSink defines model for WorkflowSink.
+type WorkflowSink struct {
+	Id openapi_types.UUID `json:"id"`
+
+	// Settings HTTP: `url` (null when its encrypted configuration cannot be read), `url_configured`, `header_names`; header values are never returned. Table: `database`, `table`.
+	Settings WorkflowSink_Settings `json:"settings"`
+	Type     WorkflowSinkType      `json:"type"`
+}
+
+// WorkflowSinkSettings0 defines model for WorkflowSink.Settings.0.
+type WorkflowSinkSettings0 struct {
+	HeaderNames   []string `json:"header_names"`
+	Url           *string  `json:"url"`
+	UrlConfigured bool     `json:"url_configured"`
+}
+
+// WorkflowSinkSettings1 defines model for WorkflowSink.Settings.1.
+type WorkflowSinkSettings1 struct {
+	Database string `json:"database"`
+	Table    string `json:"table"`
+}
+
+// WorkflowSink_Settings HTTP: `url` (null when its encrypted configuration cannot be read), `url_configured`, `header_names`; header values are never returned. Table: `database`, `table`.
+type WorkflowSink_Settings struct {
+	union json.RawMessage
+}
+
+// WorkflowSinkType defines model for WorkflowSink.Type.
+type WorkflowSinkType string
+
+// WorkflowSinkRequest A sink. Fields other than `id`, `type` and `settings` (flattened settings) are refused with 400. With `id`, an existing sink is kept (its URL and headers too when `settings` omits them); without, a new sink is made.
+type WorkflowSinkRequest struct {
+	Id *openapi_types.UUID `json:"id,omitempty"`
+
+	// Settings HTTP: `url` (http or https, public unless the operator allows more with `SVC_URL_IMPORT_ALLOW`) and `headers` (an object of names to values; write-only, stored encrypted). Table: `database` and `table`, both required.
+	Settings *struct {
+		Database *string            `json:"database,omitempty"`
+		Headers  *map[string]string `json:"headers,omitempty"`
+		Table    *string            `json:"table,omitempty"`
+		Url      *string            `json:"url,omitempty"`
+	} `json:"settings,omitempty"`
+	Type WorkflowSinkRequestType `json:"type"`
+}
+
+// WorkflowSinkRequestType defines model for WorkflowSinkRequest.Type.
+type WorkflowSinkRequestType string
+
 // ClusterParameter defines model for cluster.
 type ClusterParameter = string
 
@@ -1678,6 +2054,15 @@ type SearchOrganization = string
 // with a digit, without a double underscore.
 type TableParameter = Name
 
+// WorkflowCluster defines model for workflowCluster.
+type WorkflowCluster = string
+
+// WorkflowId defines model for workflowId.
+type WorkflowId = string
+
+// WorkflowOrganization defines model for workflowOrganization.
+type WorkflowOrganization = string
+
 // BadRequest The service's error envelope.
 type BadRequest = Error
 
@@ -1695,6 +2080,9 @@ type NotFound = Error
 
 // Unauthenticated The service's error envelope.
 type Unauthenticated = Error
+
+// WorkflowsUnavailable The service's error envelope.
+type WorkflowsUnavailable = Error
 
 // DevicePageParams defines parameters for DevicePage.
 type DevicePageParams struct {
@@ -2965,6 +3353,121 @@ type CreateUserParams struct {
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
+// ListWorkflowsParams defines parameters for ListWorkflows.
+type ListWorkflowsParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// CreateWorkflowParams defines parameters for CreateWorkflow.
+type CreateWorkflowParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// DeleteWorkflowParams defines parameters for DeleteWorkflow.
+type DeleteWorkflowParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// GetWorkflowParams defines parameters for GetWorkflow.
+type GetWorkflowParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// UpdateWorkflowParams defines parameters for UpdateWorkflow.
+type UpdateWorkflowParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// GetWorkflowLogsParams defines parameters for GetWorkflowLogs.
+type GetWorkflowLogsParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+
+	// From Start of the window, inclusive, in Unix milliseconds; default `to` minus 24 hours. The window is at most seven days.
+	From *int `form:"from,omitempty" json:"from,omitempty"`
+
+	// To End of the window, exclusive, in Unix milliseconds; default now.
+	To *int `form:"to,omitempty" json:"to,omitempty"`
+
+	// Limit Entries per page, 1 to 200; default 100.
+	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// GetWorkflowMetricsParams defines parameters for GetWorkflowMetrics.
+type GetWorkflowMetricsParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+
+	// From Start of the window, inclusive, in Unix milliseconds; default `to` minus 24 hours. The window is at most seven days.
+	From *int `form:"from,omitempty" json:"from,omitempty"`
+
+	// To End of the window, exclusive, in Unix milliseconds; default now.
+	To *int `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// ListWorkflowRunsParams defines parameters for ListWorkflowRuns.
+type ListWorkflowRunsParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+
+	// Limit Runs per page, 1 to 100; default 20.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor `next_cursor` of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// StartWorkflowRunParams defines parameters for StartWorkflowRun.
+type StartWorkflowRunParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+
+	// IdempotencyKey 1 to 128 visible ASCII characters without spaces.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelWorkflowRunParams defines parameters for CancelWorkflowRun.
+type CancelWorkflowRunParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
 // DeviceDecideFormdataRequestBody defines body for DeviceDecide for application/x-www-form-urlencoded ContentType.
 type DeviceDecideFormdataRequestBody DeviceDecideFormdataBody
 
@@ -3051,6 +3554,12 @@ type InsertRowsJSONRequestBody InsertRowsJSONBody
 
 // CreateUserJSONRequestBody defines body for CreateUser for application/json ContentType.
 type CreateUserJSONRequestBody CreateUserJSONBody
+
+// CreateWorkflowJSONRequestBody defines body for CreateWorkflow for application/json ContentType.
+type CreateWorkflowJSONRequestBody = WorkflowRequest
+
+// UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
+type UpdateWorkflowJSONRequestBody = WorkflowRequest
 
 // AsHecEventTime0 returns the union data inside the HecEvent_Time as a HecEventTime0
 func (t HecEvent_Time) AsHecEventTime0() (HecEventTime0, error) {
@@ -3296,6 +3805,68 @@ func (t SplSearchRequest_Latest) MarshalJSON() ([]byte, error) {
 }
 
 func (t *SplSearchRequest_Latest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWorkflowSinkSettings0 returns the union data inside the WorkflowSink_Settings as a WorkflowSinkSettings0
+func (t WorkflowSink_Settings) AsWorkflowSinkSettings0() (WorkflowSinkSettings0, error) {
+	var body WorkflowSinkSettings0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWorkflowSinkSettings0 overwrites any union data inside the WorkflowSink_Settings as the provided WorkflowSinkSettings0
+func (t *WorkflowSink_Settings) FromWorkflowSinkSettings0(v WorkflowSinkSettings0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWorkflowSinkSettings0 performs a merge with any union data inside the WorkflowSink_Settings, using the provided WorkflowSinkSettings0
+func (t *WorkflowSink_Settings) MergeWorkflowSinkSettings0(v WorkflowSinkSettings0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWorkflowSinkSettings1 returns the union data inside the WorkflowSink_Settings as a WorkflowSinkSettings1
+func (t WorkflowSink_Settings) AsWorkflowSinkSettings1() (WorkflowSinkSettings1, error) {
+	var body WorkflowSinkSettings1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWorkflowSinkSettings1 overwrites any union data inside the WorkflowSink_Settings as the provided WorkflowSinkSettings1
+func (t *WorkflowSink_Settings) FromWorkflowSinkSettings1(v WorkflowSinkSettings1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWorkflowSinkSettings1 performs a merge with any union data inside the WorkflowSink_Settings, using the provided WorkflowSinkSettings1
+func (t *WorkflowSink_Settings) MergeWorkflowSinkSettings1(v WorkflowSinkSettings1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WorkflowSink_Settings) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WorkflowSink_Settings) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

@@ -15,12 +15,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/svc-data/svc/infra/localproc"
 )
 
 // BrokerConfig describes a local single-node KRaft broker.
@@ -78,9 +79,8 @@ func (c *BrokerConfig) Validate() error {
 // Broker is a running local broker.
 type Broker struct {
 	cfg  BrokerConfig
-	cmd  *exec.Cmd
+	proc *localproc.Process
 	addr string
-	done chan struct{}
 }
 
 // NewBroker validates cfg and returns a broker ready to Start.
@@ -95,12 +95,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 func (b *Broker) Seeds() string { return b.addr }
 
 // PID returns the broker's process id once started.
-func (b *Broker) PID() int {
-	if b.cmd == nil || b.cmd.Process == nil {
-		return 0
-	}
-	return b.cmd.Process.Pid
-}
+func (b *Broker) PID() int { return b.proc.PID() }
 
 // PIDFile is where a broker in dir records its process id.
 func PIDFile(dir string) string { return filepath.Join(dir, "kafka.pid") }
@@ -161,21 +156,10 @@ func (b *Broker) Start(ctx context.Context) error {
 	defer outFile.Close()
 	cmd := java("kafka.Kafka", props)
 	cmd.Stdout, cmd.Stderr = outFile, outFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if !c.Detach {
-		// The broker dies with us if we are killed: nothing else would stop it.
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-	if err := cmd.Start(); err != nil {
+	if b.proc, err = localproc.Start(cmd, PIDFile(c.DataDir), c.Detach); err != nil {
 		return fmt.Errorf("kafka broker: start java: %w (is Java 17+ installed?)", err)
 	}
-	b.cmd = cmd
-	b.done = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(b.done) }()
-	if err := os.WriteFile(PIDFile(c.DataDir), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-		return errors.Join(fmt.Errorf("kafka broker: write pid file: %w", err), b.Shutdown(ctx))
-	}
-	c.Logger.Info("kafka broker starting", "seeds", b.addr, "pid", cmd.Process.Pid, "dir", c.DataDir)
+	c.Logger.Info("kafka broker starting", "seeds", b.addr, "pid", b.proc.PID(), "dir", c.DataDir)
 	if err := b.waitReady(ctx); err != nil {
 		return errors.Join(err, b.Shutdown(ctx))
 	}
@@ -194,7 +178,7 @@ func (b *Broker) waitReady(ctx context.Context) error {
 	adm := kadm.NewClient(cl)
 	for {
 		select {
-		case <-b.done:
+		case <-b.proc.Done():
 			return fmt.Errorf("kafka broker exited during start; see %s", filepath.Join(b.cfg.DataDir, "broker.out"))
 		default:
 		}
@@ -219,71 +203,15 @@ func (b *Broker) waitReady(ctx context.Context) error {
 
 // Shutdown stops the broker: SIGTERM, then SIGKILL at ctx's deadline. Safe without Start
 // and twice.
-func (b *Broker) Shutdown(ctx context.Context) error {
-	if b.cmd == nil || b.cmd.Process == nil {
-		return nil
-	}
-	select {
-	case <-b.done:
-		return nil
-	default:
-	}
-	_ = b.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-b.done:
-	case <-ctx.Done():
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	case <-time.After(30 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	}
-	_ = os.Remove(PIDFile(b.cfg.DataDir))
-	return nil
-}
+func (b *Broker) Shutdown(ctx context.Context) error { return b.proc.Stop(ctx) }
 
 // StopPIDFile stops a broker recorded in dir's PID file, if it still runs.
 func StopPIDFile(ctx context.Context, dir string) error {
-	raw, err := os.ReadFile(PIDFile(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil || pid <= 0 {
-		return os.Remove(PIDFile(dir))
-	}
-	if !isKafka(pid) {
-		return os.Remove(PIDFile(dir))
-	}
-	_ = syscall.Kill(pid, syscall.SIGTERM)
-	deadline := time.Now().Add(30 * time.Second)
-	for isKafka(pid) {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return os.Remove(PIDFile(dir))
+	return localproc.StopPIDFile(ctx, PIDFile(dir), kafkaMarker)
 }
 
-// isKafka reports whether pid is alive and is a Kafka broker (PIDs get reused).
-func isKafka(pid int) bool {
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		// A zombie (state Z) has exited; only its parent has not reaped it.
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			return false
-		}
-	}
-	return strings.Contains(string(cmdline), "kafka.Kafka")
-}
+// kafkaMarker is in a broker's command line (PIDs get reused).
+const kafkaMarker = "kafka.Kafka"
 
 func (b *Broker) classpath() (string, error) {
 	jars, err := filepath.Glob(filepath.Join(b.cfg.LibsDir, "*.jar"))
@@ -295,12 +223,11 @@ func (b *Broker) classpath() (string, error) {
 }
 
 func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	p, err := localproc.FreePort(host)
 	if err != nil {
-		return 0, fmt.Errorf("kafka broker: find a free port: %w", err)
+		return 0, fmt.Errorf("kafka broker: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p, nil
 }
 
 func clusterID() string {

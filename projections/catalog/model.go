@@ -147,6 +147,7 @@ type Model struct {
 	accessModel
 	searchModel
 	pathsModel
+	workflowModel
 }
 
 // NewModel returns an empty read model.
@@ -313,6 +314,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applyPaths(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyWorkflow(e); handled || err != nil {
 			return err
 		}
 		_, err = m.applyIdentity(e)

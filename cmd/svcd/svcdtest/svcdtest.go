@@ -1,5 +1,6 @@
 // Package svcdtest runs the real svcd binary for end-to-end tests: against the Kafka
-// broker the test harness started (KAFKA_SEEDS) and an embedded engine (SVC_CHDB_LIB).
+// broker the test harness started (KAFKA_SEEDS), the harness's Temporal (TEMPORAL_ADDR)
+// and an embedded engine (SVC_CHDB_LIB).
 // Tests skip when either is unset, so a quick `go test ./...` without the harness still
 // runs unit tests; `go tool task test` always sets both.
 package svcdtest
@@ -87,6 +88,11 @@ func Start(t testing.TB, extraEnv ...string) *Service {
 		"SVC_KAFKA_SEEDS=" + os.Getenv("KAFKA_SEEDS"),
 		"SVC_BATCH_LINGER=50ms",
 	}, extraEnv...)
+	if addr := os.Getenv("TEMPORAL_ADDR"); addr != "" {
+		// The harness's one Temporal serves every test's svcd; a task queue of its own
+		// keeps each one's runs and schedules apart.
+		s.Env = append([]string{"SVC_TEMPORAL_ADDR=" + addr, fmt.Sprintf("SVC_TEMPORAL_TASK_QUEUE=t-%d-%d", os.Getpid(), time.Now().UnixNano())}, s.Env...)
+	}
 	s.start()
 	t.Cleanup(func() { s.Stop() })
 	return s

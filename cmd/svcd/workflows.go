@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/infra/temporal"
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/egress"
+	"github.com/svc-data/svc/query/tables"
+	"github.com/svc-data/svc/workflows"
+)
+
+// startWorkflows brings up the workflow service: the embedded Temporal server unless
+// SVC_TEMPORAL_ADDR names one, the client, this node's worker and the schedule
+// reconciler. Without an engine (SVC_WORKFLOWS=off, or no Temporal binary) the service
+// answers 503.
+func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Model, cat *catalog.Service, runner *query.Runner,
+	mgr *tables.Manager, engines *engines, log *slog.Logger) (*workflows.Service, error) {
+	log = log.With("component", "workflows")
+	sealer, err := workflows.NewSealer(cfg.SecretKey, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	wcfg := workflows.Config{Egress: egress.Policy{Allow: cfg.URLImportAllow}, HoldAfterSinks: cfg.WorkflowHoldAfterSinks, Logger: log}
+	sinks := tableSink{model: model, mgr: mgr, engines: engines}
+	logs := workflowLogEngines{engines}
+	if cfg.Workflows == "off" {
+		log.Info("workflows are disabled (SVC_WORKFLOWS=off)")
+		return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), nil
+	}
+	addr, retention := cfg.TemporalAddr, time.Duration(0)
+	if addr == "" {
+		if cfg.TemporalBin == "" {
+			log.Warn("workflows are disabled: no Temporal (set SVC_TEMPORAL_ADDR, or SVC_TEMPORAL_BIN for the embedded server; `go tool task up` does)")
+			return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), nil
+		}
+		srv, err := temporal.NewServer(temporal.ServerConfig{Binary: cfg.TemporalBin, DataDir: filepath.Join(cfg.DataDir, "temporal"),
+			Namespace: cfg.TemporalNamespace, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		if err := srv.Start(ctx); err != nil {
+			return nil, err
+		}
+		a.started(srv)
+		addr, retention = srv.Addr(), cfg.TemporalRetention
+	}
+	eng, err := temporal.Dial(ctx, temporal.EngineConfig{Addr: addr, Namespace: cfg.TemporalNamespace, TaskQueue: cfg.TemporalTaskQueue, Retention: retention, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	a.started(eng)
+	svc := workflows.New(wcfg, model, cat, eng, runner, sinks, logs, sealer)
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The engine may be unreachable at start (an external cluster restarting): the
+		// API answers 503 meanwhile, and the worker starts once it answers.
+		for {
+			err := eng.StartWorker(svc)
+			if err == nil {
+				break
+			}
+			log.Warn("workflow worker cannot start yet; retrying", "err", err)
+			select {
+			case <-wctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+		svc.RunReconciler(wctx)
+	}()
+	a.started(shutdownFunc(func(context.Context) error { stop(); <-done; return nil }))
+	return svc, nil
+}
+
+// tableSink writes a workflow's rows into a logical table's current generation (the
+// first one typed from these rows when the table has none yet).
+type tableSink struct {
+	model   *catalog.Model
+	mgr     *tables.Manager
+	engines *engines
+}
+
+func (t tableSink) InsertDocs(ctx context.Context, cluster uuid.UUID, database, table, token string, ndjson []byte) error {
+	tb, ok := t.model.Table(cluster, database, table)
+	if !ok {
+		return fmt.Errorf("table %s.%s does not exist", database, table)
+	}
+	var sample [][]byte
+	for line := range bytes.SplitSeq(ndjson, []byte("\n")) {
+		if len(line) > 0 && len(sample) < 1000 {
+			sample = append(sample, line)
+		}
+	}
+	target, ok, err := t.mgr.Target(ctx, tb.ID, sample)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("table %s.%s does not exist", database, table)
+	}
+	c, err := t.engines.client(cluster)
+	if err != nil {
+		return err
+	}
+	return c.InsertRows(ctx, target.Database, target.Table, token, ndjson)
+}
+
+// workflowLogEngines adapts the registry to the run log's port.
+type workflowLogEngines struct{ e *engines }
+
+func (l workflowLogEngines) Engine(cluster uuid.UUID) (workflows.LogEngine, error) {
+	return l.e.client(cluster)
+}
