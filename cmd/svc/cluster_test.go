@@ -38,6 +38,11 @@ func TestClusterCLI(t *testing.T) {
 	if e := c.fails(1, "cluster", "metrics", cl[0]); e["status"] != 503.0 || field(e["error"], "code") != "cluster_stopped" {
 		t.Fatalf("metrics of a stopped cluster: %v", e)
 	}
+	all := c.ok("cluster", "metrics", "--all")
+	if cs, _ := all["clusters"].([]any); len(cs) != 1 || field(cs[0], "name") != cl[0] || field(cs[0], "status") != 503.0 ||
+		field(field(cs[0], "error"), "code") != "cluster_stopped" || field(cs[0], "metrics") != nil {
+		t.Fatalf("--all with the cluster stopped: %v", all)
+	}
 	// resume the selected cluster (the organization's only one): no name needed.
 	if v := c.ok("cluster", "resume"); v["name"] != cl[0] || (phase(v) != "ready" && phase(v) != "resuming") {
 		t.Fatalf("cluster resume: %v", v)
@@ -66,6 +71,12 @@ func TestClusterCLI(t *testing.T) {
 	if got := seriesNames(c.ok("cluster", "metrics", "renamed")); strings.Join(got, ",") != "total_read_queries,total_write_queries,max_cpu_cores,max_memory_bytes" {
 		t.Fatalf("cluster metrics: %v", got)
 	}
+	all = c.ok("cluster", "metrics", "--all", "--metrics", "max_memory_bytes")
+	if cs, _ := all["clusters"].([]any); len(cs) != 1 || field(cs[0], "name") != "renamed" || field(cs[0], "error") != nil ||
+		len(names(cs[0], "metrics")) != 1 {
+		t.Fatalf("--all: %v", all)
+	}
+	c.fails(2, "cluster", "metrics", "--all", "renamed")
 	end := time.Now().UTC().Add(time.Minute)
 	got := seriesNames(c.ok("cluster", "metrics", "--metrics", "max_cpu_cores",
 		"--start-time", end.Add(-2*time.Hour).Format(time.RFC3339), "--end-time", end.Format(time.RFC3339)))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -84,7 +85,8 @@ func metricsCommand(a *app) *cobra.Command {
 // selected cluster by name (GET /v1/clusters/metrics).
 func (a *app) clusterMetricsCommand() *cobra.Command {
 	var names, start, end string
-	cmd := &cobra.Command{Use: "metrics [NAME|ID]", Short: "Usage series of a cluster: queries, CPU, memory (default: the selected cluster)", Args: args(0, 1)}
+	var all bool
+	cmd := &cobra.Command{Use: "metrics [NAME|ID]", Short: "Usage series of a cluster, or --all clusters: queries, CPU, memory (default: the selected cluster)", Args: args(0, 1)}
 	cmd.RunE = runE(func(ctx context.Context, arg []string) error {
 		to, from := time.Now().UTC(), time.Time{}
 		if t, err := timeFlag("--end-time", end); err != nil {
@@ -103,6 +105,12 @@ func (a *app) clusterMetricsCommand() *cobra.Command {
 		if names != "" {
 			metrics = ptr(names)
 		}
+		if all {
+			if len(arg) > 0 {
+				return usageErr("--all reads every cluster: name none")
+			}
+			return a.emit(a.allClusterMetrics(ctx, from, to, metrics))
+		}
 		if len(arg) == 0 {
 			return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
 				return c.GetClusterMetricsByName(ctx, &client.GetClusterMetricsByNameParams{StartTime: from, EndTime: to, Metrics: metrics})
@@ -120,7 +128,42 @@ func (a *app) clusterMetricsCommand() *cobra.Command {
 	f.StringVar(&names, "metrics", "", "comma-separated: total_read_queries, total_write_queries, max_cpu_cores, max_memory_bytes (default all)")
 	f.StringVar(&start, "start-time", "", "range start, RFC 3339, inclusive (default an hour before the end)")
 	f.StringVar(&end, "end-time", "", "range end, RFC 3339, exclusive (default now)")
+	f.BoolVar(&all, "all", false, "every cluster of the organization: {clusters: [{id, name, metrics | error}]}")
 	return cmd
+}
+
+// allClusterMetrics reads every cluster's series; a cluster that cannot answer (a stopped
+// one: 503) gets its error in place of metrics, the others still answer.
+func (a *app) allClusterMetrics(ctx context.Context, from, to time.Time, metrics *string) (any, error) {
+	list, err := a.call(ctx, scopeOrg, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+		return c.ListClusters(ctx, &client.ListClustersParams{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := []any{}
+	items, _ := field(list, "clusters").([]any)
+	for _, it := range items {
+		id, err := client.ParseUUID(fmt.Sprint(field(it, "id")))
+		if err != nil {
+			return nil, fmt.Errorf("cluster without an id: %v", it)
+		}
+		entry := map[string]any{"id": field(it, "id"), "name": field(it, "name")}
+		v, err := a.call(ctx, scopeOrg, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+			return c.GetClusterMetrics(ctx, id, &client.GetClusterMetricsParams{StartTime: from, EndTime: to, Metrics: metrics})
+		})
+		var ae *apiError
+		switch {
+		case errors.As(err, &ae) && (ae.status == 503 || ae.status == 404): // stopped, or deleted meanwhile
+			entry["error"], entry["status"] = ae.body, ae.status
+		case err != nil:
+			return nil, err
+		default:
+			entry["metrics"] = field(v, "metrics")
+		}
+		out = append(out, entry)
+	}
+	return map[string]any{"clusters": out}, nil
 }
 
 // timeFlag parses an optional RFC 3339 flag.
