@@ -119,6 +119,7 @@ func (s *Service) CreateClusterWith(ctx context.Context, spec ClusterCreated) (*
 	}
 	spec.ID = uuid.New()
 	spec.CreatedAt = s.now()
+	spec.AppsTracked = true // clusters start with no apps installed
 	err := s.retry(ctx, func() (uint64, error) {
 		// The organization's stream orders cluster names, so two creations of one name
 		// cannot both pass.
