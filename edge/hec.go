@@ -266,6 +266,12 @@ func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) {
 
 // hecIngest writes decoded events to logsearch_events, creating the table on first use.
 func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decoder) {
+	// HEC belongs to the log-search app: without it, HEC's own "Token disabled" answer,
+	// with the hint naming the request that installs the app.
+	if err := s.requireApp(p, catalog.AppLogsearch); err != nil {
+		writeJSON(ctx, 403, map[string]any{"text": "Token disabled", "code": 1, "hint": toAPIError(err).Hint})
+		return
+	}
 	if !p.can(actInsert) {
 		writeHEC(ctx, &hecStatus{403, "Invalid token", 4, nil})
 		return

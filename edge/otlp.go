@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,6 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-data/svc/pipeline/rows"
+	"github.com/svc-data/svc/pipeline/transform"
+	"github.com/svc-data/svc/projections/catalog"
 )
 
 // isProtobuf reports whether an OTLP request body is protobuf (else JSON), as the OTLP
@@ -65,3 +69,74 @@ func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf 
 	// OTLP JSON writes 64-bit integers as strings.
 	writeJSON(ctx, 200, map[string]any{"partialSuccess": map[string]string{field: strconv.FormatInt(rejected, 10), "errorMessage": reason}})
 }
+
+// otlpSignals are the OpenTelemetry app's signals: each has a default table and a header
+// that overrides it (SPEC: OpenTelemetry app).
+var otlpSignals = []string{"traces", "logs", "metrics"}
+
+// otlpTable is the table a native OTLP export of signal writes to.
+func otlpTable(signal string, header func(string) string) string {
+	if t := header("x-service-" + signal + "-table"); t != "" {
+		return t
+	}
+	return signal
+}
+
+// ensureOTLPTable makes sure the table of an export exists, creating it on first use
+// (with an automatic sorting key). Keys with database roles never create tables: 404.
+func (s *Server) ensureOTLPTable(p *Principal, database, table string) error {
+	if _, ok := s.deps.Catalog.Table(p.ClusterID, database, table); ok {
+		return nil
+	}
+	if p.CustomRole() {
+		return apiErr(404, "table_not_found", fmt.Sprintf("table %q does not exist in database %q", table, database),
+			"keys with database roles insert into existing tables only; create it with an admin key")
+	}
+	if !p.can(actInsert) {
+		return forbidden("insert rows")
+	}
+	_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, database, table, "", "")
+	if err != nil && !errors.Is(err, catalog.ErrExists) {
+		return tableError(err)
+	}
+	return nil
+}
+
+// otlpHTTP serves POST /otlp/v1/{signal}: OTLP/HTTP with JSON or protobuf bodies, gzip or
+// not, into the signal's table of the selected database. Answers are OTLP responses
+// (partialSuccess when records were dropped); refusals use the error envelope, and
+// backpressure is 503 with Retry-After, which OTLP exporters retry.
+func (s *Server) otlpHTTP(signal string) keyHandler {
+	t, err := transform.Get("otlp-" + signal)
+	if err != nil {
+		panic(err) // the otlp-* transforms are built in
+	}
+	return func(ctx *fasthttp.RequestCtx, p *Principal) {
+		db, err := s.database(ctx, p)
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		table := otlpTable(signal, func(h string) string { return string(ctx.Request.Header.Peek(h)) })
+		if err := s.ensureOTLPTable(p, db.Name, table); err != nil {
+			writeError(ctx, err)
+			return
+		}
+		ctx.SetUserValue("table", table)
+		contentType := string(ctx.Request.Header.ContentType())
+		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
+		var buf rows.Buffer
+		n, err := s.ingest(ctx, p, string(ctx.Request.Header.Peek("Idempotency-Key")), &buf, func(body []byte, buf *rows.Buffer) error {
+			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding, MaxBodySize: MaxOTLPBody}, buf)
+		})
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
+		writeOTLPSuccess(ctx, signal, contentType, &buf)
+	}
+}
+
+// MaxOTLPBody is the largest OTLP request after decompression (SPEC: Limits).
+const MaxOTLPBody = 100 << 20
