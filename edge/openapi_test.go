@@ -580,6 +580,8 @@ func newHarness(t *testing.T) *harness {
 		SPL: "error | stats count by host", Earliest: "-24h", Latest: "now", Database: "default", Visualization: "table", Visibility: "private"})
 	must(err)
 	h.search = ss.ID
+	// The log-search app's routes answer only with the app installed.
+	must(svc.SetApp(ctx, h.cluster.ID, catalog.AppLogsearch, true))
 
 	eng := &fakeEngine{logLines: []string{
 		`{"id":"5f2b1c0d9e8a7b6c","created_at":"2025-06-01 12:00:00.250","method":"POST","path":"/v1/query","route":"/v1/query","status":400,"source":"cli","duration_ms":1.25,"user_agent":"svc-cli/1.2.3","client_version":"1.2.3","request_size":"23","trace_id":"5b8efff798038103d269b633813fc60c","database":"default","error_code":"invalid_sql","error_message":"field \"sql\" is required","body":"{\"sql\": \"\"}"}`,

@@ -95,7 +95,7 @@ type Server struct {
 	deps     Deps
 	srv      *fasthttp.Server
 	ln       net.Listener
-	grpc     *grpc.Server // OTLP/gRPC on the same listener
+	grpc     *grpc.Server
 	inflight chan struct{} // tokens bounding concurrent inserts
 	wg       sync.WaitGroup
 	polls    pollState
