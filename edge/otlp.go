@@ -70,11 +70,8 @@ func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf 
 	writeJSON(ctx, 200, map[string]any{"partialSuccess": map[string]string{field: strconv.FormatInt(rejected, 10), "errorMessage": reason}})
 }
 
-// otlpSignals are the OpenTelemetry app's signals: each has a default table and a header
-// that overrides it (SPEC: OpenTelemetry app).
-var otlpSignals = []string{"traces", "logs", "metrics"}
-
-// otlpTable is the table a native OTLP export of signal writes to.
+// otlpTable is the table a native OTLP export of signal writes to: the signal's name
+// (traces, logs, metrics) unless x-service-<signal>-table names another.
 func otlpTable(signal string, header func(string) string) string {
 	if t := header("x-service-" + signal + "-table"); t != "" {
 		return t

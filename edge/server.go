@@ -185,9 +185,9 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/apps", s.withKey(s.listApps))
 	r.PUT("/v1/apps/{app_id}", s.withKey(s.installApp))
 	r.DELETE("/v1/apps/{app_id}", s.withKey(s.uninstallApp))
-	for _, signal := range otlpSignals {
-		r.POST("/otlp/v1/"+signal, s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP(signal))))
-	}
+	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("traces"))))
+	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("logs"))))
+	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("metrics"))))
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
 			"see /v1/openapi.json for the API"))
