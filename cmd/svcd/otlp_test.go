@@ -301,3 +301,33 @@ func TestOTLPHundredMiBLimit(t *testing.T) {
 }
 
 func protoSize(m *collogspb.ExportLogsServiceRequest) int { return proto.Size(m) }
+
+// TestRequestsOverOneRecordLandWhole sends a request whose rows pass what one log record
+// holds (48 MiB): its parts go in one transaction and land exactly once, also when the
+// request is retried with its idempotency key.
+func TestRequestsOverOneRecordLandWhole(t *testing.T) {
+	s := svcdtest.Start(t)
+	key := "Bearer " + s.AdminKey
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "big"}, "Authorization", key)
+	const n = 200_000
+	pad := strings.Repeat("p", 280)
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"i":%d,"pad":"%s"}`, i, pad)
+	}
+	b.WriteByte(']')
+	if b.Len() < 56<<20 {
+		t.Fatalf("the body is %d bytes, not over one record", b.Len())
+	}
+	for range 2 {
+		s.Must(202, "POST", "/v1/tables/big", b.Bytes(), "Authorization", key, "Idempotency-Key", "big-request-1")
+	}
+	s.WaitCount("big", n, 5*time.Minute)
+	if d := s.Query("SELECT uniqExact(i) AS u FROM big"); d[0]["u"] != float64(n) {
+		t.Fatalf("distinct rows: %v", d)
+	}
+}
