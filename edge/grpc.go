@@ -2,7 +2,6 @@ package edge
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -36,8 +35,9 @@ import (
 // http2Preface is what every HTTP/2 (and so gRPC) connection sends first.
 const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
-// prefaceTimeout bounds how long a new connection may take to send its first bytes.
-const prefaceTimeout = 10 * time.Second
+// prefaceTimeout bounds how long a new connection may take to send its first bytes
+// before it is handed to HTTP (a variable for tests).
+var prefaceTimeout = 10 * time.Second
 
 // splitListener sorts accepted connections onto two listeners.
 type splitListener struct {
@@ -70,22 +70,32 @@ func (sl *splitListener) serve() {
 	}
 }
 
-// route peeks at a connection's first bytes without consuming them.
+// route peeks at a connection's first bytes without consuming them. Bytes are compared
+// as they arrive, so an HTTP/1.x request is routed at its first byte that differs from
+// the preface (at the latest its second) and never waits for 24 bytes.
 func (sl *splitListener) route(c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(prefaceTimeout))
 	br := bufio.NewReaderSize(c, len(http2Preface))
-	head, err := br.Peek(len(http2Preface))
-	_ = c.SetReadDeadline(time.Time{})
-	conn := &peekedConn{Conn: c, r: br}
-	to := sl.http
-	if err == nil && bytes.Equal(head, []byte(http2Preface)) {
-		to = sl.grpc
-	} else if err != nil && len(head) == 0 {
-		c.Close()
-		return
+	to := sl.grpc
+	for n := 1; n <= len(http2Preface); n++ {
+		head, err := br.Peek(n)
+		if err != nil {
+			var ne net.Error
+			if n == 1 && !(errors.As(err, &ne) && ne.Timeout()) {
+				c.Close() // closed before sending anything
+				return
+			}
+			to = sl.http // fasthttp answers or times out what is not HTTP/2
+			break
+		}
+		if head[n-1] != http2Preface[n-1] {
+			to = sl.http
+			break
+		}
 	}
+	_ = c.SetReadDeadline(time.Time{})
 	select {
-	case to.conns <- conn:
+	case to.conns <- &peekedConn{Conn: c, r: br}:
 	case <-sl.done:
 		c.Close()
 	}

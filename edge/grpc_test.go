@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -51,3 +53,47 @@ var errTestBad = &testErr{}
 type testErr struct{}
 
 func (*testErr) Error() string { return "malformed JSON at byte 3" }
+
+// TestListenerSplitRoutesByFirstBytes: short HTTP/1.x requests reach HTTP without
+// waiting for 24 bytes (the preface timeout is an hour here, so a wait would hang the
+// test), and the HTTP/2 preface reaches gRPC.
+func TestListenerSplitRoutesByFirstBytes(t *testing.T) {
+	defer func(d time.Duration) { prefaceTimeout = d }(prefaceTimeout)
+	prefaceTimeout = time.Hour
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl := newSplitListener(ln)
+	defer sl.close()
+	accept := func(l *subListener, want string) {
+		t.Helper()
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(c, got); err != nil || string(got) != want {
+			t.Fatalf("read %q, %v; want %q", got, err, want)
+		}
+	}
+	for _, c := range []struct {
+		send string
+		to   *subListener
+	}{{"GET / HTTP/1.0\r\n\r\n", sl.http}, {"PUT / HTTP/1.0\r\n\r\n", sl.http}, {"PRI", sl.http}, {http2Preface + "frames", sl.grpc}} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte(c.send)); err != nil {
+			t.Fatal(err)
+		}
+		if c.send == "PRI" {
+			// A prefix of the preface, then the end: HTTP answers what it cannot read.
+			conn.Close()
+		}
+		accept(c.to, c.send)
+		conn.Close()
+	}
+}
