@@ -3,6 +3,8 @@ package edge
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	_ "google.golang.org/grpc/encoding/gzip" // gzip-compressed messages
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
@@ -26,6 +29,7 @@ import (
 	"github.com/svc-data/svc/pipeline/transform/otlpmetrics"
 	"github.com/svc-data/svc/pipeline/transform/otlptraces"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/requestlog"
 )
 
 // Native OTLP/gRPC is served on the HTTP API's own address. fasthttp speaks HTTP/1.x
@@ -161,7 +165,7 @@ type otlpMetrics struct {
 
 func (o otlpTraces) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
 	var buf rows.Buffer
-	if err := o.s.grpcExport(ctx, "traces", &buf, func(b *rows.Buffer) error { return otlptraces.Append(req, b) }); err != nil {
+	if err := o.s.grpcExport(ctx, "traces", proto.Size(req), &buf, func(b *rows.Buffer) error { return otlptraces.Append(req, b) }); err != nil {
 		return nil, err
 	}
 	r := &coltracepb.ExportTraceServiceResponse{}
@@ -173,7 +177,7 @@ func (o otlpTraces) Export(ctx context.Context, req *coltracepb.ExportTraceServi
 
 func (o otlpLogs) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
 	var buf rows.Buffer
-	if err := o.s.grpcExport(ctx, "logs", &buf, func(b *rows.Buffer) error { return otlplogs.Append(req, b) }); err != nil {
+	if err := o.s.grpcExport(ctx, "logs", proto.Size(req), &buf, func(b *rows.Buffer) error { return otlplogs.Append(req, b) }); err != nil {
 		return nil, err
 	}
 	r := &collogspb.ExportLogsServiceResponse{}
@@ -185,7 +189,7 @@ func (o otlpLogs) Export(ctx context.Context, req *collogspb.ExportLogsServiceRe
 
 func (o otlpMetrics) Export(ctx context.Context, req *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
 	var buf rows.Buffer
-	if err := o.s.grpcExport(ctx, "metrics", &buf, func(b *rows.Buffer) error { return otlpmetrics.Append(req, b) }); err != nil {
+	if err := o.s.grpcExport(ctx, "metrics", proto.Size(req), &buf, func(b *rows.Buffer) error { return otlpmetrics.Append(req, b) }); err != nil {
 		return nil, err
 	}
 	r := &colmetricspb.ExportMetricsServiceResponse{}
@@ -198,7 +202,8 @@ func (o otlpMetrics) Export(ctx context.Context, req *colmetricspb.ExportMetrics
 // grpcExport is an OTLP/gRPC export: the same checks, table choice and ingest path as
 // OTLP/HTTP, with the key in the `authorization` metadata and the database in
 // `x-service-database`.
-func (s *Server) grpcExport(ctx context.Context, signal string, buf *rows.Buffer, decode func(*rows.Buffer) error) error {
+func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *rows.Buffer, decode func(*rows.Buffer) error) (err error) {
+	start := time.Now()
 	md, _ := metadata.FromIncomingContext(ctx)
 	get := func(k string) string {
 		if v := md.Get(k); len(v) > 0 {
@@ -206,37 +211,48 @@ func (s *Server) grpcExport(ctx context.Context, signal string, buf *rows.Buffer
 		}
 		return ""
 	}
+	var p *Principal
+	defer func() {
+		if p != nil {
+			method, _ := grpc.Method(ctx)
+			s.recordGRPC(p, get, method, start, size, err)
+		}
+		if err != nil {
+			err = grpcError(err)
+		}
+	}()
 	if len(md.Get("authorization")) > 1 {
-		return grpcError(apiErr(400, "duplicate_authorization", "more than one authorization metadata entry", ""))
+		return apiErr(400, "duplicate_authorization", "more than one authorization metadata entry", "")
 	}
 	token := bearer([]byte(get("authorization")))
 	if len(token) == 0 {
-		return grpcError(errUnauthenticated)
+		return errUnauthenticated
 	}
-	p, err := s.principalForToken(string(token))
+	principal, err := s.principalForToken(string(token))
 	if err != nil {
-		return grpcError(err)
+		return err
 	}
+	p = principal
 	if err := s.requireApp(p, catalog.AppOpenTelemetry); err != nil {
-		return grpcError(err)
+		return err
 	}
 	if !p.can(actInsert) {
-		return grpcError(forbidden("insert rows"))
+		return forbidden("insert rows")
 	}
 	db, err := s.databaseNamed(p, get("x-service-database"))
 	if err != nil {
-		return grpcError(err)
+		return err
 	}
 	table := otlpTable(signal, get)
 	if err := s.ensureOTLPTable(p, db.Name, table); err != nil {
-		return grpcError(err)
+		return err
 	}
 	t, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, table)
 	if !ok {
-		return grpcError(apiErr(404, "table_not_found", "table "+quoteName(table)+" does not exist", ""))
+		return apiErr(404, "table_not_found", "table "+quoteName(table)+" does not exist", "")
 	}
 	if _, err := s.ingestInto(p, db, t, get("idempotency-key"), buf, decode); err != nil {
-		return grpcError(err)
+		return err
 	}
 	return nil
 }
@@ -275,4 +291,36 @@ func grpcError(err error) error {
 		}
 	}
 	return st.Err()
+}
+
+// recordGRPC adds an OTLP/gRPC call to the request log, as recordRequest does for HTTP:
+// method "POST", the full gRPC method as path and route, and the HTTP status its error
+// maps from.
+func (s *Server) recordGRPC(p *Principal, get func(string) string, method string, start time.Time, size int, err error) {
+	if s.deps.RequestLog == nil {
+		return
+	}
+	trace, span := "", ""
+	if tp := strings.Split(get("traceparent"), "-"); len(tp) == 4 && len(tp[1]) == 32 {
+		trace = tp[1]
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	if trace == "" {
+		trace = hex.EncodeToString(b[:])
+	}
+	span = hex.EncodeToString(b[8:])
+	ua := get("user-agent")
+	src, version := source(ua)
+	e := requestlog.Entry{ID: span, CreatedAt: start.UTC(), OrgID: p.OrgID, ClusterID: p.ClusterID, Method: "POST",
+		Path: method, Route: method, Status: 200, Source: src, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
+		UserAgent: ua, ClientVersion: version, RequestSize: size, TraceID: trace, Database: get("x-service-database")}
+	if e.Database == "" && p.Key != nil {
+		e.Database = p.Key.DefaultDatabase
+	}
+	if err != nil {
+		ae := toAPIError(err)
+		e.Status, e.Error = ae.Status, &requestlog.Error{Code: ae.Code, Message: ae.Message}
+	}
+	s.deps.RequestLog.Record(e)
 }

@@ -201,6 +201,18 @@ func TestOpenTelemetryAppWithTheSDKExporters(t *testing.T) {
 		s.WaitCount(table, want, 2*time.Minute)
 	}
 
+	// gRPC calls are in the platform request log beside HTTP requests.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		r := s.Must(200, "GET", "/v1/logs?limit=200", nil, "Authorization", key)
+		if strings.Contains(string(r.Body), "/opentelemetry.proto.collector.logs.v1.LogsService/Export") &&
+			strings.Contains(string(r.Body), "/otlp/v1/traces") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no gRPC export in the request log: %s", r.Body)
+		}
+	}
+
 	// A key that expired: UNAUTHENTICATED over gRPC, 401 over HTTP.
 	var created struct{ Token string }
 	expires := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
