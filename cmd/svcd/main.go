@@ -164,7 +164,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 
 	runner := query.NewRunner(model, cat, mgr, engines)
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow,
-		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log}, edge.Deps{
+		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log,
+		MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait}, edge.Deps{
 		Catalog:    model,
 		Commands:   cat,
 		Tables:     mgr,

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -341,5 +342,82 @@ func TestRequestsOverOneRecordLandWhole(t *testing.T) {
 	s.WaitCount("big", n, 5*time.Minute)
 	if d := s.Query("SELECT uniqExact(i) AS u FROM big"); d[0]["u"] != float64(n) {
 		t.Fatalf("distinct rows: %v", d)
+	}
+}
+
+// TestOTLPBackpressure runs svcd with one insert slot and no wait for it, and eight SDK
+// exporters (HTTP and gRPC) at once: refused exports are answered 503 with Retry-After
+// (gRPC: UNAVAILABLE with RetryInfo), the exporters retry them, and every record lands
+// exactly once.
+func TestOTLPBackpressure(t *testing.T) {
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword, "SVC_MAX_CONCURRENT_INGEST=1", "SVC_INGEST_WAIT=1ms")
+	installApp(t, s, "opentelemetry")
+	host := strings.TrimPrefix(s.URL, "http://")
+	key := "Bearer " + s.AdminKey
+	ctx := context.Background()
+	const perExporter, batch = 400, 20
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			exp, err := otlploghttp.New(ctx, otlploghttp.WithEndpoint(host), otlploghttp.WithInsecure(), otlploghttp.WithURLPath("/otlp/v1/logs"),
+				otlploghttp.WithHeaders(map[string]string{"Authorization": key}),
+				otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 5 * time.Minute}))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			sdkLogsBatched(t, exp, perExporter, batch, i)
+		})
+		wg.Go(func() {
+			exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(host), otlploggrpc.WithInsecure(),
+				otlploggrpc.WithHeaders(map[string]string{"authorization": key}),
+				otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 5 * time.Minute}))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			sdkLogsBatched(t, exp, perExporter, batch, 10+i)
+		})
+	}
+	wg.Wait()
+	s.WaitCount("logs", 8*perExporter, 3*time.Minute)
+	// The refusals happened, on both protocols, and are in the request log (written
+	// asynchronously: wait for them).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		var logs struct {
+			Logs []struct {
+				Route  string
+				Status int
+			}
+		}
+		s.Must(200, "GET", "/v1/logs?limit=200&status_codes=503", nil, "Authorization", key).JSON(t, &logs)
+		refused := map[string]int{}
+		for _, e := range logs.Logs {
+			if e.Status == 503 {
+				refused[e.Route]++
+			}
+		}
+		if refused["/otlp/v1/logs"] > 0 && refused["/opentelemetry.proto.collector.logs.v1.LogsService/Export"] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no backpressure seen on both protocols (503s by route: %v); the test proves nothing", refused)
+		}
+	}
+}
+
+// sdkLogsBatched emits n records through a batch processor exporting batch at a time.
+func sdkLogsBatched(t *testing.T, exp sdklog.Exporter, n, batch, who int) {
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(exp, sdklog.WithExportMaxBatchSize(batch),
+		sdklog.WithMaxQueueSize(n))))
+	l := lp.Logger("svc-test")
+	for i := range n {
+		var r otellog.Record
+		r.SetTimestamp(time.Now())
+		r.SetBody(attribute.StringValue(fmt.Sprintf("exporter %d line %d", who, i)))
+		l.Emit(context.Background(), r)
+	}
+	if err := lp.Shutdown(context.Background()); err != nil {
+		t.Errorf("log export: %v", err)
 	}
 }
