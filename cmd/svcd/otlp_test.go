@@ -23,6 +23,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -419,5 +420,40 @@ func sdkLogsBatched(t *testing.T, exp sdklog.Exporter, n, batch, who int) {
 	}
 	if err := lp.Shutdown(context.Background()); err != nil {
 		t.Errorf("log export: %v", err)
+	}
+}
+
+// TestRealOTLPExportNearTheLimitLandsWhole sends a real protobuf logs export of almost
+// 100 MiB (gzip over HTTP): its rows pass what one log record holds, travel as parts of
+// one transaction, and land exactly once, also when the export is retried with its key.
+func TestRealOTLPExportNearTheLimitLandsWhole(t *testing.T) {
+	s, admin := otlpSetup(t)
+	key := "Bearer " + s.AdminKey
+	s.Must(200, "PUT", "/v1/apps/opentelemetry"+appScope, nil, "Authorization", admin)
+	line := strings.Repeat("payment accepted for order; ", 140) // about 4 KiB
+	var recs []*logspb.LogRecord
+	for i := 0; ; i++ {
+		recs = append(recs, &logspb.LogRecord{TimeUnixNano: 1700000000000000000 + uint64(i),
+			Body: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: fmt.Sprintf("%d %s", i, line)}}})
+		if i%1000 == 999 && proto.Size(&collogspb.ExportLogsServiceRequest{ResourceLogs: []*logspb.ResourceLogs{{
+			ScopeLogs: []*logspb.ScopeLogs{{LogRecords: recs}}}}}) > 95<<20 {
+			break
+		}
+	}
+	body, err := proto.Marshal(&collogspb.ExportLogsServiceRequest{ResourceLogs: []*logspb.ResourceLogs{{ScopeLogs: []*logspb.ScopeLogs{{LogRecords: recs}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zipped bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&zipped, gzip.BestSpeed)
+	w.Write(body)
+	w.Close()
+	for range 2 {
+		s.Must(200, "POST", "/otlp/v1/logs", zipped.Bytes(), "Authorization", key, "Content-Type", "application/x-protobuf",
+			"Content-Encoding", "gzip", "Idempotency-Key", "near-the-limit")
+	}
+	s.WaitCount("logs", len(recs), 5*time.Minute)
+	if d := s.Query("SELECT uniqExact(toString(body)) AS u FROM logs"); d[0]["u"] != float64(len(recs)) {
+		t.Fatalf("distinct records: %v, want %d", d, len(recs))
 	}
 }
