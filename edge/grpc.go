@@ -53,8 +53,8 @@ type splitListener struct {
 
 func newSplitListener(ln net.Listener) *splitListener {
 	sl := &splitListener{Listener: ln, done: make(chan struct{})}
-	sl.http = &subListener{parent: sl, conns: make(chan net.Conn)}
-	sl.grpc = &subListener{parent: sl, conns: make(chan net.Conn)}
+	sl.http = &subListener{parent: sl, conns: make(chan net.Conn), closed: make(chan struct{})}
+	sl.grpc = &subListener{parent: sl, conns: make(chan net.Conn), closed: make(chan struct{})}
 	go sl.serve()
 	return sl
 }
@@ -100,6 +100,8 @@ func (sl *splitListener) route(c net.Conn) {
 	_ = c.SetReadDeadline(time.Time{})
 	select {
 	case to.conns <- &peekedConn{Conn: c, r: br}:
+	case <-to.closed:
+		c.Close()
 	case <-sl.done:
 		c.Close()
 	}
@@ -112,22 +114,32 @@ func (sl *splitListener) close() {
 	})
 }
 
-// subListener is one side of a splitListener.
+// subListener is one side of a splitListener. Closing it stops that side only, so one
+// server's shutdown does not cut the other's listener; the splitListener itself closes
+// when the Server shuts down.
 type subListener struct {
-	parent *splitListener
-	conns  chan net.Conn
+	parent    *splitListener
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 func (l *subListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.conns:
 		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
 	case <-l.parent.done:
 		return nil, net.ErrClosed
 	}
 }
 
-func (l *subListener) Close() error   { l.parent.close(); return nil }
+func (l *subListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
+
 func (l *subListener) Addr() net.Addr { return l.parent.Addr() }
 
 // peekedConn reads first what was peeked.

@@ -96,6 +96,7 @@ type Server struct {
 	srv      *fasthttp.Server
 	ln       net.Listener
 	grpc     *grpc.Server
+	split    *splitListener
 	inflight chan struct{} // tokens bounding concurrent inserts
 	wg       sync.WaitGroup
 	polls    pollState
@@ -227,6 +228,7 @@ func (s *Server) Start(context.Context) error {
 	s.ln = ln
 	// One address for HTTP/1.x (fasthttp) and OTLP/gRPC (grpc.go).
 	split := newSplitListener(ln)
+	s.split = split
 	s.grpc = s.newGRPCServer()
 	s.wg.Go(func() {
 		if err := s.srv.Serve(split.http); err != nil {
@@ -256,6 +258,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.grpc.Stop()
 	}
+	s.split.close()
 	s.endLife()
 	s.wg.Wait()
 	return err
