@@ -1005,6 +1005,11 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/otlp/v1/metrics", as: "admin", header: otlp, body: `{"resourceMetrics": `}, 400, "invalid_rows")
 	h.expect(request{method: "POST", target: "/otlp/v1/metrics?database=nope", as: "admin", header: otlp, body: `{}`}, 404, "database_not_found")
 	h.expect(request{method: "POST", target: "/otlp/v1/logs", as: "read_only", header: otlp, body: `{}`}, 403, "forbidden")
+	custom := map[string]string{"Content-Type": "application/json", "x-service-traces-table": "custom_made"}
+	h.expect(request{method: "POST", target: "/otlp/v1/traces", as: "custom", header: custom, body: `{}`}, 404, "table_not_found")
+	if _, ok := h.m.Table(h.cluster.ID, "default", "custom_made"); ok {
+		t.Fatal("a custom-role key's OTLP export created a table")
+	}
 	json200(request{method: "DELETE", target: "/v1/apps/opentelemetry", as: "org_admin"})
 	h.expect(request{method: "POST", target: "/otlp/v1/logs", as: "admin", header: otlp, body: `{}`}, 403, "app_not_installed")
 

@@ -233,6 +233,14 @@ func TestOpenTelemetryAppWithTheSDKExporters(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	one := &collogspb.ExportLogsServiceRequest{ResourceLogs: []*logspb.ResourceLogs{{ScopeLogs: []*logspb.ScopeLogs{{
+		LogRecords: []*logspb.LogRecord{{TimeUnixNano: 1}}}}}}}
+	if _, err := logsClient.Export(withKey(s.AdminKey, "idempotency-key", "not a valid key"), one); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("bad idempotency key over gRPC: %v", err)
+	}
+	if _, err := logsClient.Export(withKey(s.AdminKey, "x-service-database", "nope"), one); status.Code(err) != codes.NotFound {
+		t.Fatalf("unknown database over gRPC: %v", err)
+	}
 	if _, err := logsClient.Export(withKey("svck_nope"), &collogspb.ExportLogsServiceRequest{}); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("unknown key over gRPC: %v", err)
 	}
