@@ -283,7 +283,10 @@ func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decode
 	}
 	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok {
 		_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, LogsearchTable, "_time", LogsearchColumnType)
-		if err != nil && !errors.Is(err, catalog.ErrExists) {
+		if errors.Is(err, catalog.ErrExists) {
+			err = s.deps.Commands.Sync(s.work()) // created concurrently: read it
+		}
+		if err != nil {
 			writeHEC(ctx, &hecStatus{503, "Server is busy", 9, nil})
 			return
 		}

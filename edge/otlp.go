@@ -93,7 +93,11 @@ func (s *Server) ensureOTLPTable(p *Principal, database, table string) error {
 		return forbidden("insert rows")
 	}
 	_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, database, table, "", "")
-	if err != nil && !errors.Is(err, catalog.ErrExists) {
+	if errors.Is(err, catalog.ErrExists) {
+		// A concurrent first export created it: read the winner's table.
+		err = s.deps.Commands.Sync(s.work())
+	}
+	if err != nil {
 		return tableError(err)
 	}
 	return nil

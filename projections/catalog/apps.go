@@ -207,3 +207,11 @@ func (m *Model) usesLogsearch(c *Cluster) bool {
 	}
 	return false
 }
+
+// Sync applies every event already stored to the read model, so that the caller reads
+// what a concurrent command committed: a command that lost a creation race (ErrExists)
+// syncs before reading the winner's object.
+func (s *Service) Sync(ctx context.Context) error {
+	_, err := s.proj.CatchUp(ctx)
+	return err
+}
