@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -29,23 +28,8 @@ type loginRequest struct {
 
 // login exchanges a user name and password for a session token.
 func (s *Server) login(ctx *fasthttp.RequestCtx) {
-	var req loginRequest
-	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	u, err := s.deps.Commands.Authenticate(req.Username, req.Password)
-	if err != nil {
-		if errors.Is(err, catalog.ErrBadCredentials) {
-			writeError(ctx, apiErr(401, "invalid_credentials", "wrong user name or password", ""))
-			return
-		}
-		writeError(ctx, err)
-		return
-	}
-	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
-	if err != nil {
-		writeError(ctx, err)
+	u, sess, token, ok := s.jsonLogin(ctx)
+	if !ok {
 		return
 	}
 	writeJSON(ctx, 200, map[string]any{"token": token, "token_type": "Bearer", "expires_at": sess.ExpiresAt, "user": viewUser(u)})
@@ -364,13 +348,19 @@ func toBytes(z catalog.ClusterSize) sizeBytes {
 	return sizeBytes{CPUCores: z.CPUCores, MemoryBytes: int64(z.MemoryGiB * (1 << 30))}
 }
 
-func viewCluster(c *catalog.Cluster) clusterView {
+// viewCluster answers a cluster; resources are what this node's engine process got,
+// null while it does not run here or was not measured yet.
+func (s *Server) viewCluster(c *catalog.Cluster) clusterView {
 	v := clusterView{ID: c.ID.String(), Name: c.Name, CreatedAt: c.CreatedAt.Format(time.RFC3339),
-		Status: clusterStatus{Phase: "ready", Ready: true}, IdleTimeoutMinutes: c.IdleTimeoutMinutes,
-		DatabaseS3Access: c.DatabaseS3Access}
-	if c.Replicas > 0 {
-		v.Resources = &clusterResources{Shards: 1, Replicas: c.Replicas, CPUCoresPerReplica: c.Size.CPUCores,
-			MemoryBytesPerReplica: int64(c.Size.MemoryGiB * (1 << 30)), MinimumSize: toBytes(c.MinSize), MaximumSize: toBytes(c.MaxSize)}
+		Status: clusterStatus{Phase: c.PhaseName(), Ready: c.PhaseName() == catalog.PhaseReady}, IdleTimeoutMinutes: c.IdleTimeoutMinutes,
+		CanPause: c.CanPause(), CanResume: c.CanResume(), DatabaseS3Access: c.DatabaseS3Access}
+	if c.Message != "" {
+		msg := c.Message
+		v.Status.Message = &msg
+	}
+	if cpu, mem, ok := s.deps.Clusters.Resources(c.ID); ok {
+		v.Resources = &clusterResources{Shards: 1, Replicas: max(1, c.Replicas), CPUCoresPerReplica: cpu,
+			MemoryBytesPerReplica: mem, MinimumSize: toBytes(c.MinSize), MaximumSize: toBytes(c.MaxSize)}
 	}
 	if c.S3 != nil {
 		v.S3Storage = &s3View{Data: c.S3.Data, Backups: c.S3.Backups}
@@ -382,7 +372,7 @@ func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) {
 	out := []clusterView{}
 	if p.Key != nil {
 		if c, ok := s.deps.Catalog.Cluster(p.Key.ClusterID); ok {
-			out = append(out, viewCluster(c))
+			out = append(out, s.viewCluster(c))
 		}
 		writeJSON(ctx, 200, map[string]any{"clusters": out})
 		return
@@ -392,7 +382,7 @@ func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	for _, c := range s.deps.Catalog.Clusters(p.OrgID) {
-		out = append(out, viewCluster(c))
+		out = append(out, s.viewCluster(c))
 	}
 	writeJSON(ctx, 200, map[string]any{"clusters": out})
 }
@@ -416,7 +406,7 @@ func (s *Server) getCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))
 		return
 	}
-	writeJSON(ctx, 200, viewCluster(c))
+	writeJSON(ctx, 200, s.viewCluster(c))
 }
 
 func stringParam(ctx *fasthttp.RequestCtx, name string) string {

@@ -4,14 +4,22 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/metrics"
 )
 
-// ClusterRunner brings a newly created cluster up: its engine, consumers and topics.
+// ClusterRunner brings this node's part of a cluster (engine, consumer, topics, `default`
+// database) to the phase the control plane records, and returns when it did.
 type ClusterRunner interface {
-	StartCluster(ctx context.Context, c *catalog.Cluster) error
+	ReconcileCluster(ctx context.Context, id uuid.UUID) error
+	// Resources is what the cluster's engine process on this node got: cores (its
+	// max_threads) and memory limit in bytes; ok is false while unknown.
+	Resources(id uuid.UUID) (cpuCores float64, memoryBytes int64, ok bool)
+	// ReadMetrics reads the cluster's stored metric observations.
+	ReadMetrics(ctx context.Context, id uuid.UUID, q metrics.Query) ([]metrics.Point, error)
 }
 
 type sizeEntry struct {
@@ -149,13 +157,7 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	if err := s.deps.Clusters.StartCluster(s.work(), c); err != nil {
-		writeError(ctx, fmt.Errorf("the cluster was created but its engine did not start (it is retried at the next start): %w", err))
-		return
-	}
-	if _, err := s.deps.Tables.CreateDatabase(s.work(), c.OrgID, c.ID, catalog.DefaultDatabase, nil); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	writeJSON(ctx, 200, viewCluster(c))
+	// Every node's reconciler completes the cluster; this one does it now. A failed start
+	// answers the cluster in phase failed with the reason, and is retried with backoff.
+	s.answerCluster(ctx, c.ID)
 }

@@ -258,26 +258,16 @@ func (s *Server) devicePageGet(ctx *fasthttp.RequestCtx) {
 
 func (s *Server) deviceLogin(ctx *fasthttp.RequestCtx) {
 	code := catalog.NormalizeUserCode(string(ctx.PostArgs().Peek("user_code")))
-	u, err := s.deps.Commands.Authenticate(string(ctx.PostArgs().Peek("username")), string(ctx.PostArgs().Peek("password")))
+	u, sess, token, err := s.passwordSession(string(ctx.PostArgs().Peek("username")), string(ctx.PostArgs().Peek("password")))
 	if err != nil {
-		s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Wrong user name or password.", Error: true})
-		return
-	}
-	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
-	if err != nil {
+		if e := toAPIError(err); e.Status == 401 {
+			s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Wrong user name or password.", Error: true})
+			return
+		}
 		writeError(ctx, err)
 		return
 	}
-	c := fasthttp.AcquireCookie()
-	defer fasthttp.ReleaseCookie(c)
-	c.SetKey(sessionCookie)
-	c.SetValue(token)
-	c.SetPath("/")
-	c.SetHTTPOnly(true)
-	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
-	c.SetExpire(sess.ExpiresAt)
-	c.SetSecure(ctx.IsTLS())
-	ctx.Response.Header.SetCookie(c)
+	setSessionCookie(ctx, token, sess.ExpiresAt)
 	s.renderDevice(ctx, 200, devicePageData{User: u.Username, UserCode: code, CSRF: csrfToken(token)})
 }
 

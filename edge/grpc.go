@@ -255,13 +255,9 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 	if err != nil {
 		return err
 	}
-	table := otlpTable(signal, get)
-	if err := s.ensureOTLPTable(p, db.Name, table); err != nil {
+	t, err := s.tableNamedForInsert(p, db, otlpTable(signal, get))
+	if err != nil {
 		return err
-	}
-	t, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, table)
-	if !ok {
-		return apiErr(404, "table_not_found", "table "+quoteName(table)+" does not exist", "")
 	}
 	if _, err := s.ingestInto(p, db, t, get("idempotency-key"), buf, decode); err != nil {
 		return err

@@ -88,7 +88,7 @@ func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf
 	if err != nil {
 		return 0, err
 	}
-	t, err := s.tableParam(ctx, p, db)
+	t, err := s.tableForInsert(ctx, p, db)
 	if err != nil {
 		return 0, err
 	}

@@ -1,8 +1,6 @@
 package edge
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -14,7 +12,6 @@ import (
 
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/pipeline/transform"
-	"github.com/svc-data/svc/projections/catalog"
 )
 
 // isProtobuf reports whether an OTLP request body is protobuf (else JSON), as the OTLP
@@ -79,30 +76,6 @@ func otlpTable(signal string, header func(string) string) string {
 	return signal
 }
 
-// ensureOTLPTable makes sure the table of an export exists, creating it on first use
-// (with an automatic sorting key). Keys with database roles never create tables: 404.
-func (s *Server) ensureOTLPTable(p *Principal, database, table string) error {
-	if _, ok := s.deps.Catalog.Table(p.ClusterID, database, table); ok {
-		return nil
-	}
-	if p.CustomRole() {
-		return apiErr(404, "table_not_found", fmt.Sprintf("table %q does not exist in database %q", table, database),
-			"keys with database roles insert into existing tables only; create it with an admin key")
-	}
-	if !p.can(actInsert) {
-		return forbidden("insert rows")
-	}
-	_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, database, table, "", "")
-	if errors.Is(err, catalog.ErrExists) {
-		// A concurrent first export created it: read the winner's table.
-		err = s.deps.Commands.Sync(s.work())
-	}
-	if err != nil {
-		return tableError(err)
-	}
-	return nil
-}
-
 // otlpHTTP serves POST /otlp/v1/{signal}: OTLP/HTTP with JSON or protobuf bodies, gzip or
 // not, into the signal's table of the selected database. Answers are OTLP responses
 // (partialSuccess when records were dropped); refusals use the error envelope, and
@@ -113,17 +86,8 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 		panic(err) // the otlp-* transforms are built in
 	}
 	return func(ctx *fasthttp.RequestCtx, p *Principal) {
-		db, err := s.database(ctx, p)
-		if err != nil {
-			writeError(ctx, err)
-			return
-		}
-		table := otlpTable(signal, func(h string) string { return string(ctx.Request.Header.Peek(h)) })
-		if err := s.ensureOTLPTable(p, db.Name, table); err != nil {
-			writeError(ctx, err)
-			return
-		}
-		ctx.SetUserValue("table", table)
+		// The table is created on first use (tableForInsert), as for every insert.
+		ctx.SetUserValue("table", otlpTable(signal, func(h string) string { return string(ctx.Request.Header.Peek(h)) }))
 		contentType := string(ctx.Request.Header.ContentType())
 		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 		var buf rows.Buffer

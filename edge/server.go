@@ -105,6 +105,8 @@ type Server struct {
 	// life is the context of requests' downstream work; see work.
 	life    context.Context
 	endLife context.CancelFunc
+	// routes is the router; the console's /ui/api calls it again with the /v1 path.
+	routes fasthttp.RequestHandler
 }
 
 // work returns the context.Context for a request's downstream calls (event store,
@@ -146,6 +148,14 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/v1/clusters", s.withKey(s.createCluster))
 	r.GET("/v1/clusters/sizes", s.clusterSizes)
 	r.GET("/v1/clusters/{cluster_id}", s.withKey(s.getCluster))
+	r.PATCH("/v1/clusters/{cluster_id}", s.withKey(s.patchCluster))
+	r.DELETE("/v1/clusters/{cluster_id}", s.withKey(s.deleteCluster))
+	r.POST("/v1/clusters/{cluster_id}/stop", s.withKey(s.stopCluster))
+	r.POST("/v1/clusters/{cluster_id}/resume", s.withKey(s.resumeCluster))
+	r.GET("/v1/metrics", s.withKey(s.getMetrics))
+	r.GET("/v1/clusters/metrics", s.withKey(s.clusterMetricsByName))
+	r.GET("/v1/clusters/{cluster_id}/metrics", s.withKey(s.clusterMetricsByID))
+	r.GET("/v1/connectors/{connector_id}", s.withKey(s.getConnector))
 	r.GET("/v1/keys", s.withKey(s.listKeys))
 	r.POST("/v1/keys", s.withKey(s.createKey))
 	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))
@@ -189,6 +199,12 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("traces"))))
 	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("logs"))))
 	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("metrics"))))
+	r.GET("/ui/", s.consolePage)
+	r.GET("/ui/assets/{file}", s.consoleAsset)
+	r.POST("/ui/login", s.consoleLogin)
+	r.GET("/ui/session", s.consoleSession)
+	r.POST("/ui/logout", s.consoleLogout)
+	r.ANY("/ui/api/{path:*}", s.consoleAPI)
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
 			"see /v1/openapi.json for the API"))
@@ -196,6 +212,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(405, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", ctx.Method(), ctx.Path()), ""))
 	}
+	s.routes = r.Handler
 	s.srv = &fasthttp.Server{
 		Handler:               s.logged(r.Handler),
 		Name:                  "svc",

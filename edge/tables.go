@@ -28,6 +28,8 @@ type tableView struct {
 	// Generations are the table's physical tables, oldest first: rows are inserted into
 	// the last; older ones are re-sorted into its key in the background.
 	Generations []generationView `json:"generations"`
+	// Columns (GET /v1/tables/{table} only): doc and every path with its type.
+	Columns []columnView `json:"columns,omitempty"`
 }
 
 type generationView struct {
@@ -102,7 +104,9 @@ func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) {
 	if !ok {
 		return
 	}
-	writeJSON(ctx, 200, viewTable(t))
+	v := viewTable(t)
+	v.Columns = s.tableColumns(t)
+	writeJSON(ctx, 200, v)
 }
 
 type createTableRequest struct {

@@ -68,6 +68,7 @@ type Consumer struct {
 	// draining is closed by Drain: workers flush what they hold and stop.
 	draining  chan struct{}
 	drainOnce sync.Once
+	shapes    *shapeCache // row shapes whose paths were recorded (paths.go)
 }
 
 type partitionID struct {
@@ -81,7 +82,7 @@ func NewConsumer(cfg ConsumerConfig, engine Engine, tables Tables) (*Consumer, e
 		return nil, err
 	}
 	return &Consumer{cfg: cfg, engine: engine, tables: tables, stats: newStats(), workers: map[partitionID]*worker{},
-		draining: make(chan struct{})}, nil
+		draining: make(chan struct{}), shapes: newShapeCache()}, nil
 }
 
 // Stats returns the consumer's live counters.
@@ -374,6 +375,9 @@ func (w *worker) flush(ctx context.Context, n int) error {
 		if err := w.retry(ctx, func() error { return w.a.Commit(ctx, start, p.encode()) }); err != nil {
 			return fmt.Errorf("commit batch plan [%d, %d): %w", start, end, err)
 		}
+	}
+	if err := w.recordPaths(ctx, groups); err != nil {
+		return err
 	}
 	for _, g := range groups {
 		if err := w.insertGroup(ctx, p, start, end, g); err != nil {

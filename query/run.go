@@ -49,6 +49,22 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// engineUnavailable is the answer when a cluster has no engine to run on; an *Error from
+// Engines (a stopped cluster's, naming how to resume it) passes as it is.
+func engineUnavailable(err error) *Error {
+	var qe *Error
+	if errors.As(err, &qe) {
+		return qe
+	}
+	return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error(), Hint: "retry shortly"}
+}
+
+// QueryCounter, when Engines implements it, counts every statement sent to a cluster's
+// engine: reads, and writes (statements that write a table).
+type QueryCounter interface {
+	CountQuery(cluster uuid.UUID, write bool)
+}
+
 // Engines gives the engine of a cluster.
 type Engines interface {
 	QueryEngine(cluster uuid.UUID) (Engine, error)
@@ -135,7 +151,10 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	}
 	eng, err := r.engines.QueryEngine(req.ClusterID)
 	if err != nil {
-		return nil, &Error{Status: 503, Code: "engine_unavailable", Message: err.Error(), Hint: "retry shortly"}
+		return nil, engineUnavailable(err)
+	}
+	if c, ok := r.engines.(QueryCounter); ok {
+		c.CountQuery(req.ClusterID, len(st.Writes) > 0)
 	}
 	settings := map[string]string{}
 	for _, s := range DefaultSettings {
@@ -159,7 +178,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		if canceled {
 			return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 		}
-		return nil, engineError(err, env)
+		return nil, explainPathType(st, engineError(err, env))
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
 		finish: finish, canceled: qctx.Err}
@@ -174,8 +193,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 			if qctx.Err() != nil {
 				return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 			}
-			return nil, engineError(err, env)
+			return nil, explainPathType(st, engineError(err, env))
 		}
+		r.afterInsertSelect(qctx, eng, req, st)
 	}
 	return res, nil
 }
@@ -363,7 +383,7 @@ func (c catalogView) Table(db, table string) (statement.Table, bool) {
 		return statement.Table{}, false
 	}
 	g, _ := t.Current()
-	return statement.Table{Generation: g.N}, true
+	return statement.Table{Generation: g.N, Paths: TypedPaths(c.m, t)}, true
 }
 
 // accessView is the cluster's roles, grants, policies and profiles.
@@ -432,7 +452,7 @@ func (r *Runner) firstGeneration(ctx context.Context, req Request, st *statement
 	}
 	eng, err := r.engines.QueryEngine(req.ClusterID)
 	if err != nil {
-		return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
+		return engineUnavailable(err)
 	}
 	sample, err := sampleDocs(ctx, eng, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", req.QueryID)
 	if err != nil {

@@ -40,7 +40,7 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 	}
 	eng, err := r.engines.QueryEngine(imp.ClusterID)
 	if err != nil {
-		return res, &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
+		return res, engineUnavailable(err)
 	}
 	src := fmt.Sprintf("url(%s, 'JSONAsObject', %s)", sqlquote.String(imp.URL), sqlquote.String("doc "+t.ColumnType))
 	env := statement.Env{Catalog: catalogView{m: r.model, cluster: imp.ClusterID}}
@@ -78,6 +78,11 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 	if sum := rows.Summary(); sum.Known {
 		n := sum.WrittenRows
 		res.Inserted = &n
+	}
+	// The import's paths go to the table's schema; a retry with the same query id
+	// inserts nothing (deduplication token) and records them again.
+	if err := r.recordStoredPaths(ctx, eng, t.ID, target.Database, target.Table, imp.QueryID); err != nil {
+		return res, engineError(err, env)
 	}
 	return res, nil
 }

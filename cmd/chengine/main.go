@@ -45,6 +45,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		lib       = fs.String("lib", env("SVC_CHDB_LIB", ""), "`path` of libchdb.so (SVC_CHDB_LIB)")
 		pool      = fs.String("pool", env("SVC_CHENGINE_POOL", strconv.Itoa(chengine.DefaultPool)), "engine connections, i.e. statements running at once (SVC_CHENGINE_POOL)")
 		maxMem    = fs.String("max-memory", env("SVC_CHENGINE_MAX_MEMORY", "25%"), "engine memory limit: bytes, 2GiB, or a percentage of memory (SVC_CHENGINE_MAX_MEMORY)")
+		threads   = fs.String("max-threads", env("SVC_CHENGINE_MAX_THREADS", "0"), "max_threads of every statement; 0 is the engine's default (SVC_CHENGINE_MAX_THREADS)")
 		markCache = fs.String("mark-cache", env("SVC_CHENGINE_MARK_CACHE", "128MiB"), "mark and primary index cache `size` (SVC_CHENGINE_MARK_CACHE)")
 		acquire   = fs.String("acquire-timeout", env("SVC_CHENGINE_ACQUIRE_TIMEOUT", chengine.DefaultAcquireTimeout.String()), "how long a request waits for a free connection before 503 (SVC_CHENGINE_ACQUIRE_TIMEOUT)")
 		grace     = fs.String("shutdown-timeout", env("SVC_CHENGINE_SHUTDOWN_TIMEOUT", "30s"), "how long running statements may finish after SIGTERM (SVC_CHENGINE_SHUTDOWN_TIMEOUT)")
@@ -72,6 +73,9 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	if cfg.MaxMemory, err = chengine.ParseSize(*maxMem); err != nil {
 		errs = append(errs, fmt.Errorf("max memory: %w", err))
+	}
+	if cfg.MaxThreads, err = strconv.Atoi(*threads); err != nil {
+		errs = append(errs, fmt.Errorf("max threads: %w", err))
 	}
 	if cfg.MarkCache, err = chengine.ParseSize(*markCache); err != nil {
 		errs = append(errs, fmt.Errorf("mark cache: %w", err))

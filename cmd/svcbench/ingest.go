@@ -248,21 +248,13 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 			ws = append(ws, w)
 		}
 	}
-	var orgs struct{ Organizations []struct{ ID string } }
-	_, body, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil)
+	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {
+		return err
+	}
+	engineDB, err := st.engineDatabase(ctx)
 	if err != nil {
 		return err
 	}
-	req, _ := http.NewRequest("GET", st.url+"/v1/organizations", nil)
-	req.Header.Set("Authorization", "Bearer "+st.key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	json.NewDecoder(resp.Body).Decode(&orgs)
-	resp.Body.Close()
-	_ = body
-	engineDB := "o_" + strings.ReplaceAll(orgs.Organizations[0].ID, "-", "") + "__default"
 	if err := st.installOpenTelemetry(ctx); err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@
 //	                  and ack-to-queryable latency
 //	svcbench query    SELECT 1 latency and a 1M-row scan through the API beside the same
 //	                  on the engine
+//	svcbench cli      svc ingest of a 1M-row NDJSON file beside the edge fed by HTTP
+//	                  workers, each until queryable
 //
 // It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
 package main
@@ -49,7 +51,7 @@ type stack struct {
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|cli [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -81,6 +83,9 @@ func run(args []string) (err error) {
 		return err
 	case "query":
 		err = benchQuery(ctx, st, *scanRows)
+		return err
+	case "cli":
+		err = benchCLI(ctx, st, *rows, *batch, *workers)
 		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -15,34 +12,6 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 )
-
-// browser returns a headless Chromium context, or skips when Debian's chromium is not
-// installed (the CI script installs it; `go tool task test` installs it when it can).
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("SVC_REQUIRE_BROWSER") != "" {
-			t.Fatalf("chromium not found but SVC_REQUIRE_BROWSER is set: %v", err)
-		}
-		t.Skip("chromium not installed (Debian package chromium); the device login browser test needs it")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
-}
 
 type deviceCode struct {
 	DeviceCode              string `json:"device_code"`
@@ -82,7 +51,7 @@ func pollToken(t *testing.T, s *svcdtest.Service, code string) (status int, body
 // and submitting the approval page.
 func TestDeviceLoginInChromium(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
-	ctx := browser(t)
+	ctx := svcdtest.Browser(t)
 	dc := requestDeviceCode(t, s)
 	if dc.Interval != 5 || dc.ExpiresIn <= 0 || !strings.Contains(dc.VerificationURIComplete, dc.UserCode) {
 		t.Fatalf("device code response %+v", dc)

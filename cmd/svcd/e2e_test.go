@@ -89,7 +89,9 @@ func TestBadInputIsRefusedWholeWithANamedProblem(t *testing.T) {
 	}{
 		{"malformed JSON", "/v1/tables/t", `[{"a":1},{"a":`, nil, 400, "invalid_rows", "offset"},
 		{"non-object element", "/v1/tables/t", `[{"a":1},"x",{"a":3}]`, nil, 400, "invalid_rows", "element"},
-		{"unknown table", "/v1/tables/nope", `{"a":1}`, nil, 404, "table_not_found", "nope"},
+		// A missing table is created by the insert (TestFirstInsertCreatesTheTable); a name
+		// no table can have is refused.
+		{"invalid table name", "/v1/tables/no__pe", `{"a":1}`, nil, 400, "invalid_name", "no__pe"},
 		{"missing key", "/v1/tables/t", `{"a":1}`, []string{"Authorization", ""}, 401, "unauthenticated", "credentials"},
 		{"wrong key", "/v1/tables/t", `{"a":1}`, []string{"Authorization", "Bearer svck_wrong"}, 401, "unauthenticated", "credentials"},
 		{"bad idempotency key", "/v1/tables/t", `{"a":1}`, []string{"Idempotency-Key", "has space"}, 400, "invalid_idempotency_key", "spaces"},

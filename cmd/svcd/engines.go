@@ -36,15 +36,28 @@ func newEngines(cfg *Config, log *slog.Logger) *engines {
 }
 
 // start brings up a cluster's engine and returns its client once it answers.
-func (e *engines) start(ctx context.Context, cluster uuid.UUID) (*chclient.Client, error) {
+func (e *engines) start(ctx context.Context, cluster uuid.UUID, lim engineLimits) (*chclient.Client, error) {
+	e.mu.Lock()
+	c, ok := e.clients[cluster]
+	old := e.procs[cluster]
+	delete(e.procs, cluster)
+	e.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	if old != nil { // started by an attempt that failed later
+		_ = old.Shutdown(ctx)
+	}
 	url := e.cfg.ClickHouseURL
 	if url == "" {
 		p, err := clickhouse.NewProcess(clickhouse.ProcessConfig{
-			Binary:  e.cfg.EngineBin,
-			Lib:     e.cfg.ChdbLib,
-			DataDir: filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
-			Listen:  "127.0.0.1:0",
-			Pool:    e.cfg.EnginePool,
+			Binary:     e.cfg.EngineBin,
+			Lib:        e.cfg.ChdbLib,
+			DataDir:    filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
+			Listen:     "127.0.0.1:0",
+			Pool:       lim.pool(e.cfg.EnginePool),
+			MaxMemory:  lim.Memory,
+			MaxThreads: lim.Threads,
 			// An engine that dies is started again on the same address; consumers retry
 			// meanwhile and lose nothing.
 			Restart: true,

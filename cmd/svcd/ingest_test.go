@@ -240,6 +240,10 @@ func TestURLImport(t *testing.T) {
 	if n := s.Count("imp"); n != 1000 {
 		t.Fatalf("%d rows imported", n)
 	}
+	// The import recorded its paths: they read typed.
+	if d := s.Query("SELECT toString(sum(i)) AS s, toTypeName(i) AS t FROM imp GROUP BY t"); len(d) != 1 || d[0]["s"] != "499500" || d[0]["t"] != "Nullable(Int64)" {
+		t.Fatalf("imported paths are not typed: %v", d)
+	}
 	// Retrying with the same query id does not import twice.
 	s.Must(200, "POST", "/v1/tables/imp?url="+urlQuery(u)+"&query_id=import-1", nil)
 	if n := s.Count("imp"); n != 1000 {

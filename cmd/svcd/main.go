@@ -151,18 +151,16 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	mgr := tables.NewManager(cat, engines)
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
-	n := &node{a: a, cfg: cfg, engines: engines, mgr: mgr, producer: producer, seeds: seeds, log: log, ops: observe, ctx: ctx}
-	for _, cl := range model.AllClusters() {
-		if err := n.StartCluster(ctx, cl); err != nil {
-			return err
-		}
-	}
+	n := newNode(&node{a: a, cfg: cfg, cat: cat, model: model, engines: engines, mgr: mgr, producer: producer, seeds: seeds,
+		log: log, ops: observe, ctx: ctx})
+	n.Start()
+	a.started(n)
 	logCtx, stopLog := context.WithCancel(context.WithoutCancel(ctx))
 	logDone := make(chan struct{})
 	go func() { defer close(logDone); reqlog.Run(logCtx, time.Second) }()
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
-	runner := query.NewRunner(model, cat, mgr, engines)
+	runner := query.NewRunner(model, cat, mgr, n)
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow,
 		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log,
 		MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait}, edge.Deps{
@@ -171,7 +169,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Tables:     mgr,
 		Ingest:     pipeline.NewIngestor(producer),
 		Query:      runner,
-		Searcher:   splsearch.New(model, engines, runner),
+		Searcher:   splsearch.New(model, n, runner),
 		Ops:        observe,
 		RequestLog: reqlog,
 		Clusters:   n,
@@ -187,76 +185,6 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	log.Info("svcd ready", "http", srv.Addr(), "data", cfg.DataDir, "kafka", seeds)
 	<-ctx.Done()
 	return nil
-}
-
-// node starts clusters, at start and when one is created.
-type node struct {
-	a        *app
-	cfg      *Config
-	engines  *engines
-	mgr      *tables.Manager
-	producer *kafka.Producer
-	seeds    []string
-	log      *slog.Logger
-	ops      *ops
-	ctx      context.Context // the service's lifetime
-}
-
-// StartCluster implements edge.ClusterRunner.
-func (n *node) StartCluster(_ context.Context, c *catalog.Cluster) error {
-	cons, err := startCluster(n.ctx, n.a, n.cfg, c.ID, n.engines, n.mgr, n.producer, n.seeds, n.log)
-	if err != nil {
-		return err
-	}
-	n.ops.add(c.ID, cons)
-	return nil
-}
-
-// startCluster brings up what a cluster needs: its engine, schema, topics and consumer.
-func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, engines *engines, mgr *tables.Manager,
-	producer *kafka.Producer, seeds []string, log *slog.Logger) (*pipeline.Consumer, error) {
-	eng, err := engines.start(ctx, cluster)
-	if err != nil {
-		return nil, err
-	}
-	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
-		return nil, err
-	}
-	if err := requestlog.Schema(ctx, eng); err != nil {
-		return nil, fmt.Errorf("create request log: %w", err)
-	}
-	if err := mgr.Reconcile(ctx, cluster); err != nil {
-		return nil, err
-	}
-	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
-	if err := kafka.EnsureTopics(ctx, seeds, int32(cfg.IngestPartitions), ingest, dead); err != nil {
-		return nil, err
-	}
-	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
-		MaxRows: cfg.BatchMaxRows, Linger: cfg.BatchLinger, Logger: log.With("cluster", cluster),
-		Dead: producer, DeadTopic: func(string) string { return dead },
-	}, eng, mgr)
-	if err != nil {
-		return nil, err
-	}
-	a.started(cons)
-	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: pipeline.ConsumerGroup(cluster),
-		Topics: []string{ingest}, Logger: log.With("cluster", cluster)}, cons)
-	if err != nil {
-		return nil, err
-	}
-	if err := gr.Start(ctx); err != nil {
-		return nil, err
-	}
-	a.started(gr)
-	rctx, stopResort := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Seeds: seeds, Group: pipeline.ConsumerGroup}, 5*time.Second, log.With("cluster", cluster))
-	}()
-	a.started(shutdownFunc(func(context.Context) error { stopResort(); <-done; return nil }))
-	return cons, nil
 }
 
 // openStore opens EventStoreDB when SVC_EVENTSTORE_URL names one, else the embedded

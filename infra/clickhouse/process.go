@@ -50,6 +50,8 @@ type ProcessConfig struct {
 	Pool int
 	// MaxMemory is the engine's memory limit in bytes. Default: the engine's (25% of memory).
 	MaxMemory int64
+	// MaxThreads is the engine's max_threads. Default: the engine's.
+	MaxThreads int
 	// Restart restarts an engine that exits on its own, with exponential backoff.
 	Restart bool
 	// StartTimeout bounds how long Start waits for the engine to serve. Default 60s.
@@ -223,6 +225,9 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 	}
 	if p.cfg.MaxMemory > 0 {
 		args = append(args, "--max-memory", strconv.FormatInt(p.cfg.MaxMemory, 10))
+	}
+	if p.cfg.MaxThreads > 0 {
+		args = append(args, "--max-threads", strconv.Itoa(p.cfg.MaxThreads))
 	}
 	cmd := exec.Command(p.cfg.Binary, args...)
 	cmd.Env = append(os.Environ(), p.cfg.Env...)

@@ -111,28 +111,23 @@ func (s *Service) CreateClusterWith(ctx context.Context, spec ClusterCreated) (*
 	if _, ok := s.model.Organization(spec.OrgID); !ok {
 		return nil, fmt.Errorf("%w: organization %s", ErrNotFound, spec.OrgID)
 	}
-	if spec.Name == "" || len(spec.Name) > 64 {
-		return nil, invalid("name", "cluster name must be 1 to 64 characters")
-	}
-	if err := ValidateOrganizationName(spec.Name); err != nil {
-		return nil, invalid("name", "cluster name %q may contain only letters, digits, '.', '_' and '-'", spec.Name)
+	if err := validClusterName(spec.Name); err != nil {
+		return nil, err
 	}
 	spec.ID = uuid.New()
 	spec.CreatedAt = s.now()
 	spec.AppsTracked = true // clusters start with no apps installed
 	err := s.retry(ctx, func() (uint64, error) {
-		// The organization's stream orders cluster names, so two creations of one name
-		// cannot both pass.
-		st, err := s.loadOrg(ctx, spec.OrgID)
+		// The organization's own stream, read to its exact version, decides the name: two
+		// creations of one name append at the same version and only one can pass.
+		names, err := s.loadClusterNames(ctx, spec.OrgID)
 		if err != nil {
 			return 0, err
 		}
-		for _, c := range s.model.Clusters(spec.OrgID) {
-			if strings.EqualFold(c.Name, spec.Name) {
-				return 0, fmt.Errorf("%w: cluster %q", ErrExists, spec.Name)
-			}
+		if _, taken := names.holder(spec.Name); taken {
+			return 0, fmt.Errorf("%w: cluster %q", ErrExists, spec.Name)
 		}
-		if _, err := s.append(ctx, orgStream(spec.OrgID), es.Exact(st.version), newEvent(EvClusterNamed, ClusterNamed{OrgID: spec.OrgID, ClusterID: spec.ID, Name: spec.Name})); err != nil {
+		if _, err := s.append(ctx, orgStream(spec.OrgID), es.Exact(names.version), newEvent(EvClusterNamed, ClusterNamed{OrgID: spec.OrgID, ClusterID: spec.ID, Name: spec.Name})); err != nil {
 			return 0, err
 		}
 		return s.append(ctx, clusterStream(spec.ID), es.NoStream(), newEvent(EvClusterCreated, spec))

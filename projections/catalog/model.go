@@ -37,6 +37,11 @@ type Cluster struct {
 	DatabaseS3Access   *DatabaseS3Access
 	// AppsTracked: the cluster was created with apps (none installed); see AdoptApps.
 	AppsTracked bool
+	// Lifecycle (clusters.go): phase, its message, whether the idle timeout stopped it,
+	// and when the phase began.
+	Phase, Message string
+	IdleStopped    bool
+	PhaseAt        time.Time
 }
 
 // S3Location is a bucket and a path inside it.
@@ -144,6 +149,7 @@ type Model struct {
 	accessModel
 	searchModel
 	appModel
+	pathsModel
 }
 
 // NewModel returns an empty read model.
@@ -307,6 +313,12 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applyApps(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyCluster(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyPaths(e); handled || err != nil {
 			return err
 		}
 		_, err = m.applyIdentity(e)

@@ -59,6 +59,8 @@ type CompileOptions struct {
 	Window   Window
 	Now      time.Time
 	Resolver Resolver
+	// Paths is the table's path schema (docs/typing.md); numeric paths read typed.
+	Paths map[string][]string
 }
 
 // Plan is a compiled search.
@@ -131,7 +133,11 @@ func (b *baseRel) render(withDoc bool) string {
 		cols = append(cols, "doc")
 	}
 	for _, p := range b.paths.names {
-		cols = append(cols, docRef(p)+" AS "+pathCol(p))
+		ref := docRef(p)
+		if typed, ok := b.paths.numeric[p]; ok {
+			ref = typed
+		}
+		cols = append(cols, ref+" AS "+pathCol(p))
 	}
 	if len(cols) == 0 {
 		cols = append(cols, "1 AS `@`")
@@ -336,13 +342,14 @@ func (c *compiler) baseSearch(sc *SearchCommand) {
 	}
 	// The search condition reads the table directly; later stages read
 	// the path columns of the base relation.
-	c.cur = state{sch: &schema{open: true}}
+	numeric := numericReads(c.opts.Paths)
+	c.cur = state{sch: &schema{open: true, direct: numeric}}
 	if sc.Expr != nil {
 		if s := c.searchCond(sc.Expr); s != "1" {
 			cond += " AND " + s
 		}
 	}
-	paths := &pathSet{seen: map[string]bool{}}
+	paths := &pathSet{seen: map[string]bool{}, numeric: numeric}
 	c.cur.sch = &schema{open: true, paths: paths}
 	c.cur.order = []orderTerm{{c.cur.sch.base("_time").s, true}}
 	c.cur.rel = c.addCTE("")

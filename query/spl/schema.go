@@ -23,6 +23,9 @@ type schema struct {
 	layers []layer    // open schemas
 	cols   []namedCol // closed schemas
 	paths  *pathSet   // document paths read; nil reads the table directly
+	// direct are the typed reads of numeric paths when the table is read directly (the
+	// base search condition, typing.go).
+	direct map[string]string
 }
 
 // pathSet records the document paths a plan reads. The base relation
@@ -31,6 +34,8 @@ type schema struct {
 type pathSet struct {
 	names []string
 	seen  map[string]bool
+	// numeric are the paths read as numbers, with their typed read (typing.go).
+	numeric map[string]string
 }
 
 // col registers a path and returns the column holding it.
@@ -76,7 +81,7 @@ type namedCol struct {
 }
 
 func (s *schema) clone() *schema {
-	n := &schema{open: s.open, paths: s.paths}
+	n := &schema{open: s.open, paths: s.paths, direct: s.direct}
 	n.layers = append(n.layers, s.layers...)
 	n.cols = append(n.cols, s.cols...)
 	return n
@@ -97,6 +102,12 @@ func (s *schema) base(name string) sqlExpr {
 	case "_raw", "host", "source", "sourcetype", "index":
 		// Typed paths read '' when the key is absent; absent is null.
 		return sqlExpr{"nullIf(" + ref + ", '')", kStr}
+	}
+	if _, ok := s.paths.numericPath(name); ok {
+		return sqlExpr{ref, kNum}
+	}
+	if typed, ok := s.direct[name]; ok && s.paths == nil {
+		return sqlExpr{typed, kNum}
 	}
 	return sqlExpr{ref, kDyn}
 }

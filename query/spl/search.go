@@ -66,6 +66,8 @@ type Request struct {
 	Table string `json:"-"`
 	// Now is the search's clock; zero means time.Now().
 	Now time.Time `json:"-"`
+	// Paths is the table's path schema (docs/typing.md).
+	Paths map[string][]string `json:"-"`
 }
 
 // Response is the body of a successful search.
@@ -300,7 +302,7 @@ func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err e
 	if x.queryID == "" {
 		x.queryID = newQueryID()
 	}
-	plan, err := Compile(ctx, p, CompileOptions{Table: req.Table, Window: w, Now: now.UTC(), Resolver: x})
+	plan, err := Compile(ctx, p, CompileOptions{Table: req.Table, Window: w, Now: now.UTC(), Resolver: x, Paths: req.Paths})
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,7 @@ func (r *Searcher) Search(ctx context.Context, org, cluster uuid.UUID, database 
 	}
 	defer done()
 	req.Table = sqlquote.Ident(t.Engine) + "." + sqlquote.Ident(SearchTable)
+	req.Paths = query.TypedPaths(r.model, t)
 	resp, err := spl.Search(qctx, searchEngine{eng}, req)
 	if err == nil {
 		return resp, nil

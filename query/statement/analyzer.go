@@ -29,6 +29,9 @@ type analyzer struct {
 	// pathRewrites counts document paths rewritten so far; a select item
 	// whose walk rewrote one is given its original text as name.
 	pathRewrites int
+	// dynamic are the paths read as Dynamic although the table has a schema.
+	dynamic []DynamicPath
+	typed   []TypedPath
 }
 
 // tableRead records one table the statement reads and what of it.

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
+
+	"github.com/svc-data/svc/query/pathtype"
 )
 
 // The rewritten statement is rendered by the parser library's formatter, with
@@ -33,18 +35,24 @@ type pathRef struct {
 	outNode
 	qualifier string // source name, empty for unqualified
 	segs      []*ch.Ident
+	// read is how the path reads (typing.go); the zero value is Dynamic.
+	read pathtype.Read
+	path string   // dotted path, for errors
+	seen []string // types seen at it
 }
 
 func (p *pathRef) FormatSQL(f *ch.Formatter) {
+	var b strings.Builder
 	if p.qualifier != "" {
-		f.WriteString(quoteName(p.qualifier, isKeyword(p.qualifier)))
-		f.WriteByte('.')
+		b.WriteString(quoteName(p.qualifier, isKeyword(p.qualifier)))
+		b.WriteByte('.')
 	}
-	f.WriteString(docColumn)
+	b.WriteString(docColumn)
 	for _, s := range p.segs {
-		f.WriteByte('.')
-		f.WriteString(renderIdent(s))
+		b.WriteByte('.')
+		b.WriteString(renderIdent(s))
 	}
+	f.WriteString(p.read.Expr(b.String()))
 }
 
 // keptRef is an identifier that names an alias, a lambda parameter, a WITH

@@ -65,6 +65,9 @@ type Table struct {
 	// Generation is the current generation n: rows are written to
 	// <engine db>.<table>__g<n>. Zero means no generation exists yet.
 	Generation int
+	// Paths is the table's path schema: each leaf path with the engine types seen in
+	// it (docs/typing.md). Nil leaves every path Dynamic.
+	Paths map[string][]string
 }
 
 // Access is the organization's access control: roles with their grants,

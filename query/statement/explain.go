@@ -105,12 +105,16 @@ func (a *analyzer) describe(t *tokens) (*Statement, *Error) {
 	}
 	// Row policies still apply: describing a subquery evaluates its scalar
 	// subqueries, whose values can show in types (FixedString(n)).
+	_, isTable := jt.Table.Expr.(*ch.TableIdentifier)
 	sc := newScope(nil, nil, nil)
 	if _, err := a.from(q.From, sc); err != nil {
 		return nil, err
 	}
 	if err := a.authorizeReads(); err != nil {
 		return nil, err
+	}
+	if st, ok, err := a.describePaths(isTable); ok {
+		return st, err
 	}
 	node, ok := jt.Table.Expr.(*tableNode)
 	if !ok {

@@ -163,6 +163,7 @@ func (a *analyzer) expr(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 		if n.Expr, err = a.expr(n.Expr, sc); err != nil {
 			return nil, err
 		}
+		a.untyped(n.Expr)
 		if n.Separator == "," {
 			n.AsType, err = a.expr(n.AsType, sc)
 			return n, err
@@ -372,7 +373,9 @@ func (a *analyzer) docPath(src *source, segs []*ch.Ident, qualify bool) (ch.Expr
 		}
 		q = src.name
 	}
-	return &pathRef{qualifier: q, segs: segs}, nil
+	ref := &pathRef{qualifier: q, segs: segs}
+	a.typePath(src, ref)
+	return ref, nil
 }
 
 // column renders a column of a source that is not a document.
@@ -443,6 +446,7 @@ func (a *analyzer) binary(n *ch.BinaryOperation, sc *scope) (ch.Expr, *Error) {
 		if n.LeftExpr, err = a.expr(n.LeftExpr, sc); err != nil {
 			return nil, err
 		}
+		a.untyped(n.LeftExpr)
 		return n, checkType(n.RightExpr)
 	}
 	if n.LeftExpr, err = a.expr(n.LeftExpr, sc); err != nil {

@@ -163,7 +163,7 @@ func (a *analyzer) orgTable(db, name string, alias *ch.Ident, jt *ch.JoinTableEx
 	}
 	ref := TableRef{Database: db, Table: name, EngineDatabase: engineDB, EngineTable: name}
 	r := a.read(ref, false, pos)
-	src := &source{kind: srcTable, name: name, db: db, table: name, read: r}
+	src := &source{kind: srcTable, name: name, db: db, table: name, read: r, paths: a.tablePaths(db, name)}
 	if alias != nil {
 		src.name, src.aliased = alias.Name, true
 	}
@@ -237,6 +237,7 @@ func subquerySource(outs []output, alias *ch.Ident, name string) *source {
 		src.columns[o.name] = true
 		if o.doc {
 			docs++
+			src.paths = o.paths
 		}
 	}
 	src.docCarrier = docs == 1

@@ -75,7 +75,7 @@ func (a *analyzer) compileFilter(pol RowPolicy, table string) (string, *Error) {
 	if err := checkScalar(exprs[0]); err != nil {
 		return "", fail()
 	}
-	e, err := a.rewriteForTable(exprs[0], table)
+	e, err := a.rewriteForTableTyped(exprs[0], table, a.tablePaths(pol.Database, pol.Table))
 	if err != nil {
 		return "", fail()
 	}
@@ -86,8 +86,14 @@ func (a *analyzer) compileFilter(pol RowPolicy, table string) (string, *Error) {
 // table (a policy filter, a sorting key): paths become doc paths, functions
 // and names are checked, and no grant or policy applies.
 func (a *analyzer) rewriteForTable(e ch.Expr, table string) (ch.Expr, *Error) {
+	return a.rewriteForTableTyped(e, table, nil)
+}
+
+// rewriteForTableTyped is rewriteForTable with the table's path schema, so that paths
+// read typed (policy filters).
+func (a *analyzer) rewriteForTableTyped(e ch.Expr, table string, paths map[string][]string) (ch.Expr, *Error) {
 	sc := newScope(nil, nil, nil)
-	sc.sources = []*source{{kind: srcTable, name: table, table: table}}
+	sc.sources = []*source{{kind: srcTable, name: table, table: table, paths: paths}}
 	savedAcc, savedPol := a.noAccounting, a.noPolicies
 	a.noAccounting, a.noPolicies = true, true
 	defer func() { a.noAccounting, a.noPolicies = savedAcc, savedPol }()

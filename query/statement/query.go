@@ -357,7 +357,7 @@ func starOutputs(srcs []*source) []output {
 	var outs []output
 	for _, src := range srcs {
 		if src.hasDoc() {
-			outs = append(outs, output{name: docColumn, doc: true})
+			outs = append(outs, output{name: docColumn, doc: true, paths: src.paths})
 			continue
 		}
 		for _, c := range sortedKeys(src.columns) {

@@ -46,6 +46,8 @@ type source struct {
 	// docCarrier: a subquery whose output is the document of one of our
 	// tables (SELECT * FROM t); names resolve to paths in its doc column.
 	docCarrier bool
+	// paths is the path schema of the document (typing.go); nil when unknown.
+	paths map[string][]string
 }
 
 // hasDoc reports whether unresolved names are paths in this source.
@@ -98,6 +100,8 @@ type cte struct {
 type output struct {
 	name string
 	doc  bool // the document of one of our tables (SELECT *)
+	// paths is the path schema of that document (typing.go).
+	paths map[string][]string
 }
 
 func newScope(parent *scope, ctes map[string]*cte, with map[string]bool) *scope {

@@ -86,6 +86,11 @@ type Statement struct {
 	// the first generation's key before analyzing the statement again.
 	NeedsGeneration bool
 	Source          string
+	// DynamicPaths are the paths read as Dynamic in a table with a path schema
+	// (typing.go), to explain engine type errors.
+	DynamicPaths []DynamicPath
+	// TypedPaths are the paths read typed, to explain type errors of functions.
+	TypedPaths []TypedPath
 }
 
 // TableRef names a table both ways.

@@ -216,6 +216,9 @@ func (a *analyzer) tablesView() string {
 // columnsView shows the columns of the read views (every table has one
 // column, doc JSON), not of generations.
 func (a *analyzer) columnsView() string {
+	if view, ok := a.pathColumnsView(); ok {
+		return view
+	}
 	return "(SELECT " + a.mapDatabase("e_db") + " AS database, e_table AS `table`, e_name AS name, e_type AS type," +
 		" e_position AS position, e_comment AS comment" +
 		" FROM (SELECT database AS e_db, table AS e_table, name AS e_name, type AS e_type, position AS e_position," +

@@ -17,8 +17,10 @@ import (
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/pathtype"
 	"github.com/svc-data/svc/query/sortkey"
 	"github.com/svc-data/svc/query/sqlquote"
+	"github.com/svc-data/svc/query/statement"
 )
 
 // Engine is what table management needs of an engine.
@@ -104,19 +106,29 @@ var keyCheckTypes = []string{"String", "Int64", "Float64", "DateTime64(9)"}
 // type may cure.
 var typeErrors = map[int32]bool{43: true, 53: true, 386: true, 70: true}
 
-// CheckKey validates a sorting key's syntax and lets the engine judge it, by creating a
-// throwaway table with it; the engine's own error comes back for an unusable key.
-func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) error {
-	k, err := sortkey.Parse(key)
+// CheckKey validates a sorting key with the one validator of statement.SortingKey (the
+// same as SQL DDL's), lets the engine judge it by creating a throwaway table with it, and
+// returns the canonical key text: the engine's own error comes back for an unusable key.
+func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) (string, error) {
+	canonical, err := statement.SortingKey(key)
 	if err != nil {
-		return &catalog.FieldError{Field: "sorting_key", Message: err.Error()}
+		msg := err.Error()
+		var se *statement.Error
+		if errors.As(err, &se) {
+			msg = se.Message
+		}
+		return "", &catalog.FieldError{Field: "sorting_key", Message: msg}
+	}
+	k, err := sortkey.Parse(canonical)
+	if err != nil {
+		return "", &catalog.FieldError{Field: "sorting_key", Message: err.Error()}
 	}
 	if k.Empty() {
-		return nil
+		return canonical, nil
 	}
 	e, err := m.engines.Engine(cluster)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var first error
 	for _, typ := range keyCheckTypes {
@@ -127,7 +139,7 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) e
 		name := "_svc." + sqlquote.Ident("key_check_"+strings.ReplaceAll(uuid.NewString(), "-", ""))
 		err = e.Exec(ctx, "CREATE TABLE "+name+" (doc JSON) ENGINE = MergeTree ORDER BY ("+k.Compile(types)+") SETTINGS "+GenerationSettings)
 		if err == nil {
-			return e.Exec(ctx, "DROP TABLE IF EXISTS "+name+" SYNC")
+			return canonical, e.Exec(ctx, "DROP TABLE IF EXISTS "+name+" SYNC")
 		}
 		if first == nil {
 			first = err
@@ -137,7 +149,7 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) e
 			break
 		}
 	}
-	return fmt.Errorf("%w: %w", ErrKeyUnusable, first)
+	return "", fmt.Errorf("%w: %w", ErrKeyUnusable, first)
 }
 
 // CreateTable creates a table: its read view in the engine, then the catalog entry. Rows
@@ -153,7 +165,8 @@ func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, datab
 	if _, ok := m.cat.Model().Table(cluster, database, name); ok {
 		return nil, fmt.Errorf("%w: table %q in database %q", catalog.ErrExists, name, database)
 	}
-	if err := m.CheckKey(ctx, cluster, key); err != nil {
+	key, err := m.CheckKey(ctx, cluster, key)
+	if err != nil {
 		return nil, err
 	}
 	if columnType == "" {
@@ -163,7 +176,7 @@ func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, datab
 		return nil, err
 	}
 	return m.cat.CreateTable(ctx, catalog.NewTable{Cluster: cluster, Database: database, Name: name,
-		SortingKey: strings.TrimSpace(key), ColumnType: columnType})
+		SortingKey: key, ColumnType: columnType})
 }
 
 func (m *Manager) ensureView(ctx context.Context, cluster uuid.UUID, db, name, columnType string) error {
@@ -187,10 +200,11 @@ func (m *Manager) ChangeSortingKey(ctx context.Context, cluster uuid.UUID, datab
 	if strings.TrimSpace(key) == "" {
 		return nil, &catalog.FieldError{Field: "sorting_key", Message: "a sorting key must contain at least one expression and cannot be removed once set"}
 	}
-	if err := m.CheckKey(ctx, cluster, key); err != nil {
+	key, err := m.CheckKey(ctx, cluster, key)
+	if err != nil {
 		return nil, err
 	}
-	return m.cat.ChangeSortingKey(ctx, cluster, database, name, strings.TrimSpace(key))
+	return m.cat.ChangeSortingKey(ctx, cluster, database, name, key)
 }
 
 // DropTable deletes a table with its data.
@@ -402,8 +416,14 @@ func dominant(counts []string) string {
 	if len(all) == 0 {
 		return "String"
 	}
-	if ints && floats {
-		return "Float64"
+	// The one typing rule (docs/typing.md) where it gives a subcolumn type: one type
+	// seen, or numbers mixed (Float64, as queries read them).
+	seen := make([]string, len(all))
+	for i, t := range all {
+		seen[i] = t.typ
+	}
+	if r := pathtype.Decide(seen); r.Subcolumn || (ints && floats && r.Type == "Float64") {
+		return r.Type
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || (all[i].n == all[j].n && all[i].typ < all[j].typ) })
 	return all[0].typ

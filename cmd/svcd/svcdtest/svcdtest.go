@@ -327,3 +327,13 @@ func freeAddr() (string, error) {
 	defer l.Close()
 	return l.Addr().String(), nil
 }
+
+// BinDir is the directory holding the svcd and chengine binaries the tests run.
+func BinDir(t testing.TB) string {
+	t.Helper()
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

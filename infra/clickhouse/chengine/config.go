@@ -33,6 +33,9 @@ type Config struct {
 	// MaxMemory is the engine's max_server_memory_usage in bytes. Default a quarter of the
 	// machine's (or cgroup's) memory.
 	MaxMemory int64
+	// MaxThreads is every connection's max_threads (the cluster size's cores). Default: the
+	// engine's (the machine's cores).
+	MaxThreads int
 	// MarkCache is the engine's mark_cache_size in bytes. Default 128 MiB.
 	MarkCache int64
 	// MaxQuerySize bounds the statement text of a request, as ClickHouse's max_query_size
@@ -96,6 +99,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxMemory < 64<<20 {
 		errs = append(errs, fmt.Errorf("max memory %d: must be at least 64 MiB", c.MaxMemory))
+	}
+	if c.MaxThreads < 0 || c.MaxThreads > 1024 {
+		errs = append(errs, fmt.Errorf("max threads %d: must be within 0..1024", c.MaxThreads))
 	}
 	if c.MarkCache < 0 {
 		errs = append(errs, fmt.Errorf("mark cache %d: must not be negative", c.MarkCache))

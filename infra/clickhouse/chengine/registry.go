@@ -81,16 +81,36 @@ type registry struct {
 
 func newRegistry() *registry { return &registry{m: map[string]*running{}} }
 
-// add registers a statement; an id already running is refused as ClickHouse refuses it.
+// idReuseWait is how long a statement waits for an earlier one of the same id to end.
+const idReuseWait = 2 * time.Second
+
+// add registers a statement. A client that runs statements back to back under one id
+// (log search does) may send the next before this side has finished closing the previous
+// one, so an id still registered is waited for up to idReuseWait; one still running then
+// is refused as ClickHouse refuses it.
 func (g *registry) add(id, query string) (*running, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, ok := g.m[id]; ok {
-		return nil, newException(codeQueryIDAlreadyRunning, "Query with id = %s is already running", id)
+	deadline := time.Now().Add(idReuseWait)
+	for {
+		g.mu.Lock()
+		prev, ok := g.m[id]
+		if !ok {
+			r := &running{id: id, query: query, done: make(chan struct{})}
+			g.m[id] = r
+			g.mu.Unlock()
+			return r, nil
+		}
+		g.mu.Unlock()
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return nil, newException(codeQueryIDAlreadyRunning, "Query with id = %s is already running", id)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-prev.done:
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	r := &running{id: id, query: query, done: make(chan struct{})}
-	g.m[id] = r
-	return r, nil
 }
 
 func (g *registry) remove(r *running) {

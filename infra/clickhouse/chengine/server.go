@@ -81,7 +81,7 @@ func (s *Server) Addr() string {
 // the first connection, which boots the engine; later ones ignore them.
 func (s *Server) connectArgs() []string {
 	c := s.cfg
-	return []string{
+	args := []string{
 		"--path=" + c.Path,
 		"--tmp_path=" + filepath.Join(c.Path, "tmp") + "/",
 		"--user_files_path=" + filepath.Join(c.Path, "user_files") + "/",
@@ -93,6 +93,7 @@ func (s *Server) connectArgs() []string {
 		"--primary_index_cache_size=" + strconv.FormatInt(c.MarkCache, 10),
 		"--index_mark_cache_size=" + strconv.FormatInt(c.MarkCache, 10),
 	}
+	return args
 }
 
 // connect opens one engine connection in its baseline state.
@@ -103,7 +104,12 @@ func (s *Server) connect() (*chdb.Conn, error) {
 	}
 	// The query profiler drives timer signals into query threads; the process belongs to
 	// the Go runtime's signal handling, so it stays off.
-	if _, err := c.Query("SET query_profiler_real_time_period_ns = 0, query_profiler_cpu_time_period_ns = 0", "TabSeparated"); err != nil {
+	set := "SET query_profiler_real_time_period_ns = 0, query_profiler_cpu_time_period_ns = 0"
+	if s.cfg.MaxThreads > 0 {
+		// The cluster size's cores; a connection argument would not reach the session.
+		set += ", max_threads = " + strconv.Itoa(s.cfg.MaxThreads)
+	}
+	if _, err := c.Query(set, "TabSeparated"); err != nil {
 		return nil, errors.Join(fmt.Errorf("initialize engine connection: %w", err), c.Close())
 	}
 	return c, nil

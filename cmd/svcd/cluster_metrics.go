@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/metrics"
+)
+
+// metricsInterval is how often each running cluster is sampled (SVC_METRICS_INTERVAL,
+// default 15s).
+func metricsInterval() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SVC_METRICS_INTERVAL")); err == nil && d > 0 {
+		return d
+	}
+	return 15 * time.Second
+}
+
+// sampleMetrics runs until ctx ends, sampling every cluster running on this node.
+func (n *node) sampleMetrics(ctx context.Context) {
+	t := time.NewTicker(metricsInterval())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n.mu.Lock()
+		ids := make([]uuid.UUID, 0, len(n.runs))
+		for id := range n.runs {
+			ids = append(ids, id)
+		}
+		n.mu.Unlock()
+		for _, id := range ids {
+			if err := n.sample(ctx, id); err != nil && ctx.Err() == nil {
+				n.log.Warn("sample cluster metrics", "cluster", id, "err", err)
+			}
+		}
+	}
+}
+
+var generationSuffix = regexp.MustCompile(`__g[0-9]+$`)
+
+// sample records one observation of each metric of a cluster.
+func (n *node) sample(ctx context.Context, id uuid.UUID) error {
+	n.mu.Lock()
+	run := n.runs[id]
+	n.mu.Unlock()
+	if _, ok := n.model.Cluster(id); run == nil || !ok {
+		return nil
+	}
+	eng, err := n.engines.client(id)
+	if err != nil {
+		return nil // stopped meanwhile
+	}
+	now := time.Now().UTC()
+	pts := []metrics.Point{
+		{Name: metrics.CPUAllocated, Unit: "{cpu}", Kind: metrics.Gauge, Double: run.cpu, IsDouble: true},
+		{Name: metrics.MemoryAllocated, Unit: "By", Kind: metrics.Gauge, Int: run.memory},
+		{Name: metrics.MaxCPUCores, Unit: "{cpu}", Kind: metrics.Gauge, Double: run.cpu, IsDouble: true},
+	}
+	if rows, err := eng.QueryStrings(ctx, "SELECT toString(value) FROM system.metrics WHERE metric = 'MemoryTracking'"); err == nil && len(rows) == 1 {
+		if v, err := strconv.ParseInt(rows[0], 10, 64); err == nil {
+			pts = append(pts, metrics.Point{Name: metrics.MaxMemoryBytes, Unit: "By", Kind: metrics.Gauge, Int: v})
+		}
+	}
+	landed, _, _, _, _ := run.cons.Stats().Totals()
+	pts = append(pts, metrics.Point{Name: metrics.ConsumedMessages, Unit: "{message}", Kind: metrics.Sum, Int: landed})
+
+	// Tables: the active parts of every generation of a catalog table, summed.
+	byEngine := map[string]*catalog.Database{}
+	for _, d := range n.model.Databases(id) {
+		byEngine[d.Engine] = d
+	}
+	rows, err := eng.QueryStrings(ctx, "SELECT formatRowNoNewline('JSONEachRow', database, table, toString(sum(bytes_on_disk)) AS b, toString(sum(rows)) AS r) "+
+		"FROM system.parts WHERE active GROUP BY database, table")
+	if err != nil {
+		return err
+	}
+	type key struct{ db, table string }
+	size, count := map[key]int64{}, map[key]int64{}
+	for _, r := range rows {
+		var v struct{ Database, Table, B, R string }
+		if json.Unmarshal([]byte(r), &v) != nil {
+			continue
+		}
+		d := byEngine[v.Database]
+		if d == nil {
+			continue // the service's own tables
+		}
+		k := key{d.Name, generationSuffix.ReplaceAllString(v.Table, "")}
+		if _, ok := n.model.Table(id, k.db, k.table); !ok {
+			continue
+		}
+		b, _ := strconv.ParseInt(v.B, 10, 64)
+		rr, _ := strconv.ParseInt(v.R, 10, 64)
+		size[k] += b
+		count[k] += rr
+	}
+	for k := range size {
+		attrs := map[string]string{"database": k.db, "table": k.table}
+		pts = append(pts, metrics.Point{Name: metrics.TableStorageSize, Unit: "By", Kind: metrics.Gauge, Attrs: attrs, Int: size[k]},
+			metrics.Point{Name: metrics.TableRows, Unit: "{row}", Kind: metrics.Gauge, Attrs: attrs, Int: count[k]})
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if lag, err := n.ops.Lag(lctx, id); err == nil {
+		for _, l := range lag {
+			pts = append(pts, metrics.Point{Name: metrics.ConsumerLag, Unit: "{message}", Kind: metrics.Gauge,
+				Attrs: map[string]string{"partition": strconv.Itoa(int(l.Partition))}, Int: l.Lag})
+		}
+	}
+	reads, writes := n.takeQueries(id)
+	pts = append(pts, metrics.Point{Name: metrics.ReadQueries, Unit: "{query}", Kind: metrics.Delta, Int: reads},
+		metrics.Point{Name: metrics.WriteQueries, Unit: "{query}", Kind: metrics.Delta, Int: writes})
+	for i := range pts {
+		pts[i].Time = now
+	}
+	if err := metrics.Insert(ctx, eng, pts); err != nil {
+		// The counts go back, so no query goes uncounted.
+		n.mu.Lock()
+		if q := n.queries[id]; q == nil {
+			n.queries[id] = &[2]int64{reads, writes}
+		} else {
+			q[0] += reads
+			q[1] += writes
+		}
+		n.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// ReadMetrics implements edge.ClusterRunner: a cluster's stored observations. A cluster
+// that does not run on this node answers errNoEngine.
+func (n *node) ReadMetrics(ctx context.Context, id uuid.UUID, q metrics.Query) ([]metrics.Point, error) {
+	eng, err := n.engines.client(id)
+	if err != nil {
+		return nil, err
+	}
+	return metrics.Read(ctx, eng, q)
+}

@@ -1,0 +1,48 @@
+package client
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestGeneratedClientIsCurrent regenerates the SDK from ../openapi.json into a temporary
+// directory and fails when a committed file differs: the document changed and
+// `go generate ./edge/client` was not run.
+func TestGeneratedClientIsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the generator")
+	}
+	dir := t.TempDir()
+	for cfg, out := range map[string]string{"types.yaml": "types.gen.go", "client.yaml": "client.gen.go", "responses.yaml": "responses.gen.go"} {
+		// The generator prefers the configuration's output to -o, so the copy names the
+		// temporary file.
+		conf, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := filepath.Join(dir, out)
+		conf = bytes.Replace(conf, []byte("\noutput: "+out+"\n"), []byte("\noutput: "+fresh+"\n"), 1)
+		tmpCfg := filepath.Join(dir, cfg)
+		if err := os.WriteFile(tmpCfg, conf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("go", "tool", "oapi-codegen", "-config", tmpCfg, "../openapi.json")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("oapi-codegen -config %s: %v\n%s", cfg, err, b)
+		}
+		want, err := os.ReadFile(fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(have, want) {
+			t.Errorf("edge/client/%s is stale: edge/openapi.json changed since it was generated; run\n\n\tgo generate ./edge/client\n", out)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package edge
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"mime"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/edge/ui"
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+// The web console (edge/ui) is served at /ui/:
+//
+//	GET  /ui/                   the page (index.html)
+//	GET  /ui/assets/{file}      the bundle, stylesheet and vendored uPlot
+//	POST /ui/login              JSON {username, password} → the session cookie
+//	GET  /ui/session            the signed-in user and the CSRF token of the session
+//	POST /ui/logout             ends the session (CSRF token required)
+//	ANY  /ui/api/{path}         the API at /v1/{path}, as the session's user
+//
+// The page never sees the session token: the cookie is HttpOnly and SameSite=Strict.
+// /ui/api checks an X-CSRF-Token bound to the session, then routes the request to /v1/
+// with the session as its bearer token. The API itself reads only the Authorization
+// header, so the cookie alone never reaches it.
+
+const consoleCSRFHeader = "X-CSRF-Token"
+
+// consoleCSRF binds the console's API calls to the session; another site's page can read
+// neither the cookie nor GET /ui/session's answer, so it cannot compute the token.
+func consoleCSRF(sessionToken string) string {
+	sum := sha256.Sum256([]byte("console-api:" + sessionToken))
+	return hex.EncodeToString(sum[:16])
+}
+
+var consoleAssets = func() fs.FS {
+	sub, err := fs.Sub(ui.Static, "static")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}()
+
+// consoleSecurityHeaders keep the page out of frames and its scripts to its own files.
+func consoleSecurityHeaders(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("X-Frame-Options", "DENY")
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+	ctx.Response.Header.Set("Referrer-Policy", "same-origin")
+	ctx.Response.Header.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "+
+		"img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+}
+
+func (s *Server) consolePage(ctx *fasthttp.RequestCtx) {
+	s.consoleFile(ctx, "index.html")
+}
+
+func (s *Server) consoleAsset(ctx *fasthttp.RequestCtx) {
+	name, _ := ctx.UserValue("file").(string)
+	if name == "index.html" || name != path.Base(name) || strings.HasPrefix(name, ".") {
+		writeError(ctx, apiErr(404, "route_not_found", "no console asset "+name, ""))
+		return
+	}
+	s.consoleFile(ctx, name)
+}
+
+func (s *Server) consoleFile(ctx *fasthttp.RequestCtx, name string) {
+	body, err := fs.ReadFile(consoleAssets, name)
+	if err != nil {
+		writeError(ctx, apiErr(404, "route_not_found", "no console asset "+name, ""))
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "text/plain; charset=utf-8"
+	}
+	consoleSecurityHeaders(ctx)
+	// Assets change with the binary; revalidating costs one small request.
+	ctx.Response.Header.Set("Cache-Control", "no-cache")
+	ctx.SetContentType(ct)
+	ctx.SetStatusCode(200)
+	ctx.SetBody(body)
+}
+
+// consoleLogin checks the password like every other login and sets the session cookie.
+func (s *Server) consoleLogin(ctx *fasthttp.RequestCtx) {
+	if !strings.HasPrefix(string(ctx.Request.Header.ContentType()), "application/json") {
+		// A form post from another site cannot send JSON without a preflight.
+		writeError(ctx, apiErr(415, "unsupported_media_type", "send the sign-in as application/json", ""))
+		return
+	}
+	u, sess, token, ok := s.jsonLogin(ctx)
+	if !ok {
+		return
+	}
+	setSessionCookie(ctx, token, sess.ExpiresAt)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	writeJSON(ctx, 200, map[string]any{"user": viewUser(u), "csrf_token": consoleCSRF(token)})
+}
+
+func setSessionCookie(ctx *fasthttp.RequestCtx, token string, expires time.Time) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(sessionCookie)
+	c.SetValue(token)
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	c.SetExpire(expires)
+	c.SetSecure(ctx.IsTLS())
+	ctx.Response.Header.SetCookie(c)
+}
+
+var errConsoleSignedOut = apiErr(401, "unauthenticated", "not signed in to the console", "sign in at /ui/")
+
+// consoleSession answers the signed-in user and the CSRF token the page sends back.
+func (s *Server) consoleSession(ctx *fasthttp.RequestCtx) {
+	u, token := s.cookieUser(ctx)
+	if u == nil {
+		writeError(ctx, errConsoleSignedOut)
+		return
+	}
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	writeJSON(ctx, 200, map[string]any{"user": viewUser(u), "csrf_token": consoleCSRF(token)})
+}
+
+// consoleToken returns the session token of a console request that carries the cookie
+// and the session's CSRF token.
+func (s *Server) consoleToken(ctx *fasthttp.RequestCtx) (string, error) {
+	u, token := s.cookieUser(ctx)
+	if u == nil {
+		return "", errConsoleSignedOut
+	}
+	if subtle.ConstantTimeCompare(ctx.Request.Header.Peek(consoleCSRFHeader), []byte(consoleCSRF(token))) != 1 {
+		return "", apiErr(403, "csrf_token_invalid", "the console request lacks the session's "+consoleCSRFHeader,
+			"reload the console; its token is bound to the session")
+	}
+	return token, nil
+}
+
+func (s *Server) consoleLogout(ctx *fasthttp.RequestCtx) {
+	token, err := s.consoleToken(ctx)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	p, err := s.principalForToken(token)
+	if err == nil && p.Session != nil {
+		if err := s.deps.Commands.RevokeSession(s.work(), p.Session.ID); err != nil {
+			writeError(ctx, err)
+			return
+		}
+	}
+	setSessionCookie(ctx, "", time.Unix(0, 0))
+	ctx.SetStatusCode(204)
+}
+
+// consoleAPI routes /ui/api/{path} to /v1/{path} as the session's user.
+func (s *Server) consoleAPI(ctx *fasthttp.RequestCtx) {
+	token, err := s.consoleToken(ctx)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	rest, _ := ctx.UserValue("path").(string)
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			writeError(ctx, apiErr(404, "route_not_found", "no API route /v1/"+rest, "see /v1/openapi.json for the API"))
+			return
+		}
+	}
+	ctx.Request.URI().SetPath("/v1/" + rest)
+	ctx.Request.Header.Set("Authorization", "Bearer "+token)
+	ctx.Request.Header.DelAllCookies()
+	ctx.Request.Header.Del(consoleCSRFHeader)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	s.routes(ctx)
+}
+
+// jsonLogin reads a JSON {username, password} body and opens a session; on failure it
+// has answered the request.
+func (s *Server) jsonLogin(ctx *fasthttp.RequestCtx) (*catalog.User, *catalog.Session, string, bool) {
+	var req loginRequest
+	if err := readJSON(ctx, &req); err != nil {
+		writeError(ctx, err)
+		return nil, nil, "", false
+	}
+	u, sess, token, err := s.passwordSession(req.Username, req.Password)
+	if err != nil {
+		writeError(ctx, err)
+		return nil, nil, "", false
+	}
+	return u, sess, token, true
+}
+
+// passwordSession checks a user name and password and opens a user session: the one
+// path every password login takes (the API, the device page and the console).
+func (s *Server) passwordSession(username, password string) (*catalog.User, *catalog.Session, string, error) {
+	u, err := s.deps.Commands.Authenticate(username, password)
+	if err != nil {
+		if errors.Is(err, catalog.ErrBadCredentials) {
+			return nil, nil, "", apiErr(401, "invalid_credentials", "wrong user name or password", "")
+		}
+		return nil, nil, "", err
+	}
+	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return u, sess, token, nil
+}

@@ -1,0 +1,330 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"github.com/google/uuid"
+)
+
+// PathRecorder is implemented by Tables that keep a path schema per table (leaf path ->
+// types seen, docs/typing.md). Before a batch is inserted, the consumer hands it the
+// rows whose shape this node has not seen for the table yet; a batch of known shapes
+// costs one walk of its rows and no engine or catalog call.
+type PathRecorder interface {
+	RecordPaths(ctx context.Context, tableID uuid.UUID, rows [][]byte) error
+}
+
+// maxShapes bounds the shapes remembered per table; past it the memory starts over
+// (recording again is harmless: only new path types are appended).
+const maxShapes = 4096
+
+// shapeCache remembers the row shapes whose paths were recorded, per table.
+type shapeCache struct {
+	mu     sync.Mutex
+	seed   maphash.Seed
+	tables map[uuid.UUID]map[uint64]struct{}
+}
+
+func newShapeCache() *shapeCache {
+	return &shapeCache{seed: maphash.MakeSeed(), tables: map[uuid.UUID]map[uint64]struct{}{}}
+}
+
+// recordPaths records the paths of every group's rows of new shapes. Errors reaching
+// the engine or the catalog are retried; the schema is written before the insert, so
+// rows visible to queries are always typed.
+func (w *worker) recordPaths(ctx context.Context, groups []*group) error {
+	pr, ok := w.c.tables.(PathRecorder)
+	if !ok {
+		return nil
+	}
+	sc := w.c.shapes
+	for _, g := range groups {
+		var rows [][]byte
+		var fresh []uint64
+		sc.mu.Lock()
+		known := sc.tables[g.table]
+		sc.mu.Unlock()
+		batch := map[uint64]bool{}
+		for _, r := range g.recs {
+			for line := range linesOf(r.Value) {
+				h := shapeHash(sc.seed, line)
+				if _, ok := known[h]; ok || batch[h] {
+					continue
+				}
+				batch[h] = true
+				fresh = append(fresh, h)
+				rows = append(rows, line)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		if err := w.retry(ctx, func() error { return pr.RecordPaths(ctx, g.table, rows) }); err != nil {
+			return fmt.Errorf("record paths of table %s: %w", g.table, err)
+		}
+		sc.mu.Lock()
+		m := sc.tables[g.table]
+		if m == nil || len(m)+len(fresh) > maxShapes {
+			m = map[uint64]struct{}{}
+		} else {
+			m = cloneSet(m)
+		}
+		for _, h := range fresh {
+			m[h] = struct{}{}
+		}
+		sc.tables[g.table] = m
+		sc.mu.Unlock()
+	}
+	return nil
+}
+
+func cloneSet(m map[uint64]struct{}) map[uint64]struct{} {
+	out := make(map[uint64]struct{}, len(m)+8)
+	for k := range m {
+		out[k] = struct{}{}
+	}
+	return out
+}
+
+// linesOf yields the non-empty lines of a record value, without their newline.
+func linesOf(v []byte) func(func([]byte) bool) {
+	return func(yield func([]byte) bool) {
+		for len(v) > 0 {
+			i := 0
+			for i < len(v) && v[i] != '\n' {
+				i++
+			}
+			line := v[:i]
+			if i < len(v) {
+				i++
+			}
+			v = v[i:]
+			if len(line) > 0 && !yield(line) {
+				return
+			}
+		}
+	}
+}
+
+// shapeHash hashes the shape of a JSON document: every leaf path with the kind of its
+// value (integer, float, string, date-like string, bool, null, and arrays by the kinds
+// of their elements). Two rows of one shape have the same paths and engine types. A row
+// that is not valid JSON hashes to its own text, so it is sent once and the engine
+// judges it.
+func shapeHash(seed maphash.Seed, row []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	s := shapeScanner{b: row, h: &h}
+	s.ws()
+	if !s.value(nil, 0) {
+		h.Reset()
+		h.Write(row)
+	}
+	return h.Sum64()
+}
+
+type shapeScanner struct {
+	b   []byte
+	i   int
+	h   *maphash.Hash
+	buf []byte
+}
+
+func (s *shapeScanner) ws() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\r' || s.b[s.i] == '\n') {
+		s.i++
+	}
+}
+
+// value scans one value at path and writes its shape; false on malformed input.
+func (s *shapeScanner) value(path []byte, depth int) bool {
+	if depth > 64 || s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		s.i++
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == '}' {
+			s.i++
+			s.leaf(path, 'o')
+			return true
+		}
+		for {
+			s.ws()
+			start, end, ok := s.str()
+			if !ok {
+				return false
+			}
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return false
+			}
+			s.i++
+			s.ws()
+			sub := append(append(path[:len(path):len(path)], '.'), s.b[start:end]...)
+			if !s.value(sub, depth+1) {
+				return false
+			}
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+				continue
+			}
+			if s.i < len(s.b) && s.b[s.i] == '}' {
+				s.i++
+				return true
+			}
+			return false
+		}
+	case c == '[':
+		s.i++
+		s.h.Write(path)
+		s.h.WriteByte('[')
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			s.i++
+			s.h.WriteByte(']')
+			return true
+		}
+		var last byte
+		for {
+			s.ws()
+			k, ok := s.elem(depth + 1)
+			if !ok {
+				return false
+			}
+			if k != last {
+				s.h.WriteByte(k)
+				last = k
+			}
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+				continue
+			}
+			if s.i < len(s.b) && s.b[s.i] == ']' {
+				s.i++
+				s.h.WriteByte(']')
+				return true
+			}
+			return false
+		}
+	default:
+		k, ok := s.scalar()
+		if ok {
+			s.leaf(path, k)
+		}
+		return ok
+	}
+}
+
+// elem scans an array element and returns its kind; nested arrays and objects hash
+// their whole text's structure by kind only ('A', 'O') plus a walk of their contents.
+func (s *shapeScanner) elem(depth int) (byte, bool) {
+	if s.i >= len(s.b) {
+		return 0, false
+	}
+	switch s.b[s.i] {
+	case '{':
+		s.h.WriteByte('{')
+		ok := s.value([]byte{'@'}, depth)
+		s.h.WriteByte('}')
+		return 'O', ok
+	case '[':
+		ok := s.value([]byte{'@'}, depth)
+		return 'A', ok
+	}
+	return s.scalar()
+}
+
+func (s *shapeScanner) leaf(path []byte, kind byte) {
+	s.h.Write(path)
+	s.h.WriteByte(0)
+	s.h.WriteByte(kind)
+}
+
+// scalar scans a string, number, boolean or null and returns its kind.
+func (s *shapeScanner) scalar() (byte, bool) {
+	switch c := s.b[s.i]; {
+	case c == '"':
+		start, end, ok := s.str()
+		if !ok {
+			return 0, false
+		}
+		return stringKind(s.b[start:end]), true
+	case c == 't' || c == 'f' || c == 'n':
+		j := s.i
+		for j < len(s.b) && s.b[j] >= 'a' && s.b[j] <= 'z' {
+			j++
+		}
+		word := string(s.b[s.i:j])
+		s.i = j
+		switch word {
+		case "true", "false":
+			return 'b', true
+		case "null":
+			return 'n', true
+		}
+		return 0, false
+	case c == '-' || c >= '0' && c <= '9':
+		j := s.i
+		kind := byte('i')
+		for j < len(s.b) {
+			d := s.b[j]
+			if d == '.' || d == 'e' || d == 'E' {
+				kind = 'f'
+			} else if !(d == '-' || d == '+' || d >= '0' && d <= '9') {
+				break
+			}
+			j++
+		}
+		if kind == 'i' && j-s.i >= 19 {
+			kind = 'I' // may not fit Int64
+		}
+		s.i = j
+		return kind, true
+	}
+	return 0, false
+}
+
+// str scans a string and returns the span of its raw contents.
+func (s *shapeScanner) str() (int, int, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return 0, 0, false
+	}
+	s.i++
+	start := s.i
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			s.i += 2
+			continue
+		case '"':
+			end := s.i
+			s.i++
+			return start, end, true
+		}
+		s.i++
+	}
+	return 0, 0, false
+}
+
+// stringKind tells strings the engine may infer as dates or date-times from the others:
+// any string starting with a digit gets a kind by its length and punctuation, so a new
+// date-like form is a new shape.
+func stringKind(v []byte) byte {
+	if len(v) == 0 || v[0] < '0' || v[0] > '9' {
+		return 's'
+	}
+	var sig byte = 'd'
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			sig = sig*31 + c
+		}
+	}
+	return sig ^ byte(len(v))
+}

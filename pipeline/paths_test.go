@@ -1,0 +1,50 @@
+package pipeline
+
+import (
+	"hash/maphash"
+	"testing"
+)
+
+func TestShapeHash(t *testing.T) {
+	seed := maphash.MakeSeed()
+	h := func(s string) uint64 { return shapeHash(seed, []byte(s)) }
+	same := [][2]string{
+		{`{"a":1,"b":"x"}`, `{"a":22,"b":"yy"}`},
+		{`{"u":{"id":1}}`, ` { "u" : { "id" : 99 } } `},
+		{`{"t":["x","y"]}`, `{"t":["z"]}`},
+		{`{"d":"2023-11-14"}`, `{"d":"2024-01-02"}`},
+	}
+	for _, p := range same {
+		if h(p[0]) != h(p[1]) {
+			t.Errorf("%s and %s should have one shape", p[0], p[1])
+		}
+	}
+	differ := [][2]string{
+		{`{"a":1}`, `{"a":1.5}`},
+		{`{"a":1}`, `{"a":"1"}`},
+		{`{"a":1}`, `{"b":1}`},
+		{`{"a":{"b":1}}`, `{"a":5}`},
+		{`{"d":"2023-11-14"}`, `{"d":"2023-11-14T22:13:20Z"}`},
+		{`{"d":"x2023"}`, `{"d":"2023-11-14"}`},
+		{`{"t":["x"]}`, `{"t":[1]}`},
+		{`{"t":[1]}`, `{"t":[1,2.5]}`},
+		{`{"a":true}`, `{"a":1}`},
+		{`{"a":1}`, `{"a":12345678901234567890}`},
+		{`{"a":1}`, `{"a":1`},
+	}
+	for _, p := range differ {
+		if h(p[0]) == h(p[1]) {
+			t.Errorf("%s and %s should differ in shape", p[0], p[1])
+		}
+	}
+}
+
+func TestLinesOf(t *testing.T) {
+	var got []string
+	for l := range linesOf([]byte("a\n\nb\nc")) {
+		got = append(got, string(l))
+	}
+	if len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
+		t.Fatalf("%q", got)
+	}
+}

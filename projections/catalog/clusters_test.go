@@ -1,0 +1,155 @@
+package catalog_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/svc-data/svc/infra/eventstore/boltstore"
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+// Two services on one store stand for two nodes: each has its own read model, which
+// lags the other's appends. Eight concurrent creates of one name: exactly one wins.
+func TestClusterNamesAreUniqueInTheOrganizationsStream(t *testing.T) {
+	ctx := context.Background()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "events.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var nodes []*catalog.Service
+	var projs []*catalog.Projector
+	for range 2 {
+		m := catalog.NewModel()
+		projs = append(projs, catalog.NewProjector(st, m, 0, nil))
+		nodes = append(nodes, catalog.NewService(st, m, projs[len(projs)-1]))
+	}
+	b, err := nodes[0].EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := projs[1].CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		name := fmt.Sprintf("c%d", round)
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := range 8 {
+			wg.Go(func() {
+				_, err := nodes[i%2].CreateCluster(ctx, b.Organization.ID, name)
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		ok, exists := 0, 0
+		for err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, catalog.ErrExists):
+				exists++
+			default:
+				t.Fatal(err)
+			}
+		}
+		if ok != 1 || exists != 7 {
+			t.Fatalf("round %d: %d creates of %q succeeded, %d conflicted", round, ok, name, exists)
+		}
+	}
+	// Case-insensitively too, and a rename onto a taken name conflicts.
+	if _, err := nodes[1].CreateCluster(ctx, b.Organization.ID, "C0"); !errors.Is(err, catalog.ErrExists) {
+		t.Fatalf("create C0: %v", err)
+	}
+	c, err := nodes[1].CreateCluster(ctx, b.Organization.ID, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := "c1"
+	if _, err := nodes[0].UpdateCluster(ctx, c.ID, catalog.ClusterUpdate{Name: &taken}); !errors.Is(err, catalog.ErrExists) {
+		t.Fatalf("rename onto a taken name: %v", err)
+	}
+}
+
+func TestClusterLifecycleTransitions(t *testing.T) {
+	ctx := context.Background()
+	svc, closeStore := open(t, filepath.Join(t.TempDir(), "events.db"))
+	defer closeStore()
+	b, err := svc.EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.CreateCluster(ctx, b.Organization.ID, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := c.ID
+	phase := func(want string, canPause, canResume bool) {
+		t.Helper()
+		c, _ := svc.Model().Cluster(id)
+		if c.PhaseName() != want || c.CanPause() != canPause || c.CanResume() != canResume {
+			t.Fatalf("phase %s pause %v resume %v, want %s %v %v", c.PhaseName(), c.CanPause(), c.CanResume(), want, canPause, canResume)
+		}
+	}
+	conflict := func(err error) {
+		t.Helper()
+		if !errors.Is(err, catalog.ErrConflict) {
+			t.Fatalf("want a conflict, got %v", err)
+		}
+	}
+	phase(catalog.PhaseProvisioning, false, false)
+	_, err = svc.StopCluster(ctx, id, false)
+	conflict(err)
+	must := func(_ *catalog.Cluster, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(svc.ClusterFailed(ctx, id, "engine exited"))
+	phase(catalog.PhaseFailed, false, true)
+	if c, _ := svc.Model().Cluster(id); c.Message != "engine exited" {
+		t.Fatalf("message %q", c.Message)
+	}
+	must(svc.ClusterStarted(ctx, id))
+	phase(catalog.PhaseReady, true, false)
+	must(svc.ResumeCluster(ctx, id)) // ready: nothing to do
+	must(svc.StopCluster(ctx, id, false))
+	phase(catalog.PhaseStopping, false, false)
+	_, err = svc.ResumeCluster(ctx, id)
+	conflict(err)
+	must(svc.StopCluster(ctx, id, false)) // stopping already
+	must(svc.ClusterStopped(ctx, id))
+	phase(catalog.PhaseStopped, false, true)
+	must(svc.StopCluster(ctx, id, false)) // stopped already
+	must(svc.ResumeCluster(ctx, id))
+	phase(catalog.PhaseResuming, false, false)
+	_, err = svc.StopCluster(ctx, id, false)
+	conflict(err)
+	must(svc.ClusterStarted(ctx, id))
+	idle := 30
+	must(svc.UpdateCluster(ctx, id, catalog.ClusterUpdate{IdleTimeoutMinutes: &idle}))
+	bad := 14
+	if _, err := svc.UpdateCluster(ctx, id, catalog.ClusterUpdate{IdleTimeoutMinutes: &bad}); !errors.Is(err, catalog.ErrInvalid) {
+		t.Fatalf("idle 14: %v", err)
+	}
+	must(svc.RequestClusterDelete(ctx, id))
+	phase(catalog.PhaseDeleting, false, false)
+	_, err = svc.ResumeCluster(ctx, id)
+	conflict(err)
+	if err := svc.ClusterDeleteDone(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := svc.Model().Cluster(id); ok {
+		t.Fatal("deleted cluster still in the model")
+	}
+	// The name is free again.
+	if _, err := svc.CreateCluster(ctx, b.Organization.ID, "c"); err != nil {
+		t.Fatal(err)
+	}
+}
