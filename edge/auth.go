@@ -254,7 +254,14 @@ func (s *Server) database(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Data
 	if err := needCluster(p); err != nil {
 		return nil, err
 	}
-	name := selectedDatabase(ctx)
+	return s.databaseNamed(p, selectedDatabase(ctx))
+}
+
+// databaseNamed resolves a database by name, "" selecting the key's stored default.
+func (s *Server) databaseNamed(p *Principal, name string) (*catalog.Database, error) {
+	if err := needCluster(p); err != nil {
+		return nil, err
+	}
 	if name == "" && p.Key != nil {
 		name = p.Key.DefaultDatabase
 	}

@@ -18,11 +18,20 @@ import (
 // the catalog appends its creation at the database stream's expected version, so one
 // request wins and the others read the table it created.
 func (s *Server) tableForInsert(ctx *fasthttp.RequestCtx, p *Principal, db *catalog.Database) (*catalog.Table, error) {
-	t, err := s.tableParam(ctx, p, db)
-	if err == nil || p.CustomRole() || !p.can(actInsert) {
-		return t, err
-	}
 	name, _ := ctx.UserValue("table").(string)
+	return s.tableNamedForInsert(p, db, name)
+}
+
+// tableNamedForInsert is tableForInsert for a table named by the caller (OTLP/gRPC).
+func (s *Server) tableNamedForInsert(p *Principal, db *catalog.Database, name string) (*catalog.Table, error) {
+	t, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, name)
+	if ok {
+		return t, nil
+	}
+	if p.CustomRole() || !p.can(actInsert) {
+		return nil, apiErr(404, "table_not_found", fmt.Sprintf("table %q does not exist in database %q", name, db.Name),
+			"create it with POST /v1/tables")
+	}
 	t, cerr := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, name, "", "")
 	if cerr == nil {
 		return t, nil

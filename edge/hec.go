@@ -266,6 +266,12 @@ func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) {
 
 // hecIngest writes decoded events to logsearch_events, creating the table on first use.
 func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decoder) {
+	// HEC belongs to the log-search app: without it, HEC's own "Token disabled" answer,
+	// with the hint naming the request that installs the app.
+	if err := s.requireApp(p, catalog.AppLogsearch); err != nil {
+		writeJSON(ctx, 403, map[string]any{"text": "Token disabled", "code": 1, "hint": toAPIError(err).Hint})
+		return
+	}
 	if !p.can(actInsert) {
 		writeHEC(ctx, &hecStatus{403, "Invalid token", 4, nil})
 		return
@@ -277,7 +283,10 @@ func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decode
 	}
 	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok {
 		_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, LogsearchTable, "_time", LogsearchColumnType)
-		if err != nil && !errors.Is(err, catalog.ErrExists) {
+		if errors.Is(err, catalog.ErrExists) {
+			err = s.deps.Commands.Sync(s.work()) // created concurrently: read it
+		}
+		if err != nil {
 			writeHEC(ctx, &hecStatus{503, "Server is busy", 9, nil})
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/pipeline/transform"
 	"github.com/svc-data/svc/pipeline/transform/firehose"
+	"github.com/svc-data/svc/projections/catalog"
 )
 
 // decoder fills buf with the rows of a request body.
@@ -91,6 +92,12 @@ func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf
 	if err != nil {
 		return 0, err
 	}
+	return s.ingestInto(p, db, t, idem, buf, func(buf *rows.Buffer) error { return decode(ctx.PostBody(), buf) })
+}
+
+// ingestInto checks a custom-role key's INSERT grant, decodes and writes rows into a
+// table the caller resolved (the HTTP routes above, and OTLP/gRPC).
+func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table, idem string, buf *rows.Buffer, decode func(*rows.Buffer) error) (int, error) {
 	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
 		return 0, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
 			"GRANT INSERT ON "+db.Name+"."+t.Name+" TO <role> with an admin key")
@@ -99,7 +106,7 @@ func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf
 		return 0, err
 	}
 	buf.MaxBytes = pipeline.MaxRequestBytes
-	if err := decode(ctx.PostBody(), buf); err != nil {
+	if err := decode(buf); err != nil {
 		return 0, decodeError(err)
 	}
 	if buf.Rows == 0 {
@@ -117,7 +124,7 @@ func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf
 	}
 	actx, cancel := context.WithTimeout(context.Background(), s.cfg.IngestTimeout)
 	defer cancel()
-	err = s.deps.Ingest.Accept(actx, pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
+	err := s.deps.Ingest.Accept(actx, pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
 		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: buf.B})
 	if err != nil {
 		return 0, err

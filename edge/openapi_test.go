@@ -601,6 +601,9 @@ func newHarness(t *testing.T) *harness {
 		SPL: "error | stats count by host", Earliest: "-24h", Latest: "now", Database: "default", Visualization: "table", Visibility: "private"})
 	must(err)
 	h.search = ss.ID
+	// The log-search app's routes answer only with the app installed.
+	must(svc.SetApp(ctx, h.cluster.ID, catalog.AppLogsearch, true))
+	must(svc.SetApp(ctx, h.cluster.ID, catalog.AppOpenTelemetry, true))
 
 	eng := &fakeEngine{logLines: []string{
 		`{"id":"5f2b1c0d9e8a7b6c","created_at":"2025-06-01 12:00:00.250","method":"POST","path":"/v1/query","route":"/v1/query","status":400,"source":"cli","duration_ms":1.25,"user_agent":"svc-cli/1.2.3","client_version":"1.2.3","request_size":"23","trace_id":"5b8efff798038103d269b633813fc60c","database":"default","error_code":"invalid_sql","error_message":"field \"sql\" is required","body":"{\"sql\": \"\"}"}`,
@@ -1022,6 +1025,30 @@ func TestOpenAPIAnswers(t *testing.T) {
 	hec(splunk, "/services/collector/event", `{"event": "x"} nope`, 400, 6)
 	hec(splunk, "/services/collector/event", ``, 400, 5)
 	hec(splunk, "/services/collector/event?database=nope", events, 400, 7)
+
+	// Apps and their gating, then native OTLP/HTTP.
+	json200(request{method: "GET", target: "/v1/apps", as: "org_member"})
+	h.expect(request{method: "GET", target: "/v1/apps", as: "admin"}, 403, "forbidden")
+	h.expect(request{method: "PUT", target: "/v1/apps/prometheus", as: "org_member"}, 403, "forbidden")
+	h.expect(request{method: "PUT", target: "/v1/apps/nope", as: "org_admin"}, 404, "app_not_found")
+	json200(request{method: "DELETE", target: "/v1/apps/logsearch", as: "org_admin"})
+	h.expect(request{method: "POST", target: "/v1/spl/search", as: "admin", body: `{"spl": "error"}`}, 403, "app_not_installed")
+	h.expect(request{method: "GET", target: "/v1/apps/logsearch/searches", as: "org_admin"}, 403, "app_not_installed")
+	json200(request{method: "PUT", target: "/v1/apps/logsearch", as: "org_admin"})
+	otlp := map[string]string{"Content-Type": "application/json"}
+	json200(request{method: "POST", target: "/otlp/v1/logs", as: "admin", header: otlp, body: `{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "x"}}]}]}]}`})
+	json200(request{method: "POST", target: "/otlp/v1/traces", as: "admin", header: otlp,
+		body: `{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "00000000000000000000000000000000", "spanId": "0102030405060708"}]}]}]}`})
+	h.expect(request{method: "POST", target: "/otlp/v1/metrics", as: "admin", header: otlp, body: `{"resourceMetrics": `}, 400, "invalid_rows")
+	h.expect(request{method: "POST", target: "/otlp/v1/metrics?database=nope", as: "admin", header: otlp, body: `{}`}, 404, "database_not_found")
+	h.expect(request{method: "POST", target: "/otlp/v1/logs", as: "read_only", header: otlp, body: `{}`}, 403, "forbidden")
+	custom := map[string]string{"Content-Type": "application/json", "x-service-traces-table": "custom_made"}
+	h.expect(request{method: "POST", target: "/otlp/v1/traces", as: "custom", header: custom, body: `{}`}, 404, "table_not_found")
+	if _, ok := h.m.Table(h.cluster.ID, "default", "custom_made"); ok {
+		t.Fatal("a custom-role key's OTLP export created a table")
+	}
+	json200(request{method: "DELETE", target: "/v1/apps/opentelemetry", as: "org_admin"})
+	h.expect(request{method: "POST", target: "/otlp/v1/logs", as: "admin", header: otlp, body: `{}`}, 403, "app_not_installed")
 
 	// Saved searches.
 	base := "/v1/apps/logsearch/searches"

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-data/svc/pipeline/rows"
+	"github.com/svc-data/svc/pipeline/transform"
 )
 
 // isProtobuf reports whether an OTLP request body is protobuf (else JSON), as the OTLP
@@ -65,3 +66,42 @@ func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf 
 	// OTLP JSON writes 64-bit integers as strings.
 	writeJSON(ctx, 200, map[string]any{"partialSuccess": map[string]string{field: strconv.FormatInt(rejected, 10), "errorMessage": reason}})
 }
+
+// otlpTable is the table a native OTLP export of signal writes to: the signal's name
+// (traces, logs, metrics) unless x-service-<signal>-table names another.
+func otlpTable(signal string, header func(string) string) string {
+	if t := header("x-service-" + signal + "-table"); t != "" {
+		return t
+	}
+	return signal
+}
+
+// otlpHTTP serves POST /otlp/v1/{signal}: OTLP/HTTP with JSON or protobuf bodies, gzip or
+// not, into the signal's table of the selected database. Answers are OTLP responses
+// (partialSuccess when records were dropped); refusals use the error envelope, and
+// backpressure is 503 with Retry-After, which OTLP exporters retry.
+func (s *Server) otlpHTTP(signal string) keyHandler {
+	t, err := transform.Get("otlp-" + signal)
+	if err != nil {
+		panic(err) // the otlp-* transforms are built in
+	}
+	return func(ctx *fasthttp.RequestCtx, p *Principal) {
+		// The table is created on first use (tableForInsert), as for every insert.
+		ctx.SetUserValue("table", otlpTable(signal, func(h string) string { return string(ctx.Request.Header.Peek(h)) }))
+		contentType := string(ctx.Request.Header.ContentType())
+		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
+		var buf rows.Buffer
+		n, err := s.ingest(ctx, p, string(ctx.Request.Header.Peek("Idempotency-Key")), &buf, func(body []byte, buf *rows.Buffer) error {
+			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding, MaxBodySize: MaxOTLPBody}, buf)
+		})
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
+		writeOTLPSuccess(ctx, signal, contentType, &buf)
+	}
+}
+
+// MaxOTLPBody is the largest OTLP request after decompression (SPEC: Limits).
+const MaxOTLPBody = 100 << 20

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc"
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
@@ -50,7 +51,7 @@ func (c *Config) Validate() error {
 		c.Addr = "127.0.0.1:8080"
 	}
 	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = 64 << 20
+		c.MaxBodyBytes = MaxOTLPBody + 1<<20 // OTLP/HTTP: 100 MiB, and a clear 413 past it
 	}
 	if c.MaxConcurrentIngest <= 0 {
 		c.MaxConcurrentIngest = 256
@@ -97,6 +98,8 @@ type Server struct {
 	deps     Deps
 	srv      *fasthttp.Server
 	ln       net.Listener
+	grpc     *grpc.Server
+	split    *splitListener
 	inflight chan struct{} // tokens bounding concurrent inserts
 	wg       sync.WaitGroup
 	polls    pollState
@@ -169,11 +172,11 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/services/collector/raw/1.0", s.hecRaw)
 	r.GET("/services/collector/health", s.hecHealth)
 	r.GET("/services/collector/health/1.0", s.hecHealth)
-	r.GET("/v1/apps/logsearch/searches", s.withKey(s.listSearches))
-	r.POST("/v1/apps/logsearch/searches", s.withKey(s.createSearch))
-	r.GET("/v1/apps/logsearch/searches/{id}", s.withKey(s.getSearch))
-	r.PATCH("/v1/apps/logsearch/searches/{id}", s.withKey(s.updateSearch))
-	r.DELETE("/v1/apps/logsearch/searches/{id}", s.withKey(s.deleteSearch))
+	r.GET("/v1/apps/logsearch/searches", s.withKey(s.Gated(catalog.AppLogsearch, s.listSearches)))
+	r.POST("/v1/apps/logsearch/searches", s.withKey(s.Gated(catalog.AppLogsearch, s.createSearch)))
+	r.GET("/v1/apps/logsearch/searches/{id}", s.withKey(s.Gated(catalog.AppLogsearch, s.getSearch)))
+	r.PATCH("/v1/apps/logsearch/searches/{id}", s.withKey(s.Gated(catalog.AppLogsearch, s.updateSearch)))
+	r.DELETE("/v1/apps/logsearch/searches/{id}", s.withKey(s.Gated(catalog.AppLogsearch, s.deleteSearch)))
 	r.POST("/v1/oauth/device/code", s.deviceCode)
 	r.POST("/v1/oauth/token", s.token)
 	r.GET("/device", s.devicePageGet)
@@ -190,8 +193,15 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/metrics", s.metrics)
 	r.POST("/v1/query", s.withKey(s.query))
 	r.POST("/v1/query/cancel", s.withKey(s.cancelQuery))
-	r.POST("/v1/spl/search", s.withKey(s.splSearch))
+	r.POST("/v1/spl/search", s.withKey(s.Gated(catalog.AppLogsearch, s.splSearch)))
 	r.GET("/v1/spl/capabilities", s.splCapabilities)
+	// Apps (apps.go) and the OpenTelemetry app's native OTLP/HTTP (otlp.go).
+	r.GET("/v1/apps", s.withKey(s.listApps))
+	r.PUT("/v1/apps/{app_id}", s.withKey(s.installApp))
+	r.DELETE("/v1/apps/{app_id}", s.withKey(s.uninstallApp))
+	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("traces"))))
+	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("logs"))))
+	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("metrics"))))
 	r.GET("/ui/", s.consolePage)
 	r.GET("/ui/assets/{file}", s.consoleAsset)
 	r.POST("/ui/login", s.consoleLogin)
@@ -246,11 +256,16 @@ func (s *Server) Start(context.Context) error {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
 	}
 	s.ln = ln
+	// One address for HTTP/1.x (fasthttp) and OTLP/gRPC (grpc.go).
+	split := newSplitListener(ln)
+	s.split = split
+	s.grpc = s.newGRPCServer()
 	s.wg.Go(func() {
-		if err := s.srv.Serve(ln); err != nil {
+		if err := s.srv.Serve(split.http); err != nil {
 			s.cfg.Logger.Error("http server stopped", "err", err)
 		}
 	})
+	s.wg.Go(func() { _ = s.grpc.Serve(split.grpc) })
 	s.cfg.Logger.Info("http server listening", "addr", ln.Addr().String())
 	return nil
 }
@@ -265,7 +280,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
 	err := s.srv.ShutdownWithContext(ctx)
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		s.grpc.Stop()
+	}
+	s.split.close()
 	s.endLife()
 	s.wg.Wait()
 	return err

@@ -23,6 +23,9 @@ import (
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-data/svc/pipeline/rows"
@@ -41,6 +44,11 @@ type workload struct {
 	rowCount  int
 	bodyBytes int64
 	unit      string // what one request is called in the report
+	// grpc sends the bodies as OTLP/gRPC exports of this signal instead of HTTP posts.
+	grpc string
+	msgs []proto.Message // the bodies decoded, for gRPC
+	// native posts to /otlp/v1/<native> (the OpenTelemetry app) instead of the insert.
+	native string
 }
 
 func (st *stack) post(ctx context.Context, path string, body []byte, headers map[string]string) (int, []byte, error) {
@@ -174,17 +182,37 @@ func workloads(total, batch int) ([]*workload, error) {
 			return b, "transform=firehose", map[string]string{"Authorization": "", "X-Cloud-Firehose-Access-Key": "KEY"}
 		},
 	}
-	order := []string{"plain JSON", "otlp-traces", "otlp-logs", "otlp-metrics", "cloudwatch-logs", "cloudtrail", "firehose"}
+	// The OpenTelemetry app's native endpoints, with the same bodies as the transforms.
+	for _, signal := range []string{"traces", "logs", "metrics"} {
+		gen["OTLP/HTTP "+signal] = gen["otlp-"+signal]
+		gen["OTLP/gRPC "+signal] = gen["otlp-"+signal]
+	}
+	order := []string{"plain JSON", "otlp-traces", "OTLP/HTTP traces", "OTLP/gRPC traces", "otlp-logs", "OTLP/HTTP logs", "OTLP/gRPC logs",
+		"otlp-metrics", "OTLP/HTTP metrics", "OTLP/gRPC metrics", "cloudwatch-logs", "cloudtrail", "firehose"}
 	var out []*workload
 	for _, name := range order {
 		w := &workload{name: name, unit: "requests"}
 		if name == "firehose" {
 			w.unit = "deliveries"
 		}
+		if signal, ok := strings.CutPrefix(name, "OTLP/HTTP "); ok {
+			w.native = signal
+		}
+		if signal, ok := strings.CutPrefix(name, "OTLP/gRPC "); ok {
+			w.grpc, w.unit = signal, "exports"
+		}
 		for start := 0; start < total; start += batch {
 			body, q, headers := gen[name](start, min(batch, total-start))
 			w.query, w.headers = q, headers
 			w.bodies = append(w.bodies, body)
+			if w.grpc != "" {
+				m := map[string]proto.Message{"traces": &coltracepb.ExportTraceServiceRequest{}, "logs": &collogspb.ExportLogsServiceRequest{},
+					"metrics": &colmetricspb.ExportMetricsServiceRequest{}}[w.grpc]
+				if err := proto.Unmarshal(body, m); err != nil {
+					return nil, err
+				}
+				w.msgs = append(w.msgs, m)
+			}
 			w.bodyBytes += int64(len(body))
 			// The same rows the edge will produce, for the direct insert.
 			buf := rows.Buffer{}
@@ -227,6 +255,15 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 	if err != nil {
 		return err
 	}
+	if err := st.installOpenTelemetry(ctx); err != nil {
+		return err
+	}
+	conn, err := grpc.NewClient(strings.TrimPrefix(st.url, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(100<<20)))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
 	if err := st.direct.Exec(ctx, "CREATE DATABASE IF NOT EXISTS bench_direct"); err != nil {
 		return err
 	}
@@ -266,7 +303,18 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 						h[k] = v
 					}
 					for {
-						code, _, err := st.post(ctx, "/v1/tables/"+table+"?"+w.query, w.bodies[j], h)
+						var code int
+						var err error
+						switch {
+						case w.grpc != "":
+							err = exportGRPC(ctx, conn, st.key, w.grpc, table, h["Idempotency-Key"], w.msgs[j])
+							code = 200
+						case w.native != "":
+							h["x-service-"+w.native+"-table"] = table
+							code, _, err = st.post(ctx, "/otlp/v1/"+w.native, w.bodies[j], h)
+						default:
+							code, _, err = st.post(ctx, "/v1/tables/"+table+"?"+w.query, w.bodies[j], h)
+						}
 						if err == nil && code >= 200 && code < 300 {
 							break
 						}
@@ -370,4 +418,48 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 	fmt.Println("direct = the same rows inserted with clickhouse-go straight into the same engine; ratio = edge / direct")
 	table(report)
 	return nil
+}
+
+const benchPassword = "svcbench administrator password"
+
+// installOpenTelemetry installs the OpenTelemetry app as the bootstrap administrator,
+// for the native OTLP workloads.
+func (st *stack) installOpenTelemetry(ctx context.Context) error {
+	resp, err := http.Post(st.url+"/v1/auth/login", "application/json",
+		strings.NewReader(`{"username":"admin","password":"`+benchPassword+`"}`))
+	if err != nil {
+		return err
+	}
+	var login struct{ Token string }
+	err = json.NewDecoder(resp.Body).Decode(&login)
+	resp.Body.Close()
+	if err != nil || login.Token == "" {
+		return fmt.Errorf("log in as the bootstrap admin: %d %v", resp.StatusCode, err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/opentelemetry", nil)
+	req.Header.Set("Authorization", "Bearer "+login.Token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("install the OpenTelemetry app: %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// exportGRPC sends one export request as an OTLP/gRPC Export of signal into table.
+func exportGRPC(ctx context.Context, conn *grpc.ClientConn, key, signal, table, idem string, m proto.Message) error {
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key, "x-service-"+signal+"-table", table, "idempotency-key", idem)
+	var err error
+	switch req := m.(type) {
+	case *coltracepb.ExportTraceServiceRequest:
+		_, err = coltracepb.NewTraceServiceClient(conn).Export(ctx, req)
+	case *collogspb.ExportLogsServiceRequest:
+		_, err = collogspb.NewLogsServiceClient(conn).Export(ctx, req)
+	case *colmetricspb.ExportMetricsServiceRequest:
+		_, err = colmetricspb.NewMetricsServiceClient(conn).Export(ctx, req)
+	}
+	return err
 }

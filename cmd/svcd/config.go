@@ -71,6 +71,10 @@ type Config struct {
 	SecretKey string
 	// WorkflowHoldAfterSinks is a fault-test hook (SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS).
 	WorkflowHoldAfterSinks string
+	// MaxConcurrentIngest and IngestWait bound inserts in flight on this node: more wait
+	// up to IngestWait, then get 503 with Retry-After (OTLP/gRPC: UNAVAILABLE).
+	MaxConcurrentIngest int
+	IngestWait          time.Duration
 }
 
 func loadConfig(args []string) (*Config, error) {
@@ -126,6 +130,9 @@ func loadConfig(args []string) (*Config, error) {
 	}
 	allow := envOr("SVC_URL_IMPORT_ALLOW", "")
 	fs.StringVar(&allow, "url-import-allow", allow, "CIDRs and host names URL imports may reach beyond public addresses ($SVC_URL_IMPORT_ALLOW)")
+	intFlag(&c.MaxConcurrentIngest, "max-concurrent-ingest", "SVC_MAX_CONCURRENT_INGEST", 256, "inserts in flight on this node before more wait")
+	ingestWait := envOr("SVC_INGEST_WAIT", "2s")
+	fs.StringVar(&ingestWait, "ingest-wait", ingestWait, "how long an insert waits for a slot before 503 ($SVC_INGEST_WAIT)")
 	deviceTTL := envOr("SVC_DEVICE_CODE_TTL", "15m")
 	fs.StringVar(&deviceTTL, "device-code-ttl", deviceTTL, "how long a device login waits for approval ($SVC_DEVICE_CODE_TTL)")
 	if err := fs.Parse(args); err != nil {
@@ -147,6 +154,9 @@ func loadConfig(args []string) (*Config, error) {
 	}
 	if c.Workflows != "on" && c.Workflows != "off" {
 		return nil, fmt.Errorf("workflows %q: want on or off", c.Workflows)
+	}
+	if c.IngestWait, err = time.ParseDuration(ingestWait); err != nil || c.IngestWait <= 0 || c.MaxConcurrentIngest < 1 {
+		return nil, fmt.Errorf("ingest wait %q and max concurrent ingest %d: want a positive duration and at least 1", ingestWait, c.MaxConcurrentIngest)
 	}
 	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
 		return nil, fmt.Errorf("batch linger: %w", err)

@@ -546,6 +546,7 @@ func TestBenchConsole(t *testing.T) {
 	runs := 5
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	ctx := svcdtest.BrowserFor(t, 30*time.Minute)
+	installApp(t, s, "logsearch")
 	s.Must(200, "POST", "/services/collector/event", `{"time": 1700000000, "event": "seed"}`, "Authorization", "Splunk "+s.AdminKey)
 	now := time.Now().Unix()
 	s.Must(200, "POST", "/v1/query", map[string]string{"sql": fmt.Sprintf(`INSERT INTO logsearch_events SELECT concat('{"_time": "',

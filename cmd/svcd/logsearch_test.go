@@ -13,7 +13,8 @@ import (
 // token in "Authorization: Splunk <token>", concatenated (not array) JSON events with
 // time, host, source, sourcetype, index, fields, string and object events, and raw text.
 func TestHECIngestion(t *testing.T) {
-	s := svcdtest.Start(t)
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	installApp(t, s, "logsearch")
 	splunk := []string{"Authorization", "Splunk " + s.AdminKey}
 	r := s.Must(200, "GET", "/services/collector/health", nil, "Authorization", "")
 	if !strings.Contains(string(r.Body), `"code":17`) {
@@ -72,6 +73,7 @@ func TestHECIngestion(t *testing.T) {
 func TestSavedSearches(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	admin := login(t, s, "admin", adminPassword)
+	installApp(t, s, "logsearch")
 	s.Must(200, "POST", "/v1/users", map[string]string{"username": "ann", "password": "ann's password"}, "Authorization", "Bearer "+admin)
 	s.Must(200, "POST", "/v1/organizations/default/members", map[string]string{"username": "ann", "role": "member"}, "Authorization", "Bearer "+admin)
 	ann := "Bearer " + login(t, s, "ann", "ann's password")
@@ -150,6 +152,7 @@ func TestSavedSearches(t *testing.T) {
 
 func TestSearchOverHTTP(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	installApp(t, s, "logsearch")
 	splunk := []string{"Authorization", "Splunk " + s.AdminKey}
 	now := time.Now().Unix()
 	var b strings.Builder

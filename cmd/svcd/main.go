@@ -113,6 +113,10 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
+	// Clusters made before apps existed get their apps stream (DESIGN.md, Apps).
+	if err := cat.AdoptApps(ctx); err != nil {
+		return err
+	}
 	if boot.Token != "" {
 		if err := announceBootstrap(cfg, boot, log); err != nil {
 			return err
@@ -162,7 +166,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		return err
 	}
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow,
-		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log}, edge.Deps{
+		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log,
+		MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait}, edge.Deps{
 		Catalog:    model,
 		Commands:   cat,
 		Tables:     mgr,

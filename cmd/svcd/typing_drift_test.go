@@ -141,6 +141,7 @@ func TestFirstInsertCreatesTheTable(t *testing.T) {
 // and a path mixing numbers and strings keeps SPL's loose comparison.
 func TestLogSearchReadsNumericPathsTyped(t *testing.T) {
 	s := startControlPlane(t)
+	installApp(t, s, "logsearch")
 	splunk := []string{"Authorization", "Splunk " + s.AdminKey}
 	now := time.Now().Unix()
 	var b strings.Builder

@@ -169,6 +169,108 @@ type ClientInterface interface {
 	// Corresponds with GET /metrics (the `GetPrometheusMetrics` operationId).
 	GetPrometheusMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OtlpExportLogsWithBody OTLP/HTTP export of logs
+	//
+	// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+	//
+	// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+	OtlpExportLogsWithBody(ctx context.Context, params *OtlpExportLogsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OtlpExportLogs OTLP/HTTP export of logs
+	//
+	// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+	//
+	// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+	OtlpExportLogs(ctx context.Context, params *OtlpExportLogsParams, body OtlpExportLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OtlpExportMetricsWithBody OTLP/HTTP export of metrics
+	//
+	// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+	//
+	// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+	OtlpExportMetricsWithBody(ctx context.Context, params *OtlpExportMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OtlpExportMetrics OTLP/HTTP export of metrics
+	//
+	// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+	//
+	// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+	OtlpExportMetrics(ctx context.Context, params *OtlpExportMetricsParams, body OtlpExportMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OtlpExportTracesWithBody OTLP/HTTP export of traces
+	//
+	// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+	//
+	// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+	OtlpExportTracesWithBody(ctx context.Context, params *OtlpExportTracesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OtlpExportTraces OTLP/HTTP export of traces
+	//
+	// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+	//
+	// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+	OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// HecEventDefaultWithBody Splunk HEC - send events (alias)
 	//
 	// Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -186,6 +288,8 @@ type ClientInterface interface {
 	// Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -210,6 +314,8 @@ type ClientInterface interface {
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /services/collector (the `HecEventDefault` operationId).
@@ -232,6 +338,8 @@ type ClientInterface interface {
 	// Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -256,6 +364,8 @@ type ClientInterface interface {
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /services/collector/event (the `HecEvent` operationId).
@@ -279,6 +389,8 @@ type ClientInterface interface {
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /services/collector/event/1.0 (the `HecEventV1` operationId).
@@ -301,6 +413,8 @@ type ClientInterface interface {
 	// Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -329,6 +443,8 @@ type ClientInterface interface {
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /services/collector/raw (the `HecRaw` operationId).
@@ -341,6 +457,8 @@ type ClientInterface interface {
 	// `index` from the query parameters (defaults: the client's address, `http:hec`, empty,
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes a body of the `text/plain` content type.
 	//
@@ -355,6 +473,8 @@ type ClientInterface interface {
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
@@ -368,16 +488,31 @@ type ClientInterface interface {
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes a body of the `text/plain` content type.
 	//
 	// Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
 	HecRawV1WithTextBody(ctx context.Context, params *HecRawV1Params, body HecRawV1TextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListApps List a cluster's apps
+	//
+	// The apps of the selected cluster and whether each is installed. Clusters start with none installed. Answers while the cluster is provisioning, paused or stopped.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Corresponds with GET /v1/apps (the `ListApps` operationId).
+	ListApps(ctx context.Context, params *ListAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSavedSearches List saved searches
 	//
 	// Metadata (without `spl`) of at most 200 saved searches visible to the caller in the
 	// organization and cluster: their own, and shared ones. `truncated` is true when more
 	// match. Saved searches belong to users; API keys cannot use them.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -388,6 +523,8 @@ type ClientInterface interface {
 	//
 	// Saves a search with its complete configuration. Visibility defaults to `private`;
 	// `shared` shares it with every member of the organization.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -401,6 +538,8 @@ type ClientInterface interface {
 	// Saves a search with its complete configuration. Visibility defaults to `private`;
 	// `shared` shares it with every member of the organization.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Takes a body of the `application/json` content type.
@@ -412,6 +551,8 @@ type ClientInterface interface {
 	//
 	// The creator may delete a search; organization administrators may also delete shared ones.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Corresponds with DELETE /v1/apps/logsearch/searches/{id} (the `DeleteSavedSearch` operationId).
@@ -421,6 +562,8 @@ type ClientInterface interface {
 	//
 	// The complete record. Another user's private search is 404.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Corresponds with GET /v1/apps/logsearch/searches/{id} (the `GetSavedSearch` operationId).
@@ -429,6 +572,8 @@ type ClientInterface interface {
 	// UpdateSavedSearchWithBody Update a saved search
 	//
 	// Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -441,12 +586,40 @@ type ClientInterface interface {
 	//
 	// Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v1/apps/logsearch/searches/{id} (the `UpdateSavedSearch` operationId).
 	UpdateSavedSearch(ctx context.Context, id SearchId, params *UpdateSavedSearchParams, body UpdateSavedSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UninstallApp Uninstall an app
+	//
+	// Uninstalls an app from the selected cluster. No body; idempotent.
+	//
+	// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
+	UninstallApp(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InstallApp Install an app
+	//
+	// Installs an app in the selected cluster. No body; idempotent.
+	//
+	// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Corresponds with PUT /v1/apps/{app_id} (the `InstallApp` operationId).
+	InstallApp(ctx context.Context, appId AppPath, params *InstallAppParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LoginWithBody Log in with a user name and password
 	//
@@ -1236,6 +1409,8 @@ type ClientInterface interface {
 	// 404 `no_search_table`. The language and its semantics over JSON events are described in
 	// `docs/spl.md`.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Takes any type of body and a specified content type.
@@ -1267,6 +1442,8 @@ type ClientInterface interface {
 	// (it is created by the first event sent to the HTTP Event Collector endpoints) answers
 	// 404 `no_search_table`. The language and its semantics over JSON events are described in
 	// `docs/spl.md`.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -1431,7 +1608,7 @@ type ClientInterface interface {
 	// request whose answer was lost with the same `Idempotency-Key` to store it exactly
 	// once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 	// recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-	// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+	// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 	//
 	// Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 	// table.
@@ -1502,7 +1679,7 @@ type ClientInterface interface {
 	// request whose answer was lost with the same `Idempotency-Key` to store it exactly
 	// once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 	// recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-	// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+	// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 	//
 	// Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 	// table.
@@ -1831,6 +2008,168 @@ func (c *Client) GetPrometheusMetrics(ctx context.Context, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
+// OtlpExportLogsWithBody OTLP/HTTP export of logs
+//
+// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+//
+// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+func (c *Client) OtlpExportLogsWithBody(ctx context.Context, params *OtlpExportLogsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOtlpExportLogsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OtlpExportLogs OTLP/HTTP export of logs
+//
+// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+//
+// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+func (c *Client) OtlpExportLogs(ctx context.Context, params *OtlpExportLogsParams, body OtlpExportLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOtlpExportLogsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OtlpExportMetricsWithBody OTLP/HTTP export of metrics
+//
+// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+//
+// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+func (c *Client) OtlpExportMetricsWithBody(ctx context.Context, params *OtlpExportMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOtlpExportMetricsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OtlpExportMetrics OTLP/HTTP export of metrics
+//
+// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+//
+// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+func (c *Client) OtlpExportMetrics(ctx context.Context, params *OtlpExportMetricsParams, body OtlpExportMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOtlpExportMetricsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OtlpExportTracesWithBody OTLP/HTTP export of traces
+//
+// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+//
+// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+func (c *Client) OtlpExportTracesWithBody(ctx context.Context, params *OtlpExportTracesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOtlpExportTracesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OtlpExportTraces OTLP/HTTP export of traces
+//
+// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+//
+// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+func (c *Client) OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOtlpExportTracesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // HecEventDefaultWithBody Splunk HEC - send events (alias)
 //
 // Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -1848,6 +2187,8 @@ func (c *Client) GetPrometheusMetrics(ctx context.Context, reqEditors ...Request
 // Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1882,6 +2223,8 @@ func (c *Client) HecEventDefaultWithBody(ctx context.Context, params *HecEventDe
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /services/collector (the `HecEventDefault` operationId).
@@ -1914,6 +2257,8 @@ func (c *Client) HecEventDefault(ctx context.Context, params *HecEventDefaultPar
 // Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1948,6 +2293,8 @@ func (c *Client) HecEventWithBody(ctx context.Context, params *HecEventParams, c
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /services/collector/event (the `HecEvent` operationId).
@@ -1981,6 +2328,8 @@ func (c *Client) HecEvent(ctx context.Context, params *HecEventParams, body HecE
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /services/collector/event/1.0 (the `HecEventV1` operationId).
@@ -2013,6 +2362,8 @@ func (c *Client) HecEventV1WithBody(ctx context.Context, params *HecEventV1Param
 // Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2071,6 +2422,8 @@ func (c *Client) HecHealthV1(ctx context.Context, reqEditors ...RequestEditorFn)
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /services/collector/raw (the `HecRaw` operationId).
@@ -2093,6 +2446,8 @@ func (c *Client) HecRawWithBody(ctx context.Context, params *HecRawParams, conte
 // `index` from the query parameters (defaults: the client's address, `http:hec`, empty,
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes a body of the `text/plain` content type.
 //
@@ -2117,6 +2472,8 @@ func (c *Client) HecRawWithTextBody(ctx context.Context, params *HecRawParams, b
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
@@ -2140,6 +2497,8 @@ func (c *Client) HecRawV1WithBody(ctx context.Context, params *HecRawV1Params, c
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes a body of the `text/plain` content type.
 //
 // Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
@@ -2155,11 +2514,34 @@ func (c *Client) HecRawV1WithTextBody(ctx context.Context, params *HecRawV1Param
 	return c.Client.Do(req)
 }
 
+// ListApps List a cluster's apps
+//
+// The apps of the selected cluster and whether each is installed. Clusters start with none installed. Answers while the cluster is provisioning, paused or stopped.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Corresponds with GET /v1/apps (the `ListApps` operationId).
+func (c *Client) ListApps(ctx context.Context, params *ListAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAppsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListSavedSearches List saved searches
 //
 // Metadata (without `spl`) of at most 200 saved searches visible to the caller in the
 // organization and cluster: their own, and shared ones. `truncated` is true when more
 // match. Saved searches belong to users; API keys cannot use them.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -2180,6 +2562,8 @@ func (c *Client) ListSavedSearches(ctx context.Context, params *ListSavedSearche
 //
 // Saves a search with its complete configuration. Visibility defaults to `private`;
 // `shared` shares it with every member of the organization.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -2203,6 +2587,8 @@ func (c *Client) CreateSavedSearchWithBody(ctx context.Context, params *CreateSa
 // Saves a search with its complete configuration. Visibility defaults to `private`;
 // `shared` shares it with every member of the organization.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Takes a body of the `application/json` content type.
@@ -2224,6 +2610,8 @@ func (c *Client) CreateSavedSearch(ctx context.Context, params *CreateSavedSearc
 //
 // The creator may delete a search; organization administrators may also delete shared ones.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Corresponds with DELETE /v1/apps/logsearch/searches/{id} (the `DeleteSavedSearch` operationId).
@@ -2243,6 +2631,8 @@ func (c *Client) DeleteSavedSearch(ctx context.Context, id SearchId, params *Del
 //
 // The complete record. Another user's private search is 404.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Corresponds with GET /v1/apps/logsearch/searches/{id} (the `GetSavedSearch` operationId).
@@ -2261,6 +2651,8 @@ func (c *Client) GetSavedSearch(ctx context.Context, id SearchId, params *GetSav
 // UpdateSavedSearchWithBody Update a saved search
 //
 // Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -2283,6 +2675,8 @@ func (c *Client) UpdateSavedSearchWithBody(ctx context.Context, id SearchId, par
 //
 // Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Takes a body of the `application/json` content type.
@@ -2290,6 +2684,52 @@ func (c *Client) UpdateSavedSearchWithBody(ctx context.Context, id SearchId, par
 // Corresponds with PATCH /v1/apps/logsearch/searches/{id} (the `UpdateSavedSearch` operationId).
 func (c *Client) UpdateSavedSearch(ctx context.Context, id SearchId, params *UpdateSavedSearchParams, body UpdateSavedSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateSavedSearchRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UninstallApp Uninstall an app
+//
+// Uninstalls an app from the selected cluster. No body; idempotent.
+//
+// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
+func (c *Client) UninstallApp(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUninstallAppRequest(c.Server, appId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InstallApp Install an app
+//
+// Installs an app in the selected cluster. No body; idempotent.
+//
+// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Corresponds with PUT /v1/apps/{app_id} (the `InstallApp` operationId).
+func (c *Client) InstallApp(ctx context.Context, appId AppPath, params *InstallAppParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInstallAppRequest(c.Server, appId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3608,6 +4048,8 @@ func (c *Client) GetSplCapabilities(ctx context.Context, reqEditors ...RequestEd
 // 404 `no_search_table`. The language and its semantics over JSON events are described in
 // `docs/spl.md`.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Takes any type of body and a specified content type.
@@ -3649,6 +4091,8 @@ func (c *Client) SplSearchWithBody(ctx context.Context, params *SplSearchParams,
 // (it is created by the first event sent to the HTTP Event Collector endpoints) answers
 // 404 `no_search_table`. The language and its semantics over JSON events are described in
 // `docs/spl.md`.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -3893,7 +4337,7 @@ func (c *Client) ChangeSortingKey(ctx context.Context, table TableParameter, par
 // request whose answer was lost with the same `Idempotency-Key` to store it exactly
 // once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 // recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 //
 // Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 // table.
@@ -3974,7 +4418,7 @@ func (c *Client) InsertRowsWithBody(ctx context.Context, table TableParameter, p
 // request whose answer was lost with the same `Idempotency-Key` to store it exactly
 // once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 // recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 //
 // Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 // table.
@@ -4507,6 +4951,390 @@ func NewGetPrometheusMetricsRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOtlpExportLogsRequest calls the generic OtlpExportLogs builder with application/json body
+func NewOtlpExportLogsRequest(server string, params *OtlpExportLogsParams, body OtlpExportLogsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOtlpExportLogsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewOtlpExportLogsRequestWithBody constructs an http.Request for the OtlpExportLogs method, with any body, and a specified content type
+func NewOtlpExportLogsRequestWithBody(server string, params *OtlpExportLogsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/otlp/v1/logs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+		if params.XServiceLogsTable != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "x-service-logs-table", *params.XServiceLogsTable, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-logs-table", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewOtlpExportMetricsRequest calls the generic OtlpExportMetrics builder with application/json body
+func NewOtlpExportMetricsRequest(server string, params *OtlpExportMetricsParams, body OtlpExportMetricsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOtlpExportMetricsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewOtlpExportMetricsRequestWithBody constructs an http.Request for the OtlpExportMetrics method, with any body, and a specified content type
+func NewOtlpExportMetricsRequestWithBody(server string, params *OtlpExportMetricsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/otlp/v1/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+		if params.XServiceMetricsTable != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "x-service-metrics-table", *params.XServiceMetricsTable, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-metrics-table", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewOtlpExportTracesRequest calls the generic OtlpExportTraces builder with application/json body
+func NewOtlpExportTracesRequest(server string, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOtlpExportTracesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewOtlpExportTracesRequestWithBody constructs an http.Request for the OtlpExportTraces method, with any body, and a specified content type
+func NewOtlpExportTracesRequestWithBody(server string, params *OtlpExportTracesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/otlp/v1/traces")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+		if params.XServiceTracesTable != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "x-service-traces-table", *params.XServiceTracesTable, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-traces-table", headerParam2)
+		}
+
 	}
 
 	return req, nil
@@ -5391,6 +6219,72 @@ func NewHecRawV1RequestWithBody(server string, params *HecRawV1Params, contentTy
 	return req, nil
 }
 
+// NewListAppsRequest constructs an http.Request for the ListApps method
+func NewListAppsRequest(server string, params *ListAppsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSavedSearchesRequest constructs an http.Request for the ListSavedSearches method
 func NewListSavedSearchesRequest(server string, params *ListSavedSearchesParams) (*http.Request, error) {
 	var err error
@@ -5772,6 +6666,152 @@ func NewUpdateSavedSearchRequestWithBody(server string, id SearchId, params *Upd
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewUninstallAppRequest constructs an http.Request for the UninstallApp method
+func NewUninstallAppRequest(server string, appId AppPath, params *UninstallAppParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewInstallAppRequest constructs an http.Request for the InstallApp method
+func NewInstallAppRequest(server string, appId AppPath, params *InstallAppParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }

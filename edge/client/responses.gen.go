@@ -130,6 +130,108 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /metrics (the `GetPrometheusMetrics` operationId).
 	GetPrometheusMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetPrometheusMetricsResponse, error)
 
+	// OtlpExportLogsWithBodyWithResponse OTLP/HTTP export of logs
+	//
+	// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+	//
+	// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+	OtlpExportLogsWithBodyWithResponse(ctx context.Context, params *OtlpExportLogsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OtlpExportLogsResponse, error)
+
+	// OtlpExportLogsWithResponse OTLP/HTTP export of logs
+	//
+	// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+	//
+	// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+	OtlpExportLogsWithResponse(ctx context.Context, params *OtlpExportLogsParams, body OtlpExportLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportLogsResponse, error)
+
+	// OtlpExportMetricsWithBodyWithResponse OTLP/HTTP export of metrics
+	//
+	// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+	//
+	// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+	OtlpExportMetricsWithBodyWithResponse(ctx context.Context, params *OtlpExportMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OtlpExportMetricsResponse, error)
+
+	// OtlpExportMetricsWithResponse OTLP/HTTP export of metrics
+	//
+	// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+	//
+	// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+	OtlpExportMetricsWithResponse(ctx context.Context, params *OtlpExportMetricsParams, body OtlpExportMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportMetricsResponse, error)
+
+	// OtlpExportTracesWithBodyWithResponse OTLP/HTTP export of traces
+	//
+	// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+	//
+	// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+	OtlpExportTracesWithBodyWithResponse(ctx context.Context, params *OtlpExportTracesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OtlpExportTracesResponse, error)
+
+	// OtlpExportTracesWithResponse OTLP/HTTP export of traces
+	//
+	// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+	//
+	// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+	//
+	// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+	//
+	// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+	OtlpExportTracesWithResponse(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportTracesResponse, error)
+
 	// HecEventDefaultWithBodyWithResponse Splunk HEC - send events (alias)
 	//
 	// Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -147,6 +249,8 @@ type ClientWithResponsesInterface interface {
 	// Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -171,6 +275,8 @@ type ClientWithResponsesInterface interface {
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /services/collector (the `HecEventDefault` operationId).
@@ -193,6 +299,8 @@ type ClientWithResponsesInterface interface {
 	// Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -217,6 +325,8 @@ type ClientWithResponsesInterface interface {
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /services/collector/event (the `HecEvent` operationId).
@@ -240,6 +350,8 @@ type ClientWithResponsesInterface interface {
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /services/collector/event/1.0 (the `HecEventV1` operationId).
@@ -262,6 +374,8 @@ type ClientWithResponsesInterface interface {
 	// Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 	// that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 	// work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -294,6 +408,8 @@ type ClientWithResponsesInterface interface {
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /services/collector/raw (the `HecRaw` operationId).
@@ -306,6 +422,8 @@ type ClientWithResponsesInterface interface {
 	// `index` from the query parameters (defaults: the client's address, `http:hec`, empty,
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 	//
 	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -320,6 +438,8 @@ type ClientWithResponsesInterface interface {
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
@@ -333,16 +453,33 @@ type ClientWithResponsesInterface interface {
 	// `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 	// selected database.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+	//
 	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
 	HecRawV1WithTextBodyWithResponse(ctx context.Context, params *HecRawV1Params, body HecRawV1TextRequestBody, reqEditors ...RequestEditorFn) (*HecRawV1Response, error)
+
+	// ListAppsWithResponse List a cluster's apps
+	//
+	// The apps of the selected cluster and whether each is installed. Clusters start with none installed. Answers while the cluster is provisioning, paused or stopped.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/apps (the `ListApps` operationId).
+	ListAppsWithResponse(ctx context.Context, params *ListAppsParams, reqEditors ...RequestEditorFn) (*ListAppsResponse, error)
 
 	// ListSavedSearchesWithResponse List saved searches
 	//
 	// Metadata (without `spl`) of at most 200 saved searches visible to the caller in the
 	// organization and cluster: their own, and shared ones. `truncated` is true when more
 	// match. Saved searches belong to users; API keys cannot use them.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -356,6 +493,8 @@ type ClientWithResponsesInterface interface {
 	// Saves a search with its complete configuration. Visibility defaults to `private`;
 	// `shared` shares it with every member of the organization.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -368,6 +507,8 @@ type ClientWithResponsesInterface interface {
 	// Saves a search with its complete configuration. Visibility defaults to `private`;
 	// `shared` shares it with every member of the organization.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -378,6 +519,8 @@ type ClientWithResponsesInterface interface {
 	// DeleteSavedSearchWithResponse Delete a saved search
 	//
 	// The creator may delete a search; organization administrators may also delete shared ones.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -390,6 +533,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The complete record. Another user's private search is 404.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -400,6 +545,8 @@ type ClientWithResponsesInterface interface {
 	// UpdateSavedSearchWithBodyWithResponse Update a saved search
 	//
 	// Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -412,12 +559,44 @@ type ClientWithResponsesInterface interface {
 	//
 	// Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/apps/logsearch/searches/{id} (the `UpdateSavedSearch` operationId).
 	UpdateSavedSearchWithResponse(ctx context.Context, id SearchId, params *UpdateSavedSearchParams, body UpdateSavedSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSavedSearchResponse, error)
+
+	// UninstallAppWithResponse Uninstall an app
+	//
+	// Uninstalls an app from the selected cluster. No body; idempotent.
+	//
+	// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
+	UninstallAppWithResponse(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error)
+
+	// InstallAppWithResponse Install an app
+	//
+	// Installs an app in the selected cluster. No body; idempotent.
+	//
+	// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/apps/{app_id} (the `InstallApp` operationId).
+	InstallAppWithResponse(ctx context.Context, appId AppPath, params *InstallAppParams, reqEditors ...RequestEditorFn) (*InstallAppResponse, error)
 
 	// LoginWithBodyWithResponse Log in with a user name and password
 	//
@@ -1255,6 +1434,8 @@ type ClientWithResponsesInterface interface {
 	// 404 `no_search_table`. The language and its semantics over JSON events are described in
 	// `docs/spl.md`.
 	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+	//
 	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -1286,6 +1467,8 @@ type ClientWithResponsesInterface interface {
 	// (it is created by the first event sent to the HTTP Event Collector endpoints) answers
 	// 404 `no_search_table`. The language and its semantics over JSON events are described in
 	// `docs/spl.md`.
+	//
+	// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 	//
 	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -1456,7 +1639,7 @@ type ClientWithResponsesInterface interface {
 	// request whose answer was lost with the same `Idempotency-Key` to store it exactly
 	// once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 	// recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-	// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+	// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 	//
 	// Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 	// table.
@@ -1527,7 +1710,7 @@ type ClientWithResponsesInterface interface {
 	// request whose answer was lost with the same `Idempotency-Key` to store it exactly
 	// once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 	// recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-	// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+	// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 	//
 	// Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 	// table.
@@ -1931,6 +2114,381 @@ func (r GetPrometheusMetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPrometheusMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OtlpExportLogsResponse200Headers the declared response headers of an HTTP 200 response for OtlpExportLogs
+type OtlpExportLogsResponse200Headers struct {
+	XSuccessfulRows *int
+}
+
+// OtlpExportLogsResponse503Headers the declared response headers of an HTTP 503 response for OtlpExportLogs
+type OtlpExportLogsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type OtlpExportLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		PartialSuccess *struct {
+			ErrorMessage *string `json:"errorMessage,omitempty"`
+
+			// RejectedLogRecords Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+			RejectedLogRecords *string `json:"rejectedLogRecords,omitempty"`
+		} `json:"partialSuccess,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *IngestUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *OtlpExportLogsResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *OtlpExportLogsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON200() *struct {
+	PartialSuccess *struct {
+		ErrorMessage *string `json:"errorMessage,omitempty"`
+
+		// RejectedLogRecords Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+		RejectedLogRecords *string `json:"rejectedLogRecords,omitempty"`
+	} `json:"partialSuccess,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r OtlpExportLogsResponse) GetJSON503() *IngestUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OtlpExportLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OtlpExportLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OtlpExportLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OtlpExportLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OtlpExportMetricsResponse200Headers the declared response headers of an HTTP 200 response for OtlpExportMetrics
+type OtlpExportMetricsResponse200Headers struct {
+	XSuccessfulRows *int
+}
+
+// OtlpExportMetricsResponse503Headers the declared response headers of an HTTP 503 response for OtlpExportMetrics
+type OtlpExportMetricsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type OtlpExportMetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		PartialSuccess *struct {
+			ErrorMessage *string `json:"errorMessage,omitempty"`
+
+			// RejectedDataPoints Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+			RejectedDataPoints *string `json:"rejectedDataPoints,omitempty"`
+		} `json:"partialSuccess,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *IngestUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *OtlpExportMetricsResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *OtlpExportMetricsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON200() *struct {
+	PartialSuccess *struct {
+		ErrorMessage *string `json:"errorMessage,omitempty"`
+
+		// RejectedDataPoints Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+		RejectedDataPoints *string `json:"rejectedDataPoints,omitempty"`
+	} `json:"partialSuccess,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r OtlpExportMetricsResponse) GetJSON503() *IngestUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OtlpExportMetricsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OtlpExportMetricsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OtlpExportMetricsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OtlpExportMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OtlpExportTracesResponse200Headers the declared response headers of an HTTP 200 response for OtlpExportTraces
+type OtlpExportTracesResponse200Headers struct {
+	XSuccessfulRows *int
+}
+
+// OtlpExportTracesResponse503Headers the declared response headers of an HTTP 503 response for OtlpExportTraces
+type OtlpExportTracesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type OtlpExportTracesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		PartialSuccess *struct {
+			ErrorMessage *string `json:"errorMessage,omitempty"`
+
+			// RejectedSpans Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+			RejectedSpans *string `json:"rejectedSpans,omitempty"`
+		} `json:"partialSuccess,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *IngestUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *OtlpExportTracesResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *OtlpExportTracesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON200() *struct {
+	PartialSuccess *struct {
+		ErrorMessage *string `json:"errorMessage,omitempty"`
+
+		// RejectedSpans Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+		RejectedSpans *string `json:"rejectedSpans,omitempty"`
+	} `json:"partialSuccess,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r OtlpExportTracesResponse) GetJSON503() *IngestUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OtlpExportTracesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OtlpExportTracesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OtlpExportTracesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OtlpExportTracesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2469,6 +3027,86 @@ func (r HecRawV1Response) ContentType() string {
 	return ""
 }
 
+type ListAppsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Apps []App `json:"apps"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAppsResponse) GetJSON200() *struct {
+	Apps []App `json:"apps"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAppsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAppsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAppsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAppsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAppsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAppsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAppsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAppsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAppsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListSavedSearchesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2842,6 +3480,158 @@ func (r UpdateSavedSearchResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateSavedSearchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UninstallAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *App
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UninstallAppResponse) GetJSON200() *App {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UninstallAppResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UninstallAppResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UninstallAppResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UninstallAppResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UninstallAppResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UninstallAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UninstallAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UninstallAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UninstallAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type InstallAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *App
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r InstallAppResponse) GetJSON200() *App {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r InstallAppResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r InstallAppResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r InstallAppResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r InstallAppResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r InstallAppResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r InstallAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r InstallAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r InstallAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r InstallAppResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7729,6 +8519,144 @@ func (c *ClientWithResponses) GetPrometheusMetricsWithResponse(ctx context.Conte
 	return ParseGetPrometheusMetricsResponse(rsp)
 }
 
+// OtlpExportLogsWithBodyWithResponse OTLP/HTTP export of logs
+//
+// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+//
+// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+func (c *ClientWithResponses) OtlpExportLogsWithBodyWithResponse(ctx context.Context, params *OtlpExportLogsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OtlpExportLogsResponse, error) {
+	rsp, err := c.OtlpExportLogsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOtlpExportLogsResponse(rsp)
+}
+
+// OtlpExportLogsWithResponse OTLP/HTTP export of logs
+//
+// Native OTLP/HTTP export of logs (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-logs` insert does not need it). Point an exporter's logs endpoint at `{base_url}/otlp/v1/logs` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per log record, as `docs/transforms.md` describes.
+//
+// The table is `logs` unless the header `x-service-logs-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedLogRecords` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.logs.v1.LogsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /otlp/v1/logs (the `OtlpExportLogs` operationId).
+func (c *ClientWithResponses) OtlpExportLogsWithResponse(ctx context.Context, params *OtlpExportLogsParams, body OtlpExportLogsJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportLogsResponse, error) {
+	rsp, err := c.OtlpExportLogs(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOtlpExportLogsResponse(rsp)
+}
+
+// OtlpExportMetricsWithBodyWithResponse OTLP/HTTP export of metrics
+//
+// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+//
+// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+func (c *ClientWithResponses) OtlpExportMetricsWithBodyWithResponse(ctx context.Context, params *OtlpExportMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OtlpExportMetricsResponse, error) {
+	rsp, err := c.OtlpExportMetricsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOtlpExportMetricsResponse(rsp)
+}
+
+// OtlpExportMetricsWithResponse OTLP/HTTP export of metrics
+//
+// Native OTLP/HTTP export of metrics (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-metrics` insert does not need it). Point an exporter's metrics endpoint at `{base_url}/otlp/v1/metrics` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per data point, as `docs/transforms.md` describes.
+//
+// The table is `metrics` unless the header `x-service-metrics-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedDataPoints` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.metrics.v1.MetricsService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /otlp/v1/metrics (the `OtlpExportMetrics` operationId).
+func (c *ClientWithResponses) OtlpExportMetricsWithResponse(ctx context.Context, params *OtlpExportMetricsParams, body OtlpExportMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportMetricsResponse, error) {
+	rsp, err := c.OtlpExportMetrics(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOtlpExportMetricsResponse(rsp)
+}
+
+// OtlpExportTracesWithBodyWithResponse OTLP/HTTP export of traces
+//
+// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+//
+// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+func (c *ClientWithResponses) OtlpExportTracesWithBodyWithResponse(ctx context.Context, params *OtlpExportTracesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OtlpExportTracesResponse, error) {
+	rsp, err := c.OtlpExportTracesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOtlpExportTracesResponse(rsp)
+}
+
+// OtlpExportTracesWithResponse OTLP/HTTP export of traces
+//
+// Native OTLP/HTTP export of traces (the OpenTelemetry app must be installed: 403 `app_not_installed` otherwise; the `?transform=otlp-traces` insert does not need it). Point an exporter's traces endpoint at `{base_url}/otlp/v1/traces` with `Authorization: Bearer <key>`. Bodies are `application/x-protobuf` or `application/json` (OTLP's JSON encoding), optionally `Content-Encoding: gzip`, at most 100 MiB after decompression (413 past it). One row per span, as `docs/transforms.md` describes.
+//
+// The table is `traces` unless the header `x-service-traces-table` names another, in the database of `?database=` (or the `x-service-database` header), else the key's default. A missing table is created on first use with an automatic sorting key (keys with `database_roles` never create tables: 404 `table_not_found`).
+//
+// Success is 200 with an empty response in the request's encoding (`{}`, or an empty protobuf message); when invalid records were dropped and the rest stored, `partialSuccess` with `rejectedSpans` and `errorMessage`. A 2xx means the rows are in the log and reach the table exactly once; a request's rows are stored all or nothing otherwise. Under backpressure: 503 with `Retry-After`, which OTLP exporters retry.
+//
+// The same export over gRPC is `opentelemetry.proto.collector.trace.v1.TraceService/Export` on `{base_url}`'s own address (HTTP/2 with prior knowledge): bearer key in the `authorization` metadata, database in `x-service-database`, the table header as metadata, gzip, messages up to 100 MiB; UNAUTHENTICATED for a missing, unknown or expired key, PERMISSION_DENIED without the app or the permission, INVALID_ARGUMENT for bad data, UNAVAILABLE with RetryInfo under backpressure.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`); users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
+func (c *ClientWithResponses) OtlpExportTracesWithResponse(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportTracesResponse, error) {
+	rsp, err := c.OtlpExportTraces(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOtlpExportTracesResponse(rsp)
+}
+
 // HecEventDefaultWithBodyWithResponse Splunk HEC - send events (alias)
 //
 // Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -7746,6 +8674,8 @@ func (c *ClientWithResponses) GetPrometheusMetricsWithResponse(ctx context.Conte
 // Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7776,6 +8706,8 @@ func (c *ClientWithResponses) HecEventDefaultWithBodyWithResponse(ctx context.Co
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /services/collector (the `HecEventDefault` operationId).
@@ -7804,6 +8736,8 @@ func (c *ClientWithResponses) HecEventDefaultWithResponse(ctx context.Context, p
 // Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7834,6 +8768,8 @@ func (c *ClientWithResponses) HecEventWithBodyWithResponse(ctx context.Context, 
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /services/collector/event (the `HecEvent` operationId).
@@ -7863,6 +8799,8 @@ func (c *ClientWithResponses) HecEventWithResponse(ctx context.Context, params *
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /services/collector/event/1.0 (the `HecEventV1` operationId).
@@ -7891,6 +8829,8 @@ func (c *ClientWithResponses) HecEventV1WithBodyWithResponse(ctx context.Context
 // Authentication: `Authorization: Splunk <API key>` (or `Bearer <API key>`) with a key
 // that may insert (`admin`, `read_write`, `write_only`; users' tokens that may insert
 // work too). Answers use HEC's `{"text", "code"}` bodies and statuses.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7941,6 +8881,8 @@ func (c *ClientWithResponses) HecHealthV1WithResponse(ctx context.Context, reqEd
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /services/collector/raw (the `HecRaw` operationId).
@@ -7959,6 +8901,8 @@ func (c *ClientWithResponses) HecRawWithBodyWithResponse(ctx context.Context, pa
 // `index` from the query parameters (defaults: the client's address, `http:hec`, empty,
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
 //
 // Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7979,6 +8923,8 @@ func (c *ClientWithResponses) HecRawWithTextBodyWithResponse(ctx context.Context
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
@@ -7998,6 +8944,8 @@ func (c *ClientWithResponses) HecRawV1WithBodyWithResponse(ctx context.Context, 
 // `main`). Stored like `/services/collector/event` into `logsearch_events` of the
 // selected database.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`); without it the answer is HEC's 403 `{"text": "Token disabled", "code": 1, "hint": ...}` and nothing is stored.
+//
 // Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
@@ -8009,11 +8957,32 @@ func (c *ClientWithResponses) HecRawV1WithTextBodyWithResponse(ctx context.Conte
 	return ParseHecRawV1Response(rsp)
 }
 
+// ListAppsWithResponse List a cluster's apps
+//
+// The apps of the selected cluster and whether each is installed. Clusters start with none installed. Answers while the cluster is provisioning, paused or stopped.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/apps (the `ListApps` operationId).
+func (c *ClientWithResponses) ListAppsWithResponse(ctx context.Context, params *ListAppsParams, reqEditors ...RequestEditorFn) (*ListAppsResponse, error) {
+	rsp, err := c.ListApps(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAppsResponse(rsp)
+}
+
 // ListSavedSearchesWithResponse List saved searches
 //
 // Metadata (without `spl`) of at most 200 saved searches visible to the caller in the
 // organization and cluster: their own, and shared ones. `truncated` is true when more
 // match. Saved searches belong to users; API keys cannot use them.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -8033,6 +9002,8 @@ func (c *ClientWithResponses) ListSavedSearchesWithResponse(ctx context.Context,
 // Saves a search with its complete configuration. Visibility defaults to `private`;
 // `shared` shares it with every member of the organization.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8051,6 +9022,8 @@ func (c *ClientWithResponses) CreateSavedSearchWithBodyWithResponse(ctx context.
 // Saves a search with its complete configuration. Visibility defaults to `private`;
 // `shared` shares it with every member of the organization.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -8067,6 +9040,8 @@ func (c *ClientWithResponses) CreateSavedSearchWithResponse(ctx context.Context,
 // DeleteSavedSearchWithResponse Delete a saved search
 //
 // The creator may delete a search; organization administrators may also delete shared ones.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -8085,6 +9060,8 @@ func (c *ClientWithResponses) DeleteSavedSearchWithResponse(ctx context.Context,
 //
 // The complete record. Another user's private search is 404.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8101,6 +9078,8 @@ func (c *ClientWithResponses) GetSavedSearchWithResponse(ctx context.Context, id
 // UpdateSavedSearchWithBodyWithResponse Update a saved search
 //
 // Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -8119,6 +9098,8 @@ func (c *ClientWithResponses) UpdateSavedSearchWithBodyWithResponse(ctx context.
 //
 // Only the fields sent change; `span_minutes` null clears it. The creator may change a search; organization administrators may also change shared ones.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -8130,6 +9111,48 @@ func (c *ClientWithResponses) UpdateSavedSearchWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseUpdateSavedSearchResponse(rsp)
+}
+
+// UninstallAppWithResponse Uninstall an app
+//
+// Uninstalls an app from the selected cluster. No body; idempotent.
+//
+// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
+func (c *ClientWithResponses) UninstallAppWithResponse(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error) {
+	rsp, err := c.UninstallApp(ctx, appId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUninstallAppResponse(rsp)
+}
+
+// InstallAppWithResponse Install an app
+//
+// Installs an app in the selected cluster. No body; idempotent.
+//
+// Uninstalling disables the app's endpoints (403 `app_not_installed`, the hint naming the PUT that installs it) and keeps everything the app stored: tables, ingested rows and saved searches come back on reinstall. SQL access is never gated. Install state is an event of the cluster's control-plane stream; a repeated PUT or DELETE writes nothing. Installing does not change the cluster's lifecycle state or wait for it to be ready.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/apps/{app_id} (the `InstallApp` operationId).
+func (c *ClientWithResponses) InstallAppWithResponse(ctx context.Context, appId AppPath, params *InstallAppParams, reqEditors ...RequestEditorFn) (*InstallAppResponse, error) {
+	rsp, err := c.InstallApp(ctx, appId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInstallAppResponse(rsp)
 }
 
 // LoginWithBodyWithResponse Log in with a user name and password
@@ -9280,6 +10303,8 @@ func (c *ClientWithResponses) GetSplCapabilitiesWithResponse(ctx context.Context
 // 404 `no_search_table`. The language and its semantics over JSON events are described in
 // `docs/spl.md`.
 //
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
+//
 // **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -9317,6 +10342,8 @@ func (c *ClientWithResponses) SplSearchWithBodyWithResponse(ctx context.Context,
 // (it is created by the first event sent to the HTTP Event Collector endpoints) answers
 // 404 `no_search_table`. The language and its semantics over JSON events are described in
 // `docs/spl.md`.
+//
+// Needs the log-search app (`PUT /v1/apps/logsearch`): 403 `app_not_installed` otherwise. Uninstalling keeps saved searches and `logsearch_events`; reinstalling restores them.
 //
 // **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -9535,7 +10562,7 @@ func (c *ClientWithResponses) ChangeSortingKeyWithResponse(ctx context.Context, 
 // request whose answer was lost with the same `Idempotency-Key` to store it exactly
 // once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 // recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 //
 // Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 // table.
@@ -9612,7 +10639,7 @@ func (c *ClientWithResponses) InsertRowsWithBodyWithResponse(ctx context.Context
 // request whose answer was lost with the same `Idempotency-Key` to store it exactly
 // once. Compression: `Content-Encoding: gzip` (or `x-gzip`); a gzip body is also
 // recognized by its magic bytes. Other encodings are refused with 415. Bodies may be
-// 100 MiB after decompression, and a request's rows at most 48 MiB (413 otherwise).
+// 100 MiB after decompression, and a request's rows at most 256 MiB (413 otherwise).
 //
 // Tables are not created by inserts; custom-role keys need a role holding INSERT on the
 // table.
@@ -10044,6 +11071,360 @@ func ParseGetPrometheusMetricsResponse(rsp *http.Response) (*GetPrometheusMetric
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseOtlpExportLogsResponse parses an HTTP response from a OtlpExportLogsWithResponse call
+func ParseOtlpExportLogsResponse(rsp *http.Response) (*OtlpExportLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OtlpExportLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			PartialSuccess *struct {
+				ErrorMessage *string `json:"errorMessage,omitempty"`
+
+				// RejectedLogRecords Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+				RejectedLogRecords *string `json:"rejectedLogRecords,omitempty"`
+			} `json:"partialSuccess,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest IngestUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/x-protobuf) unsupported
+
+	case rsp.StatusCode == 413:
+		// Content-type (text/plain) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers OtlpExportLogsResponse200Headers
+		if values := rsp.Header.Values("X-Successful-Rows"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Successful-Rows", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSuccessfulRows = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers OtlpExportLogsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOtlpExportMetricsResponse parses an HTTP response from a OtlpExportMetricsWithResponse call
+func ParseOtlpExportMetricsResponse(rsp *http.Response) (*OtlpExportMetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OtlpExportMetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			PartialSuccess *struct {
+				ErrorMessage *string `json:"errorMessage,omitempty"`
+
+				// RejectedDataPoints Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+				RejectedDataPoints *string `json:"rejectedDataPoints,omitempty"`
+			} `json:"partialSuccess,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest IngestUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/x-protobuf) unsupported
+
+	case rsp.StatusCode == 413:
+		// Content-type (text/plain) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers OtlpExportMetricsResponse200Headers
+		if values := rsp.Header.Values("X-Successful-Rows"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Successful-Rows", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSuccessfulRows = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers OtlpExportMetricsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOtlpExportTracesResponse parses an HTTP response from a OtlpExportTracesWithResponse call
+func ParseOtlpExportTracesResponse(rsp *http.Response) (*OtlpExportTracesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OtlpExportTracesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			PartialSuccess *struct {
+				ErrorMessage *string `json:"errorMessage,omitempty"`
+
+				// RejectedSpans Count of dropped records (OTLP JSON writes 64-bit integers as strings).
+				RejectedSpans *string `json:"rejectedSpans,omitempty"`
+			} `json:"partialSuccess,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest IngestUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (application/x-protobuf) unsupported
+
+	case rsp.StatusCode == 413:
+		// Content-type (text/plain) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers OtlpExportTracesResponse200Headers
+		if values := rsp.Header.Values("X-Successful-Rows"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Successful-Rows", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XSuccessfulRows = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers OtlpExportTracesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10506,6 +11887,69 @@ func ParseHecRawV1Response(rsp *http.Response) (*HecRawV1Response, error) {
 	return response, nil
 }
 
+// ParseListAppsResponse parses an HTTP response from a ListAppsWithResponse call
+func ParseListAppsResponse(rsp *http.Response) (*ListAppsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAppsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Apps []App `json:"apps"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListSavedSearchesResponse parses an HTTP response from a ListSavedSearchesWithResponse call
 func ParseListSavedSearchesResponse(rsp *http.Response) (*ListSavedSearchesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10786,6 +12230,128 @@ func ParseUpdateSavedSearchResponse(rsp *http.Response) (*UpdateSavedSearchRespo
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUninstallAppResponse parses an HTTP response from a UninstallAppWithResponse call
+func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UninstallAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseInstallAppResponse parses an HTTP response from a InstallAppWithResponse call
+func ParseInstallAppResponse(rsp *http.Response) (*InstallAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &InstallAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

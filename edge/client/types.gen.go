@@ -36,6 +36,27 @@ func (e ApiKeyPermission) Valid() bool {
 	}
 }
 
+// Defines values for AppId.
+const (
+	Logsearch     AppId = "logsearch"
+	Opentelemetry AppId = "opentelemetry"
+	Prometheus    AppId = "prometheus"
+)
+
+// Valid indicates whether the value is a known member of the AppId enum.
+func (e AppId) Valid() bool {
+	switch e {
+	case Logsearch:
+		return true
+	case Opentelemetry:
+		return true
+	case Prometheus:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClusterStatusPhase.
 const (
 	ClusterStatusPhaseDeleting     ClusterStatusPhase = "deleting"
@@ -1074,6 +1095,21 @@ type ApiKey struct {
 // ApiKeyPermission defines model for ApiKey.Permission.
 type ApiKeyPermission string
 
+// App defines model for App.
+type App struct {
+	// Id The app's id, used in `/v1/apps/{app_id}`.
+	Id AppId `json:"id"`
+
+	// Installed Whether the app is installed in the cluster.
+	Installed bool `json:"installed"`
+
+	// Name Display name.
+	Name string `json:"name"`
+}
+
+// AppId The app's id, used in `/v1/apps/{app_id}`.
+type AppId string
+
 // Cluster A cluster: its engine process, its Kafka topics and consumer, and its catalog state.
 // `status.phase` is one of `provisioning` (being brought up), `ready`, `stopping`, `stopped`, `resuming`, `deleting` and `failed` (bringing it up failed; `status.message` says why, and nodes retry with backoff). `status.ready` is true in phase `ready` only; `can_pause` is true when ready, `can_resume` when stopped or failed.
 type Cluster struct {
@@ -2009,6 +2045,9 @@ type WorkflowSinkRequest struct {
 // WorkflowSinkRequestType defines model for WorkflowSinkRequest.Type.
 type WorkflowSinkRequestType string
 
+// AppPath defines model for appPath.
+type AppPath = string
+
 // ClusterParameter defines model for cluster.
 type ClusterParameter = string
 
@@ -2072,14 +2111,23 @@ type Conflict = Error
 // Forbidden The service's error envelope.
 type Forbidden = Error
 
+// IngestUnavailable The service's error envelope.
+type IngestUnavailable = Error
+
 // InternalError The service's error envelope.
 type InternalError = Error
 
 // NotFound The service's error envelope.
 type NotFound = Error
 
+// PayloadTooLarge The service's error envelope.
+type PayloadTooLarge = Error
+
 // Unauthenticated The service's error envelope.
 type Unauthenticated = Error
+
+// UnsupportedMediaType The service's error envelope.
+type UnsupportedMediaType = Error
 
 // WorkflowsUnavailable The service's error envelope.
 type WorkflowsUnavailable = Error
@@ -2112,6 +2160,108 @@ type DeviceLoginFormdataBody struct {
 
 // Health200JSONResponseBodyStatus defines parameters for Health.
 type Health200JSONResponseBodyStatus string
+
+// OtlpExportLogsJSONBody defines parameters for OtlpExportLogs.
+type OtlpExportLogsJSONBody = map[string]interface{}
+
+// OtlpExportLogsParams defines parameters for OtlpExportLogs.
+type OtlpExportLogsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; it may be omitted when the user belongs to exactly one.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+
+	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
+	// (Kafka, all in-sync replicas) acknowledged them; the pipeline inserts every
+	// acknowledged record into the table exactly once and drops rows whose idempotency key
+	// was already inserted. A client that retries a request whose answer it did not get,
+	// with the same key, therefore stores its rows exactly once. A request is all or
+	// nothing: either every row of it is acknowledged or none is.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XServiceLogsTable The table to write to instead of `logs`.
+	XServiceLogsTable *string `json:"x-service-logs-table,omitempty"`
+}
+
+// OtlpExportMetricsJSONBody defines parameters for OtlpExportMetrics.
+type OtlpExportMetricsJSONBody = map[string]interface{}
+
+// OtlpExportMetricsParams defines parameters for OtlpExportMetrics.
+type OtlpExportMetricsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; it may be omitted when the user belongs to exactly one.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+
+	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
+	// (Kafka, all in-sync replicas) acknowledged them; the pipeline inserts every
+	// acknowledged record into the table exactly once and drops rows whose idempotency key
+	// was already inserted. A client that retries a request whose answer it did not get,
+	// with the same key, therefore stores its rows exactly once. A request is all or
+	// nothing: either every row of it is acknowledged or none is.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XServiceMetricsTable The table to write to instead of `metrics`.
+	XServiceMetricsTable *string `json:"x-service-metrics-table,omitempty"`
+}
+
+// OtlpExportTracesJSONBody defines parameters for OtlpExportTraces.
+type OtlpExportTracesJSONBody = map[string]interface{}
+
+// OtlpExportTracesParams defines parameters for OtlpExportTraces.
+type OtlpExportTracesParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; it may be omitted when the user belongs to exactly one.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+
+	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
+	// (Kafka, all in-sync replicas) acknowledged them; the pipeline inserts every
+	// acknowledged record into the table exactly once and drops rows whose idempotency key
+	// was already inserted. A client that retries a request whose answer it did not get,
+	// with the same key, therefore stores its rows exactly once. A request is all or
+	// nothing: either every row of it is acknowledged or none is.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XServiceTracesTable The table to write to instead of `traces`.
+	XServiceTracesTable *string `json:"x-service-traces-table,omitempty"`
+}
 
 // HecEventDefaultParams defines parameters for HecEventDefault.
 type HecEventDefaultParams struct {
@@ -2299,6 +2449,19 @@ type HecRawV1Params struct {
 // HecRawV1ParamsContentEncoding defines parameters for HecRawV1.
 type HecRawV1ParamsContentEncoding string
 
+// ListAppsParams defines parameters for ListApps.
+type ListAppsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; it may be omitted when the user belongs to exactly one.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
 // ListSavedSearchesParams defines parameters for ListSavedSearches.
 type ListSavedSearchesParams struct {
 	// Organization Organization name; required on every saved-search request (400 `missing_scope` without it).
@@ -2386,6 +2549,32 @@ type UpdateSavedSearchParams struct {
 
 	// Cluster Cluster name; required on every saved-search request (400 `missing_scope` without it).
 	Cluster SearchCluster `form:"cluster" json:"cluster"`
+}
+
+// UninstallAppParams defines parameters for UninstallApp.
+type UninstallAppParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; it may be omitted when the user belongs to exactly one.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
+// InstallAppParams defines parameters for InstallApp.
+type InstallAppParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; it may be omitted when the user belongs to exactly one.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
 // LoginJSONBody defines parameters for Login.
@@ -3473,6 +3662,15 @@ type DeviceDecideFormdataRequestBody DeviceDecideFormdataBody
 
 // DeviceLoginFormdataRequestBody defines body for DeviceLogin for application/x-www-form-urlencoded ContentType.
 type DeviceLoginFormdataRequestBody DeviceLoginFormdataBody
+
+// OtlpExportLogsJSONRequestBody defines body for OtlpExportLogs for application/json ContentType.
+type OtlpExportLogsJSONRequestBody = OtlpExportLogsJSONBody
+
+// OtlpExportMetricsJSONRequestBody defines body for OtlpExportMetrics for application/json ContentType.
+type OtlpExportMetricsJSONRequestBody = OtlpExportMetricsJSONBody
+
+// OtlpExportTracesJSONRequestBody defines body for OtlpExportTraces for application/json ContentType.
+type OtlpExportTracesJSONRequestBody = OtlpExportTracesJSONBody
 
 // HecEventDefaultJSONRequestBody defines body for HecEventDefault for application/json ContentType.
 type HecEventDefaultJSONRequestBody = HecEvent

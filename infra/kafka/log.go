@@ -30,12 +30,17 @@ type ProducerConfig struct {
 }
 
 // Producer implements pipeline.Producer with an idempotent franz-go producer that waits
-// for acknowledgment from all in-sync replicas.
+// for acknowledgment from all in-sync replicas, and pipeline.AtomicProducer with a
+// transactional client made on first use.
 type Producer struct {
-	cl *kgo.Client
+	cl   *kgo.Client
+	opts []kgo.Opt
+
+	txMu sync.Mutex // one transaction at a time on the transactional client
+	tx   *kgo.Client
 }
 
-var _ pipeline.Producer = (*Producer)(nil)
+var _ pipeline.AtomicProducer = (*Producer)(nil)
 
 // NewProducer connects a producer.
 func NewProducer(cfg ProducerConfig) (*Producer, error) {
@@ -64,11 +69,69 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
-	return &Producer{cl: cl}, nil
+	return &Producer{cl: cl, opts: opts}, nil
+}
+
+// ProduceAtomic implements pipeline.AtomicProducer: the records are written in one Kafka
+// transaction, committed only when every record was acknowledged and aborted otherwise.
+// Consumers read committed records only (GroupReader), so they see all or none. Large
+// requests are rare, so transactions take turns on one client.
+func (p *Producer) ProduceAtomic(ctx context.Context, records ...*pipeline.Record) error {
+	p.txMu.Lock()
+	defer p.txMu.Unlock()
+	if p.tx == nil {
+		cl, err := kgo.NewClient(append(p.opts, kgo.TransactionalID("svc-edge-"+uuid.NewString()),
+			kgo.TransactionTimeout(time.Minute))...)
+		if err != nil {
+			return fmt.Errorf("%w: transactional producer: %v", pipeline.ErrOverloaded, err)
+		}
+		p.tx = cl
+	}
+	if err := p.tx.BeginTransaction(); err != nil {
+		return p.resetTx(err)
+	}
+	err := p.produceOn(ctx, p.tx, records)
+	if err == nil {
+		err = p.tx.Flush(ctx)
+	}
+	commit := kgo.TryCommit
+	if err != nil {
+		commit = kgo.TryAbort
+	}
+	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err != nil {
+		// Records still buffered or in flight must be dropped before an abort.
+		_ = p.tx.AbortBufferedRecords(endCtx)
+	}
+	if endErr := p.tx.EndTransaction(endCtx, commit); endErr != nil {
+		// The outcome is unknown or the client is unusable: start over with a new
+		// transactional id, which fences the old one (its open transaction aborts).
+		if err == nil {
+			err = endErr
+		}
+		return p.resetTx(err)
+	}
+	if err != nil {
+		return classifyProduceError(err)
+	}
+	return nil
+}
+
+func (p *Producer) resetTx(err error) error {
+	if p.tx != nil {
+		p.tx.Close()
+		p.tx = nil
+	}
+	return classifyProduceError(err)
 }
 
 // Produce implements pipeline.Producer.
 func (p *Producer) Produce(ctx context.Context, records ...*pipeline.Record) error {
+	return p.produceOn(ctx, p.cl, records)
+}
+
+func (p *Producer) produceOn(ctx context.Context, cl *kgo.Client, records []*pipeline.Record) error {
 	recs := make([]*kgo.Record, len(records))
 	for i, r := range records {
 		kr := &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value}
@@ -84,7 +147,7 @@ func (p *Producer) Produce(ctx context.Context, records ...*pipeline.Record) err
 	// acknowledged, and a retry with the same idempotency key lands once.
 	results := make(chan error, len(recs))
 	for _, r := range recs {
-		p.cl.Produce(context.WithoutCancel(ctx), r, func(_ *kgo.Record, err error) { results <- err })
+		cl.Produce(context.WithoutCancel(ctx), r, func(_ *kgo.Record, err error) { results <- err })
 	}
 	for range recs {
 		select {
@@ -115,8 +178,15 @@ func classifyProduceError(err error) error {
 	return fmt.Errorf("%w: %v", pipeline.ErrOverloaded, err)
 }
 
-// Close flushes nothing (Produce is synchronous) and closes the client.
-func (p *Producer) Close() { p.cl.Close() }
+// Close flushes nothing (Produce is synchronous) and closes the clients.
+func (p *Producer) Close() {
+	p.cl.Close()
+	p.txMu.Lock()
+	defer p.txMu.Unlock()
+	if p.tx != nil {
+		p.tx.Close()
+	}
+}
 
 // EnsureTopics creates topics that do not exist yet.
 func EnsureTopics(ctx context.Context, seeds []string, partitions int32, topics ...string) error {
@@ -182,6 +252,8 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(64<<20),
 		kgo.FetchMaxPartitionBytes(MaxMessageBytes),
+		// Parts of a large request are one transaction: read them only once committed.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.OnPartitionsAssigned(g.assigned),
 		kgo.OnPartitionsRevoked(g.revoked),
 		kgo.OnPartitionsLost(g.revoked),

@@ -116,6 +116,7 @@ func (s *Service) CreateClusterWith(ctx context.Context, spec ClusterCreated) (*
 	}
 	spec.ID = uuid.New()
 	spec.CreatedAt = s.now()
+	spec.AppsTracked = true // clusters start with no apps installed
 	err := s.retry(ctx, func() (uint64, error) {
 		// The organization's own stream, read to its exact version, decides the name: two
 		// creations of one name append at the same version and only one can pass.

@@ -52,6 +52,9 @@ type ClusterCreated struct {
 	IdleTimeoutMinutes int               `json:"idle_timeout_minutes"`
 	S3                 *S3Storage        `json:"s3_storage,omitempty"`
 	DatabaseS3Access   *DatabaseS3Access `json:"database_s3_access,omitempty"`
+	// AppsTracked marks clusters created with an apps stream of their own (none
+	// installed); clusters made before apps existed are adopted once (AdoptApps).
+	AppsTracked bool `json:"apps_tracked,omitempty"`
 }
 
 // ClusterSize is a (cpu cores, memory) pair of the size catalog.

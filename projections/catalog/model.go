@@ -35,6 +35,8 @@ type Cluster struct {
 	IdleTimeoutMinutes int
 	S3                 *S3Storage
 	DatabaseS3Access   *DatabaseS3Access
+	// AppsTracked: the cluster was created with apps (none installed); see AdoptApps.
+	AppsTracked bool
 	// Lifecycle (clusters.go): phase, its message, whether the idle timeout stopped it,
 	// and when the phase began.
 	Phase, Message string
@@ -146,6 +148,7 @@ type Model struct {
 	identity
 	accessModel
 	searchModel
+	appModel
 	pathsModel
 	workflowModel
 }
@@ -209,7 +212,7 @@ func (m *Model) apply(e es.Event) error {
 		}
 		m.clusters[v.ID] = &Cluster{ID: v.ID, OrgID: v.OrgID, Name: v.Name, CreatedAt: v.CreatedAt, Replicas: v.Replicas,
 			Size: v.Size, MinSize: v.MinSize, MaxSize: v.MaxSize, IdleTimeoutMinutes: v.IdleTimeoutMinutes, S3: v.S3,
-			DatabaseS3Access: v.DatabaseS3Access}
+			DatabaseS3Access: v.DatabaseS3Access, AppsTracked: v.AppsTracked}
 	case EvDatabaseCreated:
 		v, err := decode[DatabaseCreated](e)
 		if err != nil {
@@ -308,6 +311,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applySearch(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyApps(e); handled || err != nil {
 			return err
 		}
 		if handled, err := m.applyCluster(e); handled || err != nil {

@@ -1,0 +1,102 @@
+package edge
+
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+type appView struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Installed bool   `json:"installed"`
+}
+
+// appsScope checks a request to the Apps API: a user (session or OAuth token; API keys
+// cannot manage apps) of the named organization, with a cluster selected. admin asks
+// for an organization administrator. The cluster's lifecycle state does not matter:
+// apps answer while it is provisioning, paused or stopped.
+func appsScope(ctx *fasthttp.RequestCtx, p *Principal, admin bool) error {
+	if err := userOnly(p, "manage apps"); err != nil {
+		return err
+	}
+	if err := needOrganization(ctx, p); err != nil {
+		return err
+	}
+	if p.OrgRole == "" {
+		return forbidden("read the apps of an organization they are not a member of")
+	}
+	if err := needCluster(p); err != nil {
+		return err
+	}
+	if admin && p.OrgRole != catalog.RoleAdmin {
+		return forbidden("install or uninstall apps (organization administrators only)")
+	}
+	return nil
+}
+
+func (s *Server) listApps(ctx *fasthttp.RequestCtx, p *Principal) {
+	if err := appsScope(ctx, p, false); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	out := []appView{}
+	for _, a := range catalog.Apps {
+		out = append(out, appView{a.ID, a.Name, s.deps.Catalog.AppInstalled(p.ClusterID, a.ID)})
+	}
+	writeJSON(ctx, 200, map[string]any{"apps": out})
+}
+
+func (s *Server) installApp(ctx *fasthttp.RequestCtx, p *Principal)   { s.setApp(ctx, p, true) }
+func (s *Server) uninstallApp(ctx *fasthttp.RequestCtx, p *Principal) { s.setApp(ctx, p, false) }
+
+// setApp serves PUT and DELETE /v1/apps/{app_id}: no body, idempotent.
+func (s *Server) setApp(ctx *fasthttp.RequestCtx, p *Principal, on bool) {
+	if err := appsScope(ctx, p, true); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	id, _ := ctx.UserValue("app_id").(string)
+	app, ok := catalog.AppByID(id)
+	if !ok {
+		writeError(ctx, apiErr(404, "app_not_found", fmt.Sprintf("no app %q", id), "list apps with GET /v1/apps"))
+		return
+	}
+	if err := s.deps.Commands.SetApp(s.work(), p.ClusterID, app.ID, on); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, appView{app.ID, app.Name, on})
+}
+
+// requireApp is the one check of app gating: the principal's cluster must have app
+// installed. Its 403 names the request that installs it. A request without a cluster in
+// scope passes here and gets its handler's own scope error, since no gated handler acts
+// without a cluster.
+func (s *Server) requireApp(p *Principal, app string) error {
+	if p.ClusterID == uuid.Nil {
+		return nil
+	}
+	if s.deps.Catalog.AppInstalled(p.ClusterID, app) {
+		return nil
+	}
+	a, _ := catalog.AppByID(app)
+	return apiErr(403, "app_not_installed", fmt.Sprintf("the %s app is not installed in this cluster", a.Name),
+		fmt.Sprintf("an organization admin installs it with PUT /v1/apps/%s?organization=<org>&cluster=<cluster>", app))
+}
+
+// Gated wraps an authenticated handler so that it runs only when app is installed in the
+// request's cluster (requireApp). Routes of apps use it: the OpenTelemetry app's native
+// OTLP, the log-search app's search and saved searches, the Prometheus app's routes.
+func (s *Server) Gated(app string, h keyHandler) keyHandler {
+	return func(ctx *fasthttp.RequestCtx, p *Principal) {
+		if err := s.requireApp(p, app); err != nil {
+			writeError(ctx, err)
+			return
+		}
+		h(ctx, p)
+	}
+}
