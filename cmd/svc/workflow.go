@@ -26,18 +26,14 @@ func workflowCommand(a *app) *cobra.Command {
 	var runKey string
 	run := &cobra.Command{Use: "run NAME|ID", Short: "Start a manual run now (the schedule is not changed)", Args: args(1, 1),
 		RunE: runE(func(ctx context.Context, arg []string) error {
-			id, err := a.workflowID(ctx, arg[0])
-			if err != nil {
-				return err
-			}
 			p := client.StartWorkflowRunParams{}
 			if runKey != "" {
 				p.IdempotencyKey = ptr(runKey)
 			}
-			return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+			return a.workflowCall(ctx, arg[0], func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error) {
 				p.Organization, p.Cluster = a.sel.org, a.sel.cluster
 				return c.StartWorkflowRun(ctx, id, &p)
-			}))
+			})
 		})}
 	run.Flags().StringVar(&runKey, "idempotency-key", "", "a repeated key returns the same run instead of starting another (1 to 128 visible ASCII characters)")
 
@@ -46,76 +42,50 @@ func workflowCommand(a *app) *cobra.Command {
 	var from, to string
 	runs := &cobra.Command{Use: "runs NAME|ID", Short: "List a workflow's runs, newest first (--cursor pages on)", Args: args(1, 1)}
 	runs.RunE = runE(func(ctx context.Context, arg []string) error {
-		id, err := a.workflowID(ctx, arg[0])
-		if err != nil {
-			return err
-		}
-		p := client.ListWorkflowRunsParams{}
-		if cursor != "" {
-			p.Cursor = ptr(cursor)
-		}
+		p := client.ListWorkflowRunsParams{Cursor: optString(cursor)}
 		if runs.Flags().Changed("limit") {
 			p.Limit = ptr(limit)
 		}
-		return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+		return a.workflowCall(ctx, arg[0], func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error) {
 			p.Organization, p.Cluster = a.sel.org, a.sel.cluster
 			return c.ListWorkflowRuns(ctx, id, &p)
-		}))
+		})
 	})
 	runs.Flags().StringVar(&cursor, "cursor", "", "next_cursor of the previous page")
 	runs.Flags().IntVar(&limit, "limit", 0, "runs per page, 1 to 100 (default 20)")
 
 	logs := &cobra.Command{Use: "logs NAME|ID", Short: "Read a workflow's run log, newest first (--cursor pages on)", Args: args(1, 1)}
 	logs.RunE = runE(func(ctx context.Context, arg []string) error {
-		p := client.GetWorkflowLogsParams{}
+		p := client.GetWorkflowLogsParams{Cursor: optString(cursor)}
 		var err error
-		if p.From, err = msFlag("--from", from); err != nil {
+		if p.From, p.To, err = msWindow(from, to); err != nil {
 			return err
-		}
-		if p.To, err = msFlag("--to", to); err != nil {
-			return err
-		}
-		if cursor != "" {
-			p.Cursor = ptr(cursor)
 		}
 		if logs.Flags().Changed("limit") {
 			p.Limit = ptr(limit)
 		}
-		id, err := a.workflowID(ctx, arg[0])
-		if err != nil {
-			return err
-		}
-		return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+		return a.workflowCall(ctx, arg[0], func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error) {
 			p.Organization, p.Cluster = a.sel.org, a.sel.cluster
 			return c.GetWorkflowLogs(ctx, id, &p)
-		}))
+		})
 	})
 	logs.Flags().StringVar(&cursor, "cursor", "", "next_cursor of the previous page")
 	logs.Flags().IntVar(&limit, "limit", 0, "entries per page, 1 to 200 (default 100)")
-	logs.Flags().StringVar(&from, "from", "", "window start, inclusive: Unix milliseconds or RFC 3339 (default 24 hours before --to)")
-	logs.Flags().StringVar(&to, "to", "", "window end, exclusive: Unix milliseconds or RFC 3339 (default now)")
+	windowFlags(logs, &from, &to)
 
 	metrics := &cobra.Command{Use: "metrics NAME|ID", Short: "Executions, matches, sink events and errors per bucket, with totals", Args: args(1, 1),
 		RunE: runE(func(ctx context.Context, arg []string) error {
 			p := client.GetWorkflowMetricsParams{}
 			var err error
-			if p.From, err = msFlag("--from", from); err != nil {
+			if p.From, p.To, err = msWindow(from, to); err != nil {
 				return err
 			}
-			if p.To, err = msFlag("--to", to); err != nil {
-				return err
-			}
-			id, err := a.workflowID(ctx, arg[0])
-			if err != nil {
-				return err
-			}
-			return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+			return a.workflowCall(ctx, arg[0], func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error) {
 				p.Organization, p.Cluster = a.sel.org, a.sel.cluster
 				return c.GetWorkflowMetrics(ctx, id, &p)
-			}))
+			})
 		})}
-	metrics.Flags().StringVar(&from, "from", "", "window start, inclusive: Unix milliseconds or RFC 3339 (default 24 hours before --to)")
-	metrics.Flags().StringVar(&to, "to", "", "window end, exclusive: Unix milliseconds or RFC 3339 (default now)")
+	windowFlags(metrics, &from, &to)
 
 	return group("workflow", "Workflows (saved SQL run on a schedule or on demand, with sinks): list, get, create, update, delete, run, cancel, runs, logs, metrics",
 		&cobra.Command{Use: "list", Short: "List the cluster's workflows", Args: args(0, 0),
@@ -126,41 +96,62 @@ func workflowCommand(a *app) *cobra.Command {
 			})},
 		&cobra.Command{Use: "get NAME|ID", Short: "Show a workflow with its schedule state (next_run_at)", Args: args(1, 1),
 			RunE: runE(func(ctx context.Context, arg []string) error {
-				id, err := a.workflowID(ctx, arg[0])
-				if err != nil {
-					return err
-				}
-				return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+				return a.workflowCall(ctx, arg[0], func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error) {
 					return c.GetWorkflow(ctx, id, &client.GetWorkflowParams{Organization: a.sel.org, Cluster: a.sel.cluster})
-				}))
+				})
 			})},
 		a.workflowWriteCommand(false),
 		a.workflowWriteCommand(true),
 		&cobra.Command{Use: "delete NAME|ID", Short: "Delete a workflow and its schedule (its runs stay listed until Temporal's retention)", Args: args(1, 1),
 			RunE: runE(func(ctx context.Context, arg []string) error {
-				id, err := a.workflowID(ctx, arg[0])
-				if err != nil {
-					return err
-				}
-				return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+				return a.workflowCall(ctx, arg[0], func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error) {
 					return c.DeleteWorkflow(ctx, id, &client.DeleteWorkflowParams{Organization: a.sel.org, Cluster: a.sel.cluster})
-				}))
+				})
 			})},
 		run,
 		&cobra.Command{Use: "cancel NAME|ID RUN_ID", Short: "Cancel a run: its SQL is killed and delivery stops", Args: args(2, 2),
 			RunE: runE(func(ctx context.Context, arg []string) error {
-				id, err := a.workflowID(ctx, arg[0])
-				if err != nil {
-					return err
-				}
-				return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+				return a.workflowCall(ctx, arg[0], func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error) {
 					return c.CancelWorkflowRun(ctx, id, arg[1], &client.CancelWorkflowRunParams{Organization: a.sel.org, Cluster: a.sel.cluster})
-				}))
+				})
 			})},
 		runs,
 		logs,
 		metrics,
 	)
+}
+
+// workflowCall runs one request on the workflow named by ref (NAME|ID) and prints its answer.
+func (a *app) workflowCall(ctx context.Context, ref string, f func(ctx context.Context, c *client.Client, id client.WorkflowId) (*http.Response, error)) error {
+	id, err := a.workflowID(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+		return f(ctx, c, id)
+	}))
+}
+
+func windowFlags(cmd *cobra.Command, from, to *string) {
+	cmd.Flags().StringVar(from, "from", "", "window start, inclusive: Unix milliseconds or RFC 3339 (default 24 hours before --to)")
+	cmd.Flags().StringVar(to, "to", "", "window end, exclusive: Unix milliseconds or RFC 3339 (default now)")
+}
+
+// msWindow parses --from and --to.
+func msWindow(from, to string) (*int, *int, error) {
+	f, err := msFlag("--from", from)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := msFlag("--to", to)
+	return f, t, err
+}
+
+func optString(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // workflowWriteCommand is create (POST) or update NAME|ID (PATCH). The body is the
