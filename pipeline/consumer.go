@@ -3,6 +3,9 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,7 +29,12 @@ type ConsumerConfig struct {
 	Dead Producer
 	// DeadTopic names the dead-letter topic of a source topic.
 	DeadTopic func(topic string) string
-	Logger    *slog.Logger
+	// TokenKey keys the deduplication tokens of new batch plans (HMAC-SHA256), so that
+	// nobody without it can compute the token of a batch before it is inserted. Every
+	// node consuming a topic must hold the same key, or a replay on another node
+	// would not repeat the original tokens.
+	TokenKey []byte
+	Logger   *slog.Logger
 }
 
 // Validate fills defaults.
@@ -51,6 +59,9 @@ func (c *ConsumerConfig) Validate() error {
 	}
 	if c.Dead != nil && c.DeadTopic == nil {
 		return errors.New("consumer: dead-letter producer without a topic mapping")
+	}
+	if len(c.TokenKey) < 16 {
+		return errors.New("consumer: a token key of at least 16 bytes is needed (the service secret)")
 	}
 	return nil
 }
@@ -175,13 +186,22 @@ func (c *Consumer) wait(ctx context.Context) error {
 type plan struct {
 	end  int64
 	gens map[uuid.UUID]int
+	// version is the format the plan was committed in, which also fixes how its
+	// tokens are made: v1 plans (written before tokens were keyed) replay with their
+	// plain tokens, so an upgrade in the middle of a plan does not duplicate rows.
+	version string
 }
 
-const planVersion = "v1"
+const (
+	planV1 = "v1" // tokens <topic>/<partition>/<C>-<E>/<table id>, guessable
+	planV2 = "v2" // tokens HMAC-SHA256(service secret, the v1 token), hex
+	// planVersion is the format new plans are committed in.
+	planVersion = planV2
+)
 
 func (p *plan) encode() string {
 	var b strings.Builder
-	b.WriteString(planVersion)
+	b.WriteString(p.version)
 	b.WriteByte(' ')
 	b.WriteString(strconv.FormatInt(p.end, 10))
 	for id, g := range p.gens {
@@ -195,14 +215,14 @@ func decodePlan(s string) (*plan, error) {
 		return nil, nil
 	}
 	f := strings.Fields(s)
-	if len(f) < 2 || f[0] != planVersion {
+	if len(f) < 2 || (f[0] != planV1 && f[0] != planV2) {
 		return nil, fmt.Errorf("unknown plan format %q", s)
 	}
 	end, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("plan end: %w", err)
 	}
-	p := &plan{end: end, gens: map[uuid.UUID]int{}}
+	p := &plan{end: end, gens: map[uuid.UUID]int{}, version: f[0]}
 	for _, kv := range f[2:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -353,7 +373,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 	groups := groupByTable(recs)
 	p := replay
 	if p == nil {
-		p = &plan{end: end, gens: map[uuid.UUID]int{}}
+		p = &plan{end: end, gens: map[uuid.UUID]int{}, version: planVersion}
 		for _, g := range groups {
 			var t Target
 			var ok bool
@@ -380,7 +400,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 			return err
 		}
 	}
-	if err := w.recordKeys(ctx, start, end, groups); err != nil {
+	if err := w.recordKeys(ctx, p, start, end, groups); err != nil {
 		return err
 	}
 	if err := w.retry(ctx, func() error { return w.a.Commit(ctx, end, "") }); err != nil {
@@ -447,8 +467,16 @@ func sample(recs []Record) [][]byte {
 	return out
 }
 
-func (w *worker) token(start, end int64, table uuid.UUID) string {
-	return fmt.Sprintf("%s/%d/%d-%d/%s", w.a.Topic(), w.a.Partition(), start, end, table)
+// token is the deduplication token of one insert of a plan; what names what it
+// deduplicates (a table id, or "keys").
+func (w *worker) token(p *plan, start, end int64, what string) string {
+	plain := fmt.Sprintf("%s/%d/%d-%d/%s", w.a.Topic(), w.a.Partition(), start, end, what)
+	if p.version == planV1 {
+		return plain
+	}
+	m := hmac.New(sha256.New, w.c.cfg.TokenKey)
+	m.Write([]byte(plain))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *group) error {
@@ -482,7 +510,7 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 	if len(rows) == 0 {
 		return nil
 	}
-	return w.insert(ctx, target, w.token(start, end, g.table), rows, recs[0])
+	return w.insert(ctx, target, w.token(p, start, end, g.table.String()), rows, recs[0])
 }
 
 // insert inserts rows, retrying while the engine is unavailable. Rows the engine rejects

@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,6 +19,8 @@ import (
 // and deduplicates by token the way MergeTree's deduplication window does, and can fail
 // at chosen moments to stand for a crash. End-to-end tests run the same code against
 // the real broker and engine.
+
+var testKey = []byte("0123456789abcdef-test-key")
 
 type memEngine struct {
 	mu      sync.Mutex
@@ -150,7 +155,7 @@ func makeRecords(table uuid.UUID, n int, rowsPer int) []Record {
 // until the consumer is shut down or ctx ends.
 func own(t *testing.T, eng *memEngine, part *memPartition, table uuid.UUID, linger time.Duration, until func() bool) {
 	t.Helper()
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 25, Linger: linger, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond,
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 25, Linger: linger, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond,
 		Dead: producerFunc(func(context.Context, ...*Record) error { return nil }), DeadTopic: func(s string) string { return s + ".dead" }},
 		eng, oneTable{table})
 	if err != nil {
@@ -249,22 +254,56 @@ func TestCrashesAtEveryStepNeverLoseOrDuplicate(t *testing.T) {
 
 func TestReplayedPlanIsFlushedExactlyAsPlanned(t *testing.T) {
 	table := uuid.New()
+	plain := "topic/0/0-7/" + table.String()
+	mac := hmac.New(sha256.New, testKey)
+	mac.Write([]byte(plain))
+	// A v1 plan was committed by a node before tokens were keyed: its replay must
+	// repeat the plain token, or an upgrade in the middle of a plan duplicates rows.
+	for version, token := range map[string]string{planV1: plain, planV2: hex.EncodeToString(mac.Sum(nil))} {
+		t.Run(version, func(t *testing.T) {
+			eng := newMemEngine()
+			// An earlier owner committed offset 0 with a plan ending at 7, then died.
+			part := &memPartition{offset: 0, meta: (&plan{end: 7, gens: map[uuid.UUID]int{table: 1}, version: version}).encode(),
+				records: makeRecords(table, 20, 1)}
+			own(t, eng, part, table, time.Millisecond, func() bool {
+				off, _ := memAssignment{part}.Committed()
+				return off == 20
+			})
+			if len(part.commits) == 0 || part.commits[0] != `7 ""` {
+				t.Fatalf("first commit %v, want the replayed plan's end 7", part.commits)
+			}
+			if !eng.tokens[token] {
+				t.Fatalf("replay did not reuse the planned token %s; tokens %v", token, eng.tokens)
+			}
+			if got := eng.count("db.t__g1"); got != 20 {
+				t.Fatalf("%d rows, want 20", got)
+			}
+		})
+	}
+}
+
+// TestNewTokensAreKeyed checks that a new plan's tokens are not computable from what
+// a tenant can know (topic, partition, offsets, table id): only from the service key.
+func TestNewTokensAreKeyed(t *testing.T) {
+	table := uuid.New()
 	eng := newMemEngine()
-	// An earlier owner committed offset 0 with a plan ending at 7, then died.
-	part := &memPartition{offset: 0, meta: (&plan{end: 7, gens: map[uuid.UUID]int{table: 1}}).encode(),
-		records: makeRecords(table, 20, 1)}
+	part := &memPartition{offset: -1, records: makeRecords(table, 10, 1)}
 	own(t, eng, part, table, time.Millisecond, func() bool {
-		off, _ := memAssignment{part}.Committed()
-		return off == 20
+		off, meta := memAssignment{part}.Committed()
+		return off == 10 && meta == ""
 	})
-	if len(part.commits) == 0 || part.commits[0] != `7 ""` {
-		t.Fatalf("first commit %v, want the replayed plan's end 7", part.commits)
+	if len(eng.tokens) == 0 {
+		t.Fatal("no insert")
 	}
-	if !eng.tokens["topic/0/0-7/"+table.String()] {
-		t.Fatalf("replay did not reuse the planned token; tokens %v", eng.tokens)
+	for tok := range eng.tokens {
+		if strings.Contains(tok, "topic") || strings.Contains(tok, table.String()) || len(tok) != 64 {
+			t.Errorf("token %q is not an HMAC", tok)
+		}
 	}
-	if got := eng.count("db.t__g1"); got != 20 {
-		t.Fatalf("%d rows, want 20", got)
+	for _, c := range part.commits {
+		if strings.Contains(c, `"v1 `) {
+			t.Errorf("new plan committed in the old format: %s", c)
+		}
 	}
 }
 
@@ -294,7 +333,7 @@ func TestPoisonRowsGoToDeadLettersWhileNeighboursLand(t *testing.T) {
 	part := &memPartition{offset: -1, records: recs}
 	var dead []string
 	var mu sync.Mutex
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
 		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -325,12 +364,12 @@ func TestPoisonRowsGoToDeadLettersWhileNeighboursLand(t *testing.T) {
 
 func TestPlanRoundTrip(t *testing.T) {
 	id := uuid.New()
-	p := &plan{end: 42, gens: map[uuid.UUID]int{id: 3}}
+	p := &plan{end: 42, gens: map[uuid.UUID]int{id: 3}, version: planVersion}
 	got, err := decodePlan(p.encode())
-	if err != nil || got.end != 42 || got.gens[id] != 3 {
+	if err != nil || got.end != 42 || got.gens[id] != 3 || got.version != planVersion {
 		t.Fatalf("round trip: %v %+v", err, got)
 	}
-	for _, bad := range []string{"v2 1", "v1", "v1 x", "v1 1 nope", "v1 1 " + id.String() + "=x"} {
+	for _, bad := range []string{"v3 1", "v1", "v1 x", "v1 1 nope", "v1 1 " + id.String() + "=x"} {
 		if _, err := decodePlan(bad); err == nil {
 			t.Errorf("decodePlan(%q) accepted", bad)
 		}
@@ -345,7 +384,7 @@ func TestDrainFlushesWhatIsHeldAndCommits(t *testing.T) {
 	eng := newMemEngine()
 	part := &memPartition{offset: -1, records: makeRecords(table, 7, 3)}
 	// A linger of an hour: only the drain can flush these.
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 1000, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +426,7 @@ func TestBatchesCloseOnRowsNotRecords(t *testing.T) {
 	part := &memPartition{offset: -1, records: makeRecords(table, 4, 3)}
 	// Four records of three rows: the fourth reaches 10 rows and closes the batch; with
 	// a linger of an hour nothing else could.
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 10, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 10, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +451,7 @@ func TestLingerRunsFromTheFirstHeldRecord(t *testing.T) {
 	part := &memPartition{offset: -1, records: makeRecords(table, n, 1)}
 	// A trickle faster than the linger must not hold its batch open until the size
 	// limit: the linger counts from the batch's first record, not its last.
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 1 << 30, Linger: 50 * time.Millisecond, RetryMin: time.Millisecond}, eng, oneTable{table})
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1 << 30, Linger: 50 * time.Millisecond, RetryMin: time.Millisecond}, eng, oneTable{table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error
 	return out, nil
 }
 
-func (w *worker) recordKeys(ctx context.Context, start, end int64, groups []*group) error {
+func (w *worker) recordKeys(ctx context.Context, p *plan, start, end int64, groups []*group) error {
 	var values []string
 	for _, g := range groups {
 		for _, r := range g.recs {
@@ -91,7 +91,7 @@ func (w *worker) recordKeys(ctx context.Context, start, end int64, groups []*gro
 	if len(values) == 0 {
 		return nil
 	}
-	token := fmt.Sprintf("%s/%d/%d-%d/keys", w.a.Topic(), w.a.Partition(), start, end)
+	token := w.token(p, start, end, "keys")
 	stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token=" + quote(token) +
 		" VALUES " + strings.Join(values, ",")
 	return w.retry(ctx, func() error { return w.c.engine.Exec(ctx, stmt) })

@@ -54,6 +54,10 @@ type Config struct {
 	ClusterIdleTimeout int
 	// PprofAddr, when set, serves Go's runtime profiles (net/http/pprof) there.
 	PprofAddr string
+	// ServiceSecret keys what only the service may compute (ingest deduplication
+	// tokens); empty reads or creates <data dir>/service.secret. Nodes sharing clusters
+	// must share it.
+	ServiceSecret string
 }
 
 func loadConfig(args []string) (*Config, error) {
@@ -78,13 +82,20 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.BootstrapOrg, "bootstrap-org", "SVC_BOOTSTRAP_ORG", "default", "organization created at the first start")
 	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")
 	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
+	c.ServiceSecret = os.Getenv("SVC_SERVICE_SECRET") // never a flag: argv is public on the machine
 	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: from each request)")
 	var err error
+	// envErrs keeps every unreadable environment value, so a later good one cannot
+	// hide an earlier bad one.
+	var envErrs []error
 	intFlag := func(p *int, name, env string, def int, usage string) {
 		v := def
 		if s := os.Getenv(env); s != "" {
-			if v, err = strconv.Atoi(s); err != nil {
-				err = fmt.Errorf("$%s: %w", env, err)
+			n, perr := strconv.Atoi(s)
+			if perr != nil {
+				envErrs = append(envErrs, fmt.Errorf("$%s: %w", env, perr))
+			} else {
+				v = n
 			}
 		}
 		fs.IntVar(p, name, v, usage+" ($"+env+")")
@@ -95,7 +106,7 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
 	fs.StringVar(&linger, "batch-linger", linger, "time that closes a batch ($SVC_BATCH_LINGER)")
-	if err != nil {
+	if err := errors.Join(envErrs...); err != nil {
 		return nil, err
 	}
 	allow := envOr("SVC_URL_IMPORT_ALLOW", "")

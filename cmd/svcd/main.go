@@ -87,6 +87,10 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}
+	secret, err := serviceSecret(cfg)
+	if err != nil {
+		return err
+	}
 	if cfg.PprofAddr != "" {
 		stop, err := servePprof(cfg.PprofAddr, log)
 		if err != nil {
@@ -147,7 +151,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	mgr := tables.NewManager(cat, engines)
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
-	n := &node{a: a, cfg: cfg, engines: engines, mgr: mgr, producer: producer, seeds: seeds, log: log, ops: observe, ctx: ctx}
+	n := &node{a: a, cfg: cfg, engines: engines, mgr: mgr, producer: producer, seeds: seeds, log: log, ops: observe, ctx: ctx,
+		secret: secret}
 	for _, cl := range model.AllClusters() {
 		if err := n.StartCluster(ctx, cl); err != nil {
 			return err
@@ -195,11 +200,12 @@ type node struct {
 	log      *slog.Logger
 	ops      *ops
 	ctx      context.Context // the service's lifetime
+	secret   []byte          // the service secret (serviceSecret)
 }
 
 // StartCluster implements edge.ClusterRunner.
 func (n *node) StartCluster(_ context.Context, c *catalog.Cluster) error {
-	cons, err := startCluster(n.ctx, n.a, n.cfg, c.ID, n.engines, n.mgr, n.producer, n.seeds, n.log)
+	cons, err := startCluster(n.ctx, n.a, n.cfg, c.ID, n.engines, n.mgr, n.producer, n.seeds, n.secret, n.log)
 	if err != nil {
 		return err
 	}
@@ -209,7 +215,7 @@ func (n *node) StartCluster(_ context.Context, c *catalog.Cluster) error {
 
 // startCluster brings up what a cluster needs: its engine, schema, topics and consumer.
 func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, engines *engines, mgr *tables.Manager,
-	producer *kafka.Producer, seeds []string, log *slog.Logger) (*pipeline.Consumer, error) {
+	producer *kafka.Producer, seeds []string, secret []byte, log *slog.Logger) (*pipeline.Consumer, error) {
 	eng, err := engines.start(ctx, cluster)
 	if err != nil {
 		return nil, err
@@ -229,7 +235,7 @@ func startCluster(ctx context.Context, a *app, cfg *Config, cluster catalogID, e
 	}
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: cfg.BatchMaxRows, Linger: cfg.BatchLinger, Logger: log.With("cluster", cluster),
-		Dead: producer, DeadTopic: func(string) string { return dead },
+		Dead: producer, DeadTopic: func(string) string { return dead }, TokenKey: secret,
 	}, eng, mgr)
 	if err != nil {
 		return nil, err
