@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/svc-data/svc/infra/clickhouse"
 )
 
 // Config is everything svcd reads at start: flags, each with an environment variable
@@ -31,6 +33,8 @@ type Config struct {
 	EngineBin     string
 	EnginePool    int
 	EngineMemory  string
+	// engineMemoryBytes is EngineMemory read by Validate; 0 keeps the engine's default.
+	engineMemoryBytes int64
 
 	// EventStoreURL, when set, keeps control-plane events in EventStoreDB instead of the
 	// embedded file.
@@ -76,7 +80,7 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.ClickHouseURL, "clickhouse-url", "SVC_CLICKHOUSE_URL", "", "existing ClickHouse HTTP address; empty runs an embedded engine per cluster")
 	str(&c.ChdbLib, "chdb-lib", "SVC_CHDB_LIB", "", "path of libchdb.so for embedded engines")
 	str(&c.EngineBin, "engine-bin", "SVC_ENGINE_BIN", "", "path of the chengine binary (default: beside svcd)")
-	str(&c.EngineMemory, "engine-memory", "SVC_ENGINE_MEMORY", "", "memory limit of each embedded engine, e.g. 4GiB or 0.5 (of RAM)")
+	str(&c.EngineMemory, "engine-memory", "SVC_ENGINE_MEMORY", "", "memory limit of each embedded engine, e.g. 4GiB, 25% or 0.5 (of RAM)")
 	str(&c.EventStoreURL, "eventstore-url", "SVC_EVENTSTORE_URL", "", "EventStoreDB connection string; empty uses the embedded store")
 	str(&c.BootstrapAPIKey, "bootstrap-api-key", "SVC_BOOTSTRAP_API_KEY", "", "admin API key created at the first start")
 	str(&c.BootstrapOrg, "bootstrap-org", "SVC_BOOTSTRAP_ORG", "default", "organization created at the first start")
@@ -152,6 +156,14 @@ func (c *Config) Validate() error {
 			if exe, err := os.Executable(); err == nil {
 				c.EngineBin = filepath.Join(filepath.Dir(exe), "chengine")
 			}
+		}
+	}
+	if m := strings.TrimSpace(c.EngineMemory); m != "" {
+		var err error
+		if f, ferr := strconv.ParseFloat(m, 64); ferr == nil && f > 0 && f <= 1 {
+			c.engineMemoryBytes = clickhouse.MemoryFraction(f) // a fraction of the machine's memory
+		} else if c.engineMemoryBytes, err = clickhouse.ParseSize(m); err != nil || c.engineMemoryBytes == 0 {
+			errs = append(errs, fmt.Errorf("engine memory %q: want bytes (4GiB), a percentage (25%%) or a fraction of memory (0.5)", m))
 		}
 	}
 	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {

@@ -35,21 +35,27 @@ func newEngines(cfg *Config, log *slog.Logger) *engines {
 	return &engines{cfg: cfg, log: log, clients: map[uuid.UUID]*chclient.Client{}, procs: map[uuid.UUID]*clickhouse.Process{}}
 }
 
+// processConfig is how a cluster's embedded engine process runs.
+func (e *engines) processConfig(cluster uuid.UUID) clickhouse.ProcessConfig {
+	return clickhouse.ProcessConfig{
+		Binary:    e.cfg.EngineBin,
+		Lib:       e.cfg.ChdbLib,
+		DataDir:   filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
+		Listen:    "127.0.0.1:0",
+		Pool:      e.cfg.EnginePool,
+		MaxMemory: e.cfg.engineMemoryBytes,
+		// An engine that dies is started again on the same address; consumers retry
+		// meanwhile and lose nothing.
+		Restart: true,
+		Logger:  e.log.With("cluster", cluster),
+	}
+}
+
 // start brings up a cluster's engine and returns its client once it answers.
 func (e *engines) start(ctx context.Context, cluster uuid.UUID) (*chclient.Client, error) {
 	url := e.cfg.ClickHouseURL
 	if url == "" {
-		p, err := clickhouse.NewProcess(clickhouse.ProcessConfig{
-			Binary:  e.cfg.EngineBin,
-			Lib:     e.cfg.ChdbLib,
-			DataDir: filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
-			Listen:  "127.0.0.1:0",
-			Pool:    e.cfg.EnginePool,
-			// An engine that dies is started again on the same address; consumers retry
-			// meanwhile and lose nothing.
-			Restart: true,
-			Logger:  e.log.With("cluster", cluster),
-		})
+		p, err := clickhouse.NewProcess(e.processConfig(cluster))
 		if err != nil {
 			return nil, err
 		}

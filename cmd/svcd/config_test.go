@@ -1,10 +1,14 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 )
 
 func TestServiceSecretIsCreatedPrivateOnceAndKept(t *testing.T) {
@@ -42,4 +46,45 @@ func TestEveryBadIntegerIsReported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "SVC_INGEST_PARTITIONS") || !strings.Contains(err.Error(), "SVC_BATCH_MAX_ROWS") {
 		t.Fatalf("loadConfig: %v; want both bad values named", err)
 	}
+}
+
+// TestEngineMemoryReachesTheEngine: --engine-memory is read at start and handed to
+// every embedded engine process.
+func TestEngineMemoryReachesTheEngine(t *testing.T) {
+	f := func(in string, want int64) {
+		t.Helper()
+		c := &Config{DataDir: t.TempDir(), KafkaSeeds: "x", ChdbLib: "x", EngineBin: "x", IngestPartitions: 4, BatchMaxRows: 1,
+			BatchLinger: time.Second, EngineMemory: in}
+		err := c.Validate()
+		if want < 0 {
+			if err == nil {
+				t.Errorf("engine memory %q accepted", in)
+			}
+			return
+		}
+		if err != nil || c.engineMemoryBytes != want {
+			t.Errorf("engine memory %q: %d, %v; want %d", in, c.engineMemoryBytes, err, want)
+		}
+	}
+	f("", 0)
+	f("4GiB", 4<<30)
+	f("512MiB", 512<<20)
+	f("lots", -1)
+	f("0", -1)
+	if half, quarter := engineMemory(t, "0.5"), engineMemory(t, "25%"); half <= 0 || half != 2*quarter {
+		t.Errorf("0.5 of memory is %d, 25%% is %d", half, quarter)
+	}
+	e := newEngines(&Config{engineMemoryBytes: 3 << 30}, slog.New(slog.DiscardHandler))
+	if got := e.processConfig(uuid.New()).MaxMemory; got != 3<<30 {
+		t.Errorf("engine process gets MaxMemory %d", got)
+	}
+}
+
+func engineMemory(t *testing.T, in string) int64 {
+	c := &Config{DataDir: t.TempDir(), KafkaSeeds: "x", ChdbLib: "x", EngineBin: "x", IngestPartitions: 4, BatchMaxRows: 1,
+		BatchLinger: time.Second, EngineMemory: in}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c.engineMemoryBytes
 }
