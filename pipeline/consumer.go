@@ -182,6 +182,10 @@ func (c *Consumer) wait(ctx context.Context) error {
 	}
 }
 
+// deadLettered is the generation a plan gives a table whose rows went to dead letters
+// before the plan was committed: a replay inserts nothing for it.
+const deadLettered = -1
+
 // plan is a flush's identity, stored with the committed offset before the insert.
 type plan struct {
 	end  int64
@@ -278,8 +282,7 @@ func (w *worker) run(ctx context.Context) {
 		case <-linger.C:
 			armed = false
 			if w.plan == nil && len(w.buf) > 0 {
-				if err := w.flush(ctx, len(w.buf)); err != nil {
-					w.fail(ctx, log, err)
+				if err := w.flushOrPause(ctx, log, len(w.buf)); err != nil {
 					return
 				}
 			}
@@ -297,14 +300,11 @@ func (w *worker) run(ctx context.Context) {
 				}
 			}
 			if w.plan == nil && len(w.buf) > 0 {
-				if err := w.flush(ctx, len(w.buf)); err != nil {
-					w.fail(ctx, log, err)
-				}
+				_ = w.flushOrPause(ctx, log, len(w.buf))
 			}
 			return
 		}
-		if err := w.closeBatches(ctx); err != nil {
-			w.fail(ctx, log, err)
+		if err := w.closeBatches(ctx, log); err != nil {
 			return
 		}
 		switch open := w.plan == nil && len(w.buf) > 0; {
@@ -334,7 +334,7 @@ func (w *worker) hold(recs []Record) {
 // closeBatches flushes what is due without waiting: a replayed plan as soon as its last
 // record arrived, exactly as planned, and a new batch once it reached its size limits.
 // Batches close on time in run.
-func (w *worker) closeBatches(ctx context.Context) error {
+func (w *worker) closeBatches(ctx context.Context, log *slog.Logger) error {
 	if w.plan != nil {
 		n := 0
 		for n < len(w.buf) && w.buf[n].Offset < w.plan.end {
@@ -343,21 +343,38 @@ func (w *worker) closeBatches(ctx context.Context) error {
 		if n == 0 || (n == len(w.buf) && w.buf[n-1].Offset != w.plan.end-1) {
 			return nil
 		}
-		if err := w.flush(ctx, n); err != nil {
+		if err := w.flushOrPause(ctx, log, n); err != nil {
 			return err
 		}
 	}
 	if w.rows >= w.c.cfg.MaxRows || w.bytes >= w.c.cfg.MaxBytes {
-		return w.flush(ctx, len(w.buf))
+		return w.flushOrPause(ctx, log, len(w.buf))
 	}
 	return nil
 }
 
-// fail logs why a worker stopped. Flush steps retry until ctx ends, so a worker only
-// stops when its partition was revoked or the consumer shut down.
-func (w *worker) fail(ctx context.Context, log *slog.Logger, err error) {
-	if ctx.Err() == nil {
-		log.Error("partition consumer stopped; the next owner resumes from the committed offset", "err", err)
+// flushOrPause flushes the first n held records. A flush fails only on a fatal error
+// (or when ctx ends: the partition was revoked or the consumer shut down): the worker
+// then keeps the partition and its records, pauses (fetching stops behind it), and
+// replays the batch from its committed plan, so that tables are resolved again. It
+// never leaves the partition owned and unserved. The error returned is ctx's.
+func (w *worker) flushOrPause(ctx context.Context, log *slog.Logger, n int) error {
+	delay := w.c.cfg.RetryMin
+	for attempt := 1; ; attempt++ {
+		err := w.flush(ctx, n)
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		w.c.stats.paused()
+		if attempt == 1 || attempt%10 == 0 {
+			log.Error("batch failed; partition paused, the batch is replayed from its plan", "attempt", attempt, "err", err, "pause", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 4*w.c.cfg.RetryMax)
 	}
 }
 
@@ -381,6 +398,15 @@ func (w *worker) flush(ctx context.Context, n int) error {
 				t, ok, err = w.c.tables.Target(ctx, g.table, sample(g.recs))
 				return err
 			})
+			if errors.Is(err, ErrRejected) && w.c.cfg.Dead != nil {
+				// These rows make a generation impossible. They go to dead letters
+				// before the plan is committed, which records that.
+				if err := w.deadLetterGroup(ctx, g, err); err != nil {
+					return err
+				}
+				p.gens[g.table] = deadLettered
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("resolve table %s: %w", g.table, err)
 			}
@@ -394,8 +420,13 @@ func (w *worker) flush(ctx context.Context, n int) error {
 		if err := w.retry(ctx, func() error { return w.a.Commit(ctx, start, p.encode()) }); err != nil {
 			return fmt.Errorf("commit batch plan [%d, %d): %w", start, end, err)
 		}
+		// From here the batch is the committed plan: a failure replays exactly it.
+		w.plan = p
 	}
 	for _, g := range groups {
+		if p.gens[g.table] == deadLettered {
+			continue
+		}
 		if err := w.insertGroup(ctx, p, start, end, g); err != nil {
 			return err
 		}
@@ -538,6 +569,18 @@ func (w *worker) insert(ctx context.Context, t Target, token string, rows []byte
 	return w.insert(ctx, t, token+"/b", bytes.Join(lines[half:], nil), origin)
 }
 
+// deadLetterGroup sends every record of a group to dead letters, whole.
+func (w *worker) deadLetterGroup(ctx context.Context, g *group, reason error) error {
+	for _, r := range g.recs {
+		t := Target{TableID: g.table, Database: r.Headers[HeaderDatabase]}
+		key := fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)
+		if err := w.deadLetter(ctx, t, key, r.Value, r, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (w *worker) deadLetter(ctx context.Context, t Target, token string, row []byte, origin Record, reason error) error {
 	rec := &Record{
 		Topic: w.c.cfg.DeadTopic(w.a.Topic()),
@@ -555,16 +598,18 @@ func (w *worker) deadLetter(ctx context.Context, t Target, token string, row []b
 	if err := w.retry(ctx, func() error { return w.c.cfg.Dead.Produce(ctx, rec) }); err != nil {
 		return fmt.Errorf("dead-letter a rejected row: %w", err)
 	}
-	w.c.stats.deadLettered(t.TableID, 1)
+	w.c.stats.deadLettered(t.TableID, bytes.Count(row, newline))
 	return nil
 }
 
-// retry runs op until it succeeds, fails with ErrRejected, or ctx ends.
+// retry runs op until it succeeds, fails with ErrRejected or ErrFatal, or ctx ends.
+// Other errors are the engine or the log being away: they are retried with backoff,
+// which ctx (revocation, shutdown) interrupts.
 func (w *worker) retry(ctx context.Context, op func() error) error {
 	delay := w.c.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || errors.Is(err, ErrRejected) {
+		if err == nil || errors.Is(err, ErrRejected) || errors.Is(err, ErrFatal) {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -591,5 +636,11 @@ func PlannedGenerations(metadata string) (map[uuid.UUID]int, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
-	return p.gens, nil
+	out := map[uuid.UUID]int{}
+	for id, g := range p.gens {
+		if g != deadLettered {
+			out[id] = g
+		}
+	}
+	return out, nil
 }

@@ -469,3 +469,78 @@ func TestLingerRunsFromTheFirstHeldRecord(t *testing.T) {
 	}
 	t.Logf("first batch closed after %d records", i)
 }
+
+// failingTables resolves like oneTable, except that tables in impossible make
+// generation creation fail because of their rows.
+type failingTables struct {
+	oneTable
+	impossible uuid.UUID
+}
+
+func (f failingTables) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (Target, bool, error) {
+	if id == f.impossible {
+		return Target{}, false, fmt.Errorf("create generation 1: %w", ErrRejected)
+	}
+	return f.oneTable.Target(ctx, id, sample)
+}
+
+// TestNoErrorLeavesThePartitionUnserved: rows that make a generation impossible go to
+// dead letters, and a fatal insert error pauses the partition and replays its
+// committed plan; in both cases the partition goes on to commit everything.
+func TestNoErrorLeavesThePartitionUnserved(t *testing.T) {
+	good, bad := uuid.New(), uuid.New()
+	eng := newMemEngine()
+	fatal := 3
+	eng.failOn = func(call string) error {
+		if call == "insert" && fatal > 0 {
+			fatal--
+			return fmt.Errorf("%w: code: 60, unknown table", ErrFatal)
+		}
+		return nil
+	}
+	recs := append(makeRecords(good, 4, 2), makeRecords(bad, 2, 1)...)
+	for i := range recs {
+		recs[i].Offset = int64(i)
+	}
+	part := &memPartition{offset: -1, records: recs}
+	var mu sync.Mutex
+	var dead []string
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range rs {
+				dead = append(dead, r.Headers[HeaderTable])
+			}
+			return nil
+		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, failingTables{oneTable{good}, bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	defer c.Revoked("topic", 0)
+	if err := c.Deliver(context.Background(), "topic", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for off, meta := (memAssignment{part}).Committed(); off != int64(len(recs)) || meta != ""; off, meta = (memAssignment{part}).Committed() {
+		if time.Now().After(deadline) {
+			t.Fatalf("partition stalled at %d %q; commits %v", off, meta, part.commits)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := eng.count("db.t__g1"); got != 8 {
+		t.Errorf("%d rows of the good table, want 8", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(dead) != 2 || dead[0] != bad.String() {
+		t.Errorf("dead letters %v, want the 2 records of %s", dead, bad)
+	}
+	if c.Stats().Pauses() != 3 {
+		t.Errorf("%d pauses, want 3", c.Stats().Pauses())
+	}
+	if gens, _ := PlannedGenerations(part.meta); len(gens) != 0 {
+		t.Errorf("planned generations %v", gens)
+	}
+}

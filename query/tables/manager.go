@@ -12,11 +12,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/sortkey"
 	"github.com/svc-data/svc/query/sqlquote"
 )
@@ -132,8 +132,7 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) e
 		if first == nil {
 			first = err
 		}
-		var ex *clickhouse.Exception
-		if !errors.As(err, &ex) || !typeErrors[ex.Code] {
+		if ex, ok := engineerr.As(err); !ok || !typeErrors[ex.Code] {
 			break
 		}
 	}
@@ -409,7 +408,8 @@ func dominant(counts []string) string {
 	return all[0].typ
 }
 
+// isEngineException reports whether the engine answered err (rather than being away).
 func isEngineException(err error) bool {
-	var ex *clickhouse.Exception
-	return errors.As(err, &ex)
+	_, ok := engineerr.As(err)
+	return ok
 }
