@@ -75,7 +75,7 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 // test creates only after the consumer paused on it, and impossible by failing the
 // way a generation create fails on rows it cannot key (a real engine data error).
 type tables struct {
-	eng                   *chclient.Client
+	eng                    *chclient.Client
 	good, late, impossible uuid.UUID
 }
 
@@ -225,4 +225,6 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 
 type producerFunc func(ctx context.Context, recs ...*pipeline.Record) error
 
-func (f producerFunc) Produce(ctx context.Context, recs ...*pipeline.Record) error { return f(ctx, recs...) }
+func (f producerFunc) Produce(ctx context.Context, recs ...*pipeline.Record) error {
+	return f(ctx, recs...)
+}
