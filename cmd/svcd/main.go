@@ -123,8 +123,17 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		}
 	}
 	projCtx, stopProj := context.WithCancel(context.WithoutCancel(ctx))
-	go proj.Run(projCtx)
-	a.started(shutdownFunc(func(context.Context) error { stopProj(); return nil }))
+	projDone := make(chan struct{})
+	go func() { defer close(projDone); proj.Run(projCtx) }()
+	a.started(shutdownFunc(func(ctx context.Context) error {
+		stopProj()
+		select {
+		case <-projDone:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("projector: %w", ctx.Err())
+		}
+	}))
 
 	// Log.
 	seeds := kafka.ParseSeeds(cfg.KafkaSeeds)

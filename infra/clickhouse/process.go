@@ -141,7 +141,10 @@ type Process struct {
 	started  bool
 	stopping bool
 	stopped  chan struct{} // closed when the supervisor goroutine ends
-	logFile  *os.File
+	// quit is closed by Shutdown: it ends the supervisor's backoff and a restart's
+	// wait for the engine to serve, so Shutdown is never held past its deadline.
+	quit    chan struct{}
+	logFile *os.File
 }
 
 // NewProcess returns a supervisor for cfg; nothing runs until Start.
@@ -201,7 +204,7 @@ func (p *Process) Start(ctx context.Context) error {
 		return errors.Join(err, p.Shutdown(context.Background()))
 	}
 	p.mu.Lock()
-	p.stopped = make(chan struct{})
+	p.stopped, p.quit = make(chan struct{}), make(chan struct{})
 	p.mu.Unlock()
 	go p.supervise()
 	return nil
@@ -268,9 +271,18 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 // address with exponential backoff.
 func (p *Process) supervise() {
 	p.mu.Lock()
-	stopped := p.stopped
+	stopped, quit := p.stopped, p.quit
 	p.mu.Unlock()
 	defer close(stopped)
+	qctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-quit:
+			cancel()
+		case <-qctx.Done():
+		}
+	}()
 	backoff := 250 * time.Millisecond
 	for {
 		p.mu.Lock()
@@ -292,7 +304,11 @@ func (p *Process) supervise() {
 			backoff = 250 * time.Millisecond
 		}
 		for {
-			time.Sleep(backoff)
+			select {
+			case <-time.After(backoff):
+			case <-quit:
+				return
+			}
 			backoff = min(2*backoff, 30*time.Second)
 			p.mu.Lock()
 			stopping, listen := p.stopping, p.addr
@@ -303,7 +319,7 @@ func (p *Process) supervise() {
 			if listen == "" {
 				listen = p.cfg.Listen
 			}
-			err := p.launch(context.Background(), listen)
+			err := p.launch(qctx, listen)
 			p.mu.Lock()
 			stopping, exited := p.stopping, p.exited
 			p.mu.Unlock()
@@ -344,6 +360,9 @@ func (p *Process) Shutdown(ctx context.Context) error {
 	}
 	p.stopping = true
 	cmd, exited, stopped := p.cmd, p.exited, p.stopped
+	if p.quit != nil {
+		close(p.quit)
+	}
 	p.mu.Unlock()
 
 	var err error
@@ -373,7 +392,8 @@ func (p *Process) Shutdown(ctx context.Context) error {
 		select {
 		case <-stopped:
 		case <-ctx.Done():
-			// A restart raced this Shutdown; the supervisor kills what it started.
+			// A restart raced this Shutdown: quit cut its wait short, and the
+			// supervisor kills what it started, which takes no longer than a kill.
 			<-stopped
 		}
 	}
