@@ -69,7 +69,7 @@ func startStack(ctx context.Context, cfg Config, dir string, out io.Writer) (*st
 	raw := make([]byte, 16)
 	_, _ = rand.Read(raw)
 	s := &stack{cfg: cfg, dir: dir, out: out, broker: b, addr: "127.0.0.1:" + strconv.Itoa(httpPort),
-		key: "svck_chaos" + hex.EncodeToString(raw),
+		key:    "svck_chaos" + hex.EncodeToString(raw),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}}
 	s.url = "http://" + s.addr
 	if err := s.startSvcd(ctx); err != nil {

@@ -168,8 +168,11 @@ func (b *Broker) Start(ctx context.Context) error {
 		return fmt.Errorf("kafka broker: start java: %w (is Java 17+ installed?)", err)
 	}
 	b.cmd = cmd
-	b.done = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(b.done) }()
+	// The goroutine closes its own channel: after a kill -9, Start may run again
+	// before the old process was reaped, and must not see the old exit as the new one's.
+	done := make(chan struct{})
+	b.done = done
+	go func() { _ = cmd.Wait(); close(done) }()
 	if err := os.WriteFile(PIDFile(c.DataDir), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
 		return errors.Join(fmt.Errorf("kafka broker: write pid file: %w", err), b.Shutdown(ctx))
 	}
