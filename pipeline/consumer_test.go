@@ -59,7 +59,7 @@ func (e *memEngine) InsertRows(_ context.Context, db, table, token string, rows 
 	return nil
 }
 
-func (e *memEngine) Exec(_ context.Context, sql string) error {
+func (e *memEngine) ExecArgs(_ context.Context, sql string, args ...any) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.failOn != nil {
@@ -67,22 +67,22 @@ func (e *memEngine) Exec(_ context.Context, sql string) error {
 			return err
 		}
 	}
-	// INSERT INTO _svc.ingest_keys (key, table_id) SETTINGS ... VALUES ('k','t'),...
-	_, values, _ := strings.Cut(sql, " VALUES ")
-	for _, tuple := range strings.Split(values, "),(") {
-		k, _, _ := strings.Cut(strings.Trim(tuple, "()"), ",")
-		e.keys[strings.Trim(k, "'")] = true
+	// INSERT INTO _svc.ingest_keys (key, table_id) SETTINGS insert_deduplication_token = ? VALUES (?, ?),...
+	if strings.HasPrefix(sql, "INSERT") {
+		for i := 1; i+1 < len(args); i += 2 {
+			e.keys[args[i].(string)] = true
+		}
 	}
 	return nil
 }
 
-func (e *memEngine) QueryStrings(_ context.Context, sql string) ([]string, error) {
+func (e *memEngine) QueryStringsArgs(_ context.Context, sql string, args ...any) ([]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, list, _ := strings.Cut(sql, " IN (")
+	// SELECT key FROM _svc.ingest_keys WHERE has(?, key)
 	var out []string
-	for _, k := range strings.Split(strings.TrimSuffix(list, ")"), ",") {
-		if k = strings.Trim(k, "'"); e.keys[k] {
+	for _, k := range args[0].([]string) {
+		if e.keys[k] {
 			out = append(out, k)
 		}
 	}

@@ -25,7 +25,7 @@ func EnsureSchema(ctx context.Context, e Engine) error {
 		) ENGINE = ReplacingMergeTree ORDER BY key TTL at + ` + KeyRetention + `
 		SETTINGS non_replicated_deduplication_window = 10000`,
 	} {
-		if err := e.Exec(ctx, stmt); err != nil {
+		if err := e.ExecArgs(ctx, stmt); err != nil {
 			return fmt.Errorf("create pipeline schema: %w", err)
 		}
 	}
@@ -54,7 +54,7 @@ func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error
 	var seen []string
 	err := w.retry(ctx, func() error {
 		var err error
-		seen, err = w.c.engine.QueryStrings(ctx, "SELECT key FROM "+keysTable+" WHERE key IN ("+quoteList(keys)+")")
+		seen, err = w.c.engine.QueryStringsArgs(ctx, "SELECT key FROM "+keysTable+" WHERE has(?, key)", keys)
 		return err
 	})
 	if err != nil {
@@ -80,45 +80,21 @@ func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error
 }
 
 func (w *worker) recordKeys(ctx context.Context, p *plan, start, end int64, groups []*group) error {
-	var values []string
+	var tuples []string
+	var args []any
 	for _, g := range groups {
 		for _, r := range g.recs {
 			if k := storedKey(r); k != "" {
-				values = append(values, "("+quote(k)+","+quote(r.Headers[HeaderTable])+")")
+				tuples = append(tuples, "(?, ?)")
+				args = append(args, k, r.Headers[HeaderTable])
 			}
 		}
 	}
-	if len(values) == 0 {
+	if len(tuples) == 0 {
 		return nil
 	}
 	token := w.token(p, start, end, "keys")
-	stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token=" + quote(token) +
-		" VALUES " + strings.Join(values, ",")
-	return w.retry(ctx, func() error { return w.c.engine.Exec(ctx, stmt) })
-}
-
-// quote renders s as a ClickHouse string literal.
-func quote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '\'':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
-
-func quoteList(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = quote(s)
-	}
-	return strings.Join(q, ",")
+	stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token = ? VALUES " + strings.Join(tuples, ",")
+	args = append([]any{token}, args...)
+	return w.retry(ctx, func() error { return w.c.engine.ExecArgs(ctx, stmt, args...) })
 }

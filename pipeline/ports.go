@@ -78,10 +78,11 @@ type Engine interface {
 	// ErrRejected, errors no retry of the statement can fix wrap ErrFatal; any other
 	// error is retried.
 	InsertRows(ctx context.Context, database, table, token string, rows []byte) error
-	// Exec runs a statement without a result.
-	Exec(ctx context.Context, sql string) error
-	// QueryStrings runs a query whose result is one String column.
-	QueryStrings(ctx context.Context, sql string) ([]string, error)
+	// ExecArgs runs a statement without a result. args fill its ? placeholders in
+	// order: the adapter renders them as literals, so values never need quoting here.
+	ExecArgs(ctx context.Context, sql string, args ...any) error
+	// QueryStringsArgs runs a query whose result is one String column; args as ExecArgs.
+	QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error)
 }
 
 // Target is where a batch of a table goes.

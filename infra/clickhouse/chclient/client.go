@@ -82,14 +82,25 @@ func (c *Client) Close() error { return c.conn.Close() }
 // Ping checks that the engine answers.
 func (c *Client) Ping(ctx context.Context) error { return c.conn.Ping(ctx) }
 
-// Exec implements pipeline.Engine.
+// Exec runs a statement without a result.
 func (c *Client) Exec(ctx context.Context, sql string) error {
 	return Classify(c.conn.Exec(ctx, sql))
 }
 
-// QueryStrings implements pipeline.Engine.
+// QueryStrings runs a query whose result is one String column.
 func (c *Client) QueryStrings(ctx context.Context, sql string) ([]string, error) {
-	rows, err := c.conn.Query(ctx, sql)
+	return c.QueryStringsArgs(ctx, sql)
+}
+
+// ExecArgs implements pipeline.Engine: clickhouse-go renders args into the ? placeholders
+// as literals of their Go types (strings quoted, slices as arrays).
+func (c *Client) ExecArgs(ctx context.Context, sql string, args ...any) error {
+	return Classify(c.conn.Exec(ctx, sql, args...))
+}
+
+// QueryStringsArgs implements pipeline.Engine.
+func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error) {
+	rows, err := c.conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, Classify(err)
 	}
