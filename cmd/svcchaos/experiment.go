@@ -253,14 +253,15 @@ func experiment(ctx context.Context, cfg Config, s *stack, rep *Report, out io.W
 			continue
 		}
 		probe++
-		rec, err := waitQueryable(ctx, s, probe)
+		_, err := waitQueryable(ctx, s, probe)
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("after killing %s: %v", what, err))
 			continue
 		}
+		rec := time.Since(killed)
 		rep.Restarts[what]++
-		rep.Recovery = append(rep.Recovery, time.Since(killed))
-		fmt.Fprintf(out, "killed %s at %s; queryable again after %s\n", what, killed.Format(time.TimeOnly), rec.Round(time.Millisecond))
+		rep.Recovery = append(rep.Recovery, rec)
+		fmt.Fprintf(out, "killed %s at %s; restarted and queryable again after %s\n", what, killed.Format(time.TimeOnly), rec.Round(time.Millisecond))
 		if rest := slot - time.Since(slotStart); rest > 0 && i < slots-1 {
 			select {
 			case <-ctx.Done():
