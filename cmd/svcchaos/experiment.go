@@ -30,6 +30,7 @@ type Report struct {
 	RSSMaxMiB             float64
 	RSSBoundMiB           int
 	RecoverRate, Target   float64 // requests/s acknowledged after the overload, and the 70% target
+	RecoverRatio          float64 // the share of Target that counts as recovered
 	Errors                []string
 }
 
@@ -52,8 +53,8 @@ func (r *Report) Failures() []string {
 	if r.RSSMaxMiB > float64(r.RSSBoundMiB) {
 		out = append(out, fmt.Sprintf("svcd RSS reached %.0f MiB, over the %d MiB bound", r.RSSMaxMiB, r.RSSBoundMiB))
 	}
-	if r.Target > 0 && r.RecoverRate < 0.8*r.Target {
-		out = append(out, fmt.Sprintf("throughput after the overload %.1f req/s, under 80%% of the %.1f req/s offered", r.RecoverRate, r.Target))
+	if r.Target > 0 && r.RecoverRate < r.RecoverRatio*r.Target {
+		out = append(out, fmt.Sprintf("throughput after the overload %.1f req/s, under %.0f%% of the %.1f req/s offered", r.RecoverRate, 100*r.RecoverRatio, r.Target))
 	}
 	return append(out, r.Errors...)
 }

@@ -41,6 +41,7 @@ func main() {
 	fs.DurationVar(&cfg.Overload, "overload", cfg.Overload, "open-loop load at 2x saturation")
 	fs.DurationVar(&cfg.Recover, "recover", cfg.Recover, "load at 70% after the overload")
 	fs.IntVar(&cfg.RSSBoundMiB, "rss-bound", cfg.RSSBoundMiB, "svcd RSS bound during the overload, MiB")
+	fs.Float64Var(&cfg.RecoverRatio, "recover-ratio", cfg.RecoverRatio, "share of the 70% load acknowledged after the overload")
 	fs.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows per request")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "random seed of the kill schedule (0: from the clock)")
 	fs.BoolVar(&cfg.Keep, "keep", cfg.Keep, "keep the data directory")
@@ -67,10 +68,13 @@ type Config struct {
 	Overload, Recover          time.Duration
 	Kills                      int
 	RSSBoundMiB                int
-	Rows                       int
-	Workers                    int
-	Seed                       int64
-	Keep                       bool
+	// RecoverRatio is the share of the 70% load that must be acknowledged again after
+	// the overload.
+	RecoverRatio float64
+	Rows         int
+	Workers      int
+	Seed         int64
+	Keep         bool
 	// Dir, when set, holds the run's data (else a temporary directory).
 	Dir string
 }
@@ -82,7 +86,7 @@ func defaultConfig() Config {
 	}
 	return Config{BinDir: bin, KafkaLibs: os.Getenv("SVC_KAFKA_LIBS"), ChdbLib: os.Getenv("SVC_CHDB_LIB"),
 		Calibrate: 15 * time.Second, Chaos: 5 * time.Minute, Kills: 3, Overload: time.Minute, Recover: 30 * time.Second,
-		RSSBoundMiB: 1024, Rows: 50, Workers: 16}
+		RSSBoundMiB: 1024, RecoverRatio: 0.8, Rows: 50, Workers: 16}
 }
 
 // Run runs the whole experiment and writes the report to out.
@@ -109,7 +113,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 		return nil, err
 	}
 	defer st.stop()
-	rep := &Report{Seed: cfg.Seed, RSSBoundMiB: cfg.RSSBoundMiB, Dir: dir}
+	rep := &Report{Seed: cfg.Seed, RSSBoundMiB: cfg.RSSBoundMiB, RecoverRatio: cfg.RecoverRatio, Dir: dir}
 	err = experiment(ctx, cfg, st, rep, out)
 	rep.print(out)
 	return rep, err
