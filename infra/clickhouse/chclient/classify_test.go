@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,8 +106,8 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	if len(seeds) == 0 {
 		t.Skip("KAFKA_SEEDS not set; run through `go tool task test`")
 	}
-	url, _ := chtest.Engine(t)
-	eng, err := chclient.Open(chclient.Config{URL: url})
+	proc := chtest.Start(t, clickhouse.ProcessConfig{Restart: true})
+	eng, err := chclient.Open(chclient.Config{URL: proc.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +218,20 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	// Then the partition goes on serving.
 	produce(ts.good, `{"i":4}`)
 	waitFor("a row after the pause", func() bool { return count("good__g1") == 4 })
+	// Retryable: the engine is killed and restarted by its supervisor; the rows sent
+	// meanwhile land once it is back.
+	retriesBefore := func() int64 { _, r, _, _, _ := cons.Stats().Totals(); return r }()
+	if err := syscall.Kill(proc.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	produce(ts.good, `{"i":4.5}`)
+	waitFor("the row sent while the engine was down", func() bool {
+		n, err := eng.QueryStrings(context.Background(), "SELECT toString(count()) FROM d.good__g1")
+		return err == nil && len(n) == 1 && n[0] == "5"
+	})
+	if _, r, _, _, _ := cons.Stats().Totals(); r == retriesBefore {
+		t.Error("no step was retried while the engine was down")
+	}
 	// Idempotency keys with quotes and backslashes reach the key store intact: the
 	// retry of a request lands once.
 	idem = `it's a \ key ''`
@@ -224,9 +239,9 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	produce(ts.good, `{"i":5}`)
 	idem = ""
 	produce(ts.good, `{"i":6}`)
-	waitFor("the rows after the retried request", func() bool { return count("good__g1") >= 6 })
-	if got := count("good__g1"); got != 6 {
-		t.Errorf("good table holds %d rows, want 6", got)
+	waitFor("the rows after the retried request", func() bool { return count("good__g1") >= 7 })
+	if got := count("good__g1"); got != 7 {
+		t.Errorf("good table holds %d rows, want 7", got)
 	}
 	deadMu.Lock()
 	defer deadMu.Unlock()
