@@ -75,3 +75,27 @@ func TestTenantCannotForgeTheNextBatchToken(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestAKeyTheRowsCannotTypeDoesNotStallThePartition: a table keyed by a path whose rows
+// are arrays of numbers gets the key type Array(Nullable(Int64)), which the engine
+// refuses in a sorting key. Creating the generation fails on every attempt; those rows
+// go to dead letters and the partition (one, so every table shares it) goes on.
+func TestAKeyTheRowsCannotTypeDoesNotStallThePartition(t *testing.T) {
+	s := svcdtest.Start(t, "SVC_INGEST_PARTITIONS=1")
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "arrays", "sorting_key": "tags"})
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "plain"})
+	s.Must(202, "POST", "/v1/tables/arrays", `{"tags":[{"a":1}]}`)
+	s.Must(202, "POST", "/v1/tables/plain", `{"a":1}`)
+	s.WaitCaughtUp("plain", time.Minute)
+	if n := s.Count("plain"); n != 1 {
+		t.Fatalf("plain holds %d rows, want 1", n)
+	}
+	var fresh struct {
+		DeadLettered int64 `json:"dead_lettered"`
+	}
+	s.Must(200, "GET", "/v1/tables/arrays/freshness", nil).JSON(t, &fresh)
+	if fresh.DeadLettered != 1 {
+		t.Fatalf("arrays: %d rows dead-lettered, want 1; %d rows stored; %s", fresh.DeadLettered, s.Count("arrays"),
+			s.Must(200, "GET", "/v1/tables/arrays", nil).Body)
+	}
+}

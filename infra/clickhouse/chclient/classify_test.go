@@ -54,6 +54,9 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 	}
 	f("row that is not JSON", c.InsertRows(ctx, "d", "t", "tok-1", []byte("{\"a\":1}\n{not json\n")), engineerr.Permanent, 117)
 	f("number that does not parse", c.Exec(ctx, "SELECT toInt64('twelve')"), engineerr.Permanent, 6)
+	f("a key the rows type as Nullable", c.Exec(ctx, "CREATE TABLE d.k (doc JSON) ENGINE = MergeTree ORDER BY (doc.tags.:`Array(Nullable(Int64))`)"),
+		engineerr.Permanent, 44)
+	f("a key over a Dynamic path", c.Exec(ctx, "CREATE TABLE d.k (doc JSON) ENGINE = MergeTree ORDER BY (doc.tags)"), engineerr.Permanent, 549)
 	f("missing table", c.InsertRows(ctx, "d", "gone", "tok-2", []byte("{\"a\":1}\n")), engineerr.Fatal, 60)
 	f("missing database", c.Exec(ctx, "SELECT 1 FROM nowhere.t"), engineerr.Fatal, 81)
 	f("syntax error", c.Exec(ctx, "SELEC 1"), engineerr.Fatal, 62)

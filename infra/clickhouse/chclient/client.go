@@ -136,7 +136,9 @@ func (c *Client) InsertRows(ctx context.Context, database, table, token string, 
 }
 
 // permanentCodes are engine error codes caused by the data itself: retrying the same
-// rows can never succeed.
+// rows can never succeed. That includes a generation's CREATE refused for the types its
+// sample rows gave the sorting key (query/tables), which would otherwise be retried
+// forever and stall the partition.
 var permanentCodes = map[int32]bool{
 	6:   true, // CANNOT_PARSE_TEXT
 	26:  true, // CANNOT_PARSE_QUOTED_STRING
@@ -144,6 +146,8 @@ var permanentCodes = map[int32]bool{
 	32:  true, // ATTEMPT_TO_READ_AFTER_EOF
 	38:  true, // CANNOT_PARSE_DATE
 	41:  true, // CANNOT_PARSE_DATETIME
+	43:  true, // ILLEGAL_TYPE_OF_ARGUMENT: a key function over a row's value of another type
+	44:  true, // ILLEGAL_COLUMN: a generation keyed by a type the rows have (e.g. Nullable) cannot exist
 	53:  true, // TYPE_MISMATCH
 	69:  true, // ARGUMENT_OUT_OF_BOUND
 	70:  true, // CANNOT_CONVERT_TYPE
@@ -154,6 +158,7 @@ var permanentCodes = map[int32]bool{
 	306: true, // TOO_DEEP_RECURSION
 	321: true, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
 	349: true, // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
+	549: true, // DATA_TYPE_CANNOT_BE_USED_IN_KEY: likewise
 	691: true, // UNKNOWN_ELEMENT_OF_ENUM
 }
 
