@@ -32,7 +32,7 @@ func TestChaosShort(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.BinDir, cfg.Dir = bin, t.TempDir()
 	cfg.Calibrate, cfg.Chaos, cfg.Kills, cfg.Overload, cfg.Recover = 8*time.Second, 60*time.Second, 1, 15*time.Second, 15*time.Second
-	cfg.Workers = 8
+	cfg.Workers = 32
 	// The suite runs other packages beside this one, so the rate after the overload is
 	// compared loosely; a race-enabled svcd (go tool task test builds one) uses several
 	// times the memory of a normal build.

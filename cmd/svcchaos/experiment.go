@@ -82,7 +82,7 @@ func (r *Report) print(w io.Writer) {
 	fmt.Fprintf(w, "  unacknowledged, stored %d (requests given up while in doubt)\n", r.UnackedLanded)
 	fmt.Fprintf(w, "  restarts survived     %d (svcd %d, engine %d, broker %d)\n", total, r.Restarts["svcd"], r.Restarts["engine"], r.Restarts["broker"])
 	fmt.Fprintf(w, "  recovery kill→queryable p50 %s, max %s\n", pct(0.5).Round(time.Millisecond), pct(1).Round(time.Millisecond))
-	fmt.Fprintf(w, "  overload answers      %v\n", r.OverloadAnswers)
+	fmt.Fprintf(w, "  overload answers      %v (status: count; -1: not sent, 512 in flight)\n", r.OverloadAnswers)
 	fmt.Fprintf(w, "  svcd RSS max          %.0f MiB (bound %d MiB)\n", r.RSSMaxMiB, r.RSSBoundMiB)
 	fmt.Fprintf(w, "  after the overload    %.1f of %.1f requests/s offered\n", r.RecoverRate, r.Target)
 	if f := r.Failures(); len(f) > 0 {

@@ -43,6 +43,7 @@ func main() {
 	fs.IntVar(&cfg.RSSBoundMiB, "rss-bound", cfg.RSSBoundMiB, "svcd RSS bound during the overload, MiB")
 	fs.Float64Var(&cfg.RecoverRatio, "recover-ratio", cfg.RecoverRatio, "share of the 70% load acknowledged after the overload")
 	fs.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows per request")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "concurrent requests that measure saturation (closed loop)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "random seed of the kill schedule (0: from the clock)")
 	fs.BoolVar(&cfg.Keep, "keep", cfg.Keep, "keep the data directory")
 	_ = fs.Parse(os.Args[1:])
@@ -86,13 +87,13 @@ func defaultConfig() Config {
 	}
 	return Config{BinDir: bin, KafkaLibs: os.Getenv("SVC_KAFKA_LIBS"), ChdbLib: os.Getenv("SVC_CHDB_LIB"),
 		Calibrate: 15 * time.Second, Chaos: 5 * time.Minute, Kills: 3, Overload: time.Minute, Recover: 30 * time.Second,
-		RSSBoundMiB: 1024, RecoverRatio: 0.8, Rows: 50, Workers: 16}
+		RSSBoundMiB: 1024, RecoverRatio: 0.8, Rows: 50, Workers: 64}
 }
 
 // Run runs the whole experiment and writes the report to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	if cfg.Workers <= 0 {
-		cfg.Workers = 16
+		cfg.Workers = 64
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
