@@ -96,6 +96,9 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	defer stop()
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", slog.Any("error", err))
+		if errors.Is(err, chengine.ErrPathInUse) {
+			return clickhouse.ExitPathInUse
+		}
 		return 1
 	}
 	<-ctx.Done()

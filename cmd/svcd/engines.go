@@ -44,6 +44,9 @@ func (e *engines) processConfig(cluster uuid.UUID) clickhouse.ProcessConfig {
 		Listen:    "127.0.0.1:0",
 		Pool:      e.cfg.EnginePool,
 		MaxMemory: e.cfg.engineMemoryBytes,
+		// The engine of a killed svcd finishes its statements (up to 30 s) before it
+		// lets the directory go; a restarted svcd waits for it rather than failing.
+		WaitForPath: 90 * time.Second,
 		// An engine that dies is started again on the same address; consumers retry
 		// meanwhile and lose nothing.
 		Restart: true,

@@ -328,3 +328,42 @@ func TestShutdownHonoursItsDeadlineWhileRestarting(t *testing.T) {
 		t.Fatalf("Shutdown with a 1 s deadline took %s", waited)
 	}
 }
+
+// TestStartWaitsForAHeldPath: an engine whose directory is still held (by the engine of
+// a killed supervisor, shutting down) starts once it is released, within WaitForPath.
+func TestStartWaitsForAHeldPath(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	first, err := clickhouse.NewProcess(clickhouse.ProcessConfig{DataDir: dir, Lib: chtest.Lib(t), Binary: chtest.Binary(t), MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var waits atomic.Int64
+	second, err := clickhouse.NewProcess(clickhouse.ProcessConfig{DataDir: dir, Lib: chtest.Lib(t), Binary: chtest.Binary(t),
+		MaxMemory: 1 << 30, WaitForPath: time.Minute,
+		Logger: slog.New(countHandler{msg: "engine data directory held by another engine; waiting", n: &waits})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- second.Start(ctx) }()
+	for waits.Load() == 0 {
+		select {
+		case err := <-started:
+			t.Fatalf("second engine on a held path: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := first.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; err != nil {
+		t.Fatalf("the second engine did not start once the path was free: %v", err)
+	}
+	if err := second.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,6 +26,10 @@ const (
 	ReadyFile = "chengine.addr" // the bound address, written by the engine when it serves
 )
 
+// ExitPathInUse is chengine's exit status when another engine holds its data directory
+// (one that is still shutting down, after its supervisor was killed).
+const ExitPathInUse = 3
+
 var (
 	// ErrEngineExited is returned by Start when the engine exits before it serves; the error
 	// carries the tail of its log.
@@ -52,6 +56,10 @@ type ProcessConfig struct {
 	MaxMemory int64
 	// Restart restarts an engine that exits on its own, with exponential backoff.
 	Restart bool
+	// WaitForPath is how long Start waits for another engine to release the data
+	// directory (an engine of a killed svcd finishes its statements first, up to its
+	// shutdown timeout). Zero refuses a held directory at once.
+	WaitForPath time.Duration
 	// StartTimeout bounds how long Start waits for the engine to serve. Default 60s.
 	StartTimeout time.Duration
 	// ShutdownTimeout is how long running statements may finish after Shutdown asks the
@@ -200,8 +208,24 @@ func (p *Process) Start(ctx context.Context) error {
 		return fmt.Errorf("open engine log: %w", err)
 	}
 	p.logFile = f
-	if err := p.launch(ctx, p.cfg.Listen); err != nil {
-		return errors.Join(err, p.Shutdown(context.Background()))
+	waitUntil := time.Now().Add(p.cfg.WaitForPath)
+	for {
+		err := p.launch(ctx, p.cfg.Listen)
+		if err == nil {
+			break
+		}
+		p.mu.Lock()
+		cmd := p.cmd
+		p.mu.Unlock()
+		held := errors.Is(err, ErrEngineExited) && cmd != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == ExitPathInUse
+		if !held || time.Now().After(waitUntil) || ctx.Err() != nil {
+			return errors.Join(err, p.Shutdown(context.Background()))
+		}
+		p.log.Warn("engine data directory held by another engine; waiting", slog.Duration("up_to", time.Until(waitUntil).Round(time.Second)))
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
 	p.mu.Lock()
 	p.stopped, p.quit = make(chan struct{}), make(chan struct{})
