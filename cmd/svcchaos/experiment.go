@@ -218,11 +218,16 @@ func experiment(ctx context.Context, cfg Config, s *stack, rep *Report, out io.W
 
 	// 1. Saturation, closed loop.
 	fmt.Fprintf(out, "calibrating for %s with %d workers\n", cfg.Calibrate, cfg.Workers)
+	// Saturation is end to end: requests acknowledged per second of the time until
+	// their rows were all queryable, since the consumers, not the edge, bound it.
 	start := time.Now()
 	n := load(ctx, s, l, cfg.Workers, 0, after(cfg.Calibrate), far)
+	if err := waitStored(ctx, s, n*int64(cfg.Rows), 5*time.Minute); err != nil {
+		return fmt.Errorf("calibration: %w", err)
+	}
 	rep.Saturation = float64(n) / time.Since(start).Seconds()
 	target := 0.7 * rep.Saturation
-	fmt.Fprintf(out, "saturation %.1f requests/s (%d rows each); chaos at %.1f requests/s for %s\n", rep.Saturation, cfg.Rows, target, cfg.Chaos)
+	fmt.Fprintf(out, "saturation %.1f requests/s end to end (%d rows each); chaos at %.1f requests/s for %s\n", rep.Saturation, cfg.Rows, target, cfg.Chaos)
 
 	// 2. Load at 70% with kills.
 	chaosEnd := time.Now().Add(cfg.Chaos)
@@ -284,6 +289,21 @@ func experiment(ctx context.Context, cfg Config, s *stack, rep *Report, out io.W
 
 	// 4. Count.
 	return count(ctx, s, l, rep, out)
+}
+
+// waitStored waits until the chaos table holds at least rows rows.
+func waitStored(ctx context.Context, s *stack, rows int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		got, err := s.query(ctx, "SELECT count() AS n FROM chaos")
+		if err == nil && len(got) == 1 && num(got[0]["n"]) >= rows {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%d rows not stored within %s (%v)", rows, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // kill kill -9s one process of the stack and restarts what the stack must restart
@@ -436,7 +456,7 @@ func count(ctx context.Context, s *stack, l *ledger, rep *Report, out io.Writer)
 				break
 			}
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
 			break // counted as it is: what is missing is lost
 		}
 		if time.Since(stable) > 90*time.Second {
