@@ -544,3 +544,61 @@ func TestNoErrorLeavesThePartitionUnserved(t *testing.T) {
 		t.Errorf("planned generations %v", gens)
 	}
 }
+
+// TestManyIdempotencyKeysAreLookedUpInBoundedStatements: a batch of many keyed requests
+// is checked and recorded in statements of at most keysPerStatement keys (a statement
+// with all of them outgrew the engine's max_query_size and stalled the partition), and
+// their retries are still dropped.
+func TestManyIdempotencyKeysAreLookedUpInBoundedStatements(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	const n = 2*keysPerStatement + 50
+	recs := makeRecords(table, 2*n, 1)
+	for i := range recs {
+		recs[i].Headers[HeaderIdem] = fmt.Sprintf("key-%d", i%n) // the second half retries the first
+	}
+	var biggest int
+	var mu sync.Mutex
+	part := &memPartition{offset: -1, records: recs}
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: n, Linger: time.Millisecond, RetryMin: time.Millisecond},
+		boundedEngine{eng, func(args int) { mu.Lock(); biggest = max(biggest, args); mu.Unlock() }}, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	defer c.Revoked("topic", 0)
+	if err := c.Deliver(context.Background(), "topic", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for off, _ := (memAssignment{part}).Committed(); off != int64(len(recs)); off, _ = (memAssignment{part}).Committed() {
+		if time.Now().After(deadline) {
+			t.Fatalf("partition stalled at %d", off)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := eng.count("db.t__g1"); got != n {
+		t.Errorf("%d rows, want %d (each request once)", got, n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if biggest > 2*keysPerStatement+1 {
+		t.Errorf("a statement carried %d values", biggest)
+	}
+}
+
+// boundedEngine reports how many values each keys statement carries.
+type boundedEngine struct {
+	*memEngine
+	seen func(args int)
+}
+
+func (b boundedEngine) ExecArgs(ctx context.Context, sql string, args ...any) error {
+	b.seen(len(args))
+	return b.memEngine.ExecArgs(ctx, sql, args...)
+}
+
+func (b boundedEngine) QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error) {
+	b.seen(len(args[0].([]string)))
+	return b.memEngine.QueryStringsArgs(ctx, sql, args...)
+}

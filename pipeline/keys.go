@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -12,6 +14,9 @@ const (
 	keysTable = "_svc.ingest_keys"
 	// KeyRetention is how long a key makes retries of its request land once.
 	KeyRetention = "INTERVAL 7 DAY"
+	// keysPerStatement bounds the keys one statement carries, which keeps it far below
+	// the engine's max_query_size (a key is up to a few hundred bytes).
+	keysPerStatement = 200
 )
 
 // EnsureSchema creates what the pipeline keeps in an engine.
@@ -52,13 +57,17 @@ func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error
 		return g.recs, nil
 	}
 	var seen []string
-	err := w.retry(ctx, func() error {
-		var err error
-		seen, err = w.c.engine.QueryStringsArgs(ctx, "SELECT key FROM "+keysTable+" WHERE has(?, key)", keys)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("look up idempotency keys: %w", err)
+	for chunk := range slices.Chunk(keys, keysPerStatement) {
+		err := w.retry(ctx, func() error {
+			found, err := w.c.engine.QueryStringsArgs(ctx, "SELECT key FROM "+keysTable+" WHERE has(?, key)", chunk)
+			if err == nil {
+				seen = append(seen, found...)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("look up idempotency keys: %w", err)
+		}
 	}
 	skip := make(map[string]bool, len(seen))
 	for _, k := range seen {
@@ -80,21 +89,27 @@ func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error
 }
 
 func (w *worker) recordKeys(ctx context.Context, p *plan, start, end int64, groups []*group) error {
-	var tuples []string
-	var args []any
+	var keys []any // key, table id, key, table id...
 	for _, g := range groups {
 		for _, r := range g.recs {
 			if k := storedKey(r); k != "" {
-				tuples = append(tuples, "(?, ?)")
-				args = append(args, k, r.Headers[HeaderTable])
+				keys = append(keys, k, r.Headers[HeaderTable])
 			}
 		}
 	}
-	if len(tuples) == 0 {
-		return nil
+	// The chunks are the same on a replay of the plan (same records, same order), so
+	// each chunk's token repeats and a replayed chunk is a no-op.
+	for i, chunk := range slices.Collect(slices.Chunk(keys, 2*keysPerStatement)) {
+		token := w.token(p, start, end, "keys")
+		if i > 0 {
+			token += "/" + strconv.Itoa(i)
+		}
+		stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token = ? VALUES " +
+			strings.Repeat("(?, ?),", len(chunk)/2-1) + "(?, ?)"
+		args := append([]any{token}, chunk...)
+		if err := w.retry(ctx, func() error { return w.c.engine.ExecArgs(ctx, stmt, args...) }); err != nil {
+			return fmt.Errorf("record idempotency keys: %w", err)
+		}
 	}
-	token := w.token(p, start, end, "keys")
-	stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token = ? VALUES " + strings.Join(tuples, ",")
-	args = append([]any{token}, args...)
-	return w.retry(ctx, func() error { return w.c.engine.ExecArgs(ctx, stmt, args...) })
+	return nil
 }
