@@ -3,6 +3,9 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,7 +29,12 @@ type ConsumerConfig struct {
 	Dead Producer
 	// DeadTopic names the dead-letter topic of a source topic.
 	DeadTopic func(topic string) string
-	Logger    *slog.Logger
+	// TokenKey keys the deduplication tokens of new batch plans (HMAC-SHA256), so that
+	// nobody without it can compute the token of a batch before it is inserted. Every
+	// node consuming a topic must hold the same key, or a replay on another node
+	// would not repeat the original tokens.
+	TokenKey []byte
+	Logger   *slog.Logger
 }
 
 // Validate fills defaults.
@@ -51,6 +59,9 @@ func (c *ConsumerConfig) Validate() error {
 	}
 	if c.Dead != nil && c.DeadTopic == nil {
 		return errors.New("consumer: dead-letter producer without a topic mapping")
+	}
+	if len(c.TokenKey) < 16 {
+		return errors.New("consumer: a token key of at least 16 bytes is needed (the service secret)")
 	}
 	return nil
 }
@@ -172,17 +183,30 @@ func (c *Consumer) wait(ctx context.Context) error {
 	}
 }
 
+// deadLettered is the generation a plan gives a table whose rows went to dead letters
+// before the plan was committed: a replay inserts nothing for it.
+const deadLettered = -1
+
 // plan is a flush's identity, stored with the committed offset before the insert.
 type plan struct {
 	end  int64
 	gens map[uuid.UUID]int
+	// version is the format the plan was committed in, which also fixes how its
+	// tokens are made: v1 plans (written before tokens were keyed) replay with their
+	// plain tokens, so an upgrade in the middle of a plan does not duplicate rows.
+	version string
 }
 
-const planVersion = "v1"
+const (
+	planV1 = "v1" // tokens <topic>/<partition>/<C>-<E>/<table id>, guessable
+	planV2 = "v2" // tokens HMAC-SHA256(service secret, the v1 token), hex
+	// planVersion is the format new plans are committed in.
+	planVersion = planV2
+)
 
 func (p *plan) encode() string {
 	var b strings.Builder
-	b.WriteString(planVersion)
+	b.WriteString(p.version)
 	b.WriteByte(' ')
 	b.WriteString(strconv.FormatInt(p.end, 10))
 	for id, g := range p.gens {
@@ -196,14 +220,14 @@ func decodePlan(s string) (*plan, error) {
 		return nil, nil
 	}
 	f := strings.Fields(s)
-	if len(f) < 2 || f[0] != planVersion {
+	if len(f) < 2 || (f[0] != planV1 && f[0] != planV2) {
 		return nil, fmt.Errorf("unknown plan format %q", s)
 	}
 	end, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("plan end: %w", err)
 	}
-	p := &plan{end: end, gens: map[uuid.UUID]int{}}
+	p := &plan{end: end, gens: map[uuid.UUID]int{}, version: f[0]}
 	for _, kv := range f[2:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -259,8 +283,7 @@ func (w *worker) run(ctx context.Context) {
 		case <-linger.C:
 			armed = false
 			if w.plan == nil && len(w.buf) > 0 {
-				if err := w.flush(ctx, len(w.buf)); err != nil {
-					w.fail(ctx, log, err)
+				if err := w.flushOrPause(ctx, log, len(w.buf)); err != nil {
 					return
 				}
 			}
@@ -278,14 +301,11 @@ func (w *worker) run(ctx context.Context) {
 				}
 			}
 			if w.plan == nil && len(w.buf) > 0 {
-				if err := w.flush(ctx, len(w.buf)); err != nil {
-					w.fail(ctx, log, err)
-				}
+				_ = w.flushOrPause(ctx, log, len(w.buf))
 			}
 			return
 		}
-		if err := w.closeBatches(ctx); err != nil {
-			w.fail(ctx, log, err)
+		if err := w.closeBatches(ctx, log); err != nil {
 			return
 		}
 		switch open := w.plan == nil && len(w.buf) > 0; {
@@ -315,7 +335,7 @@ func (w *worker) hold(recs []Record) {
 // closeBatches flushes what is due without waiting: a replayed plan as soon as its last
 // record arrived, exactly as planned, and a new batch once it reached its size limits.
 // Batches close on time in run.
-func (w *worker) closeBatches(ctx context.Context) error {
+func (w *worker) closeBatches(ctx context.Context, log *slog.Logger) error {
 	if w.plan != nil {
 		n := 0
 		for n < len(w.buf) && w.buf[n].Offset < w.plan.end {
@@ -324,21 +344,38 @@ func (w *worker) closeBatches(ctx context.Context) error {
 		if n == 0 || (n == len(w.buf) && w.buf[n-1].Offset != w.plan.end-1) {
 			return nil
 		}
-		if err := w.flush(ctx, n); err != nil {
+		if err := w.flushOrPause(ctx, log, n); err != nil {
 			return err
 		}
 	}
 	if w.rows >= w.c.cfg.MaxRows || w.bytes >= w.c.cfg.MaxBytes {
-		return w.flush(ctx, len(w.buf))
+		return w.flushOrPause(ctx, log, len(w.buf))
 	}
 	return nil
 }
 
-// fail logs why a worker stopped. Flush steps retry until ctx ends, so a worker only
-// stops when its partition was revoked or the consumer shut down.
-func (w *worker) fail(ctx context.Context, log *slog.Logger, err error) {
-	if ctx.Err() == nil {
-		log.Error("partition consumer stopped; the next owner resumes from the committed offset", "err", err)
+// flushOrPause flushes the first n held records. A flush fails only on a fatal error
+// (or when ctx ends: the partition was revoked or the consumer shut down): the worker
+// then keeps the partition and its records, pauses (fetching stops behind it), and
+// replays the batch from its committed plan, so that tables are resolved again. It
+// never leaves the partition owned and unserved. The error returned is ctx's.
+func (w *worker) flushOrPause(ctx context.Context, log *slog.Logger, n int) error {
+	delay := w.c.cfg.RetryMin
+	for attempt := 1; ; attempt++ {
+		err := w.flush(ctx, n)
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		w.c.stats.paused()
+		if attempt == 1 || attempt%10 == 0 {
+			log.Error("batch failed; partition paused, the batch is replayed from its plan", "attempt", attempt, "err", err, "pause", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 4*w.c.cfg.RetryMax)
 	}
 }
 
@@ -354,7 +391,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 	groups := groupByTable(recs)
 	p := replay
 	if p == nil {
-		p = &plan{end: end, gens: map[uuid.UUID]int{}}
+		p = &plan{end: end, gens: map[uuid.UUID]int{}, version: planVersion}
 		for _, g := range groups {
 			var t Target
 			var ok bool
@@ -362,6 +399,15 @@ func (w *worker) flush(ctx context.Context, n int) error {
 				t, ok, err = w.c.tables.Target(ctx, g.table, sample(g.recs))
 				return err
 			})
+			if errors.Is(err, ErrRejected) && w.c.cfg.Dead != nil {
+				// These rows make a generation impossible. They go to dead letters
+				// before the plan is committed, which records that.
+				if err := w.deadLetterGroup(ctx, g, err); err != nil {
+					return err
+				}
+				p.gens[g.table] = deadLettered
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("resolve table %s: %w", g.table, err)
 			}
@@ -375,16 +421,21 @@ func (w *worker) flush(ctx context.Context, n int) error {
 		if err := w.retry(ctx, func() error { return w.a.Commit(ctx, start, p.encode()) }); err != nil {
 			return fmt.Errorf("commit batch plan [%d, %d): %w", start, end, err)
 		}
+		// From here the batch is the committed plan: a failure replays exactly it.
+		w.plan = p
 	}
 	if err := w.recordPaths(ctx, groups); err != nil {
 		return err
 	}
 	for _, g := range groups {
+		if p.gens[g.table] == deadLettered {
+			continue
+		}
 		if err := w.insertGroup(ctx, p, start, end, g); err != nil {
 			return err
 		}
 	}
-	if err := w.recordKeys(ctx, start, end, groups); err != nil {
+	if err := w.recordKeys(ctx, p, start, end, groups); err != nil {
 		return err
 	}
 	if err := w.retry(ctx, func() error { return w.a.Commit(ctx, end, "") }); err != nil {
@@ -451,8 +502,16 @@ func sample(recs []Record) [][]byte {
 	return out
 }
 
-func (w *worker) token(start, end int64, table uuid.UUID) string {
-	return fmt.Sprintf("%s/%d/%d-%d/%s", w.a.Topic(), w.a.Partition(), start, end, table)
+// token is the deduplication token of one insert of a plan; what names what it
+// deduplicates (a table id, or "keys").
+func (w *worker) token(p *plan, start, end int64, what string) string {
+	plain := fmt.Sprintf("%s/%d/%d-%d/%s", w.a.Topic(), w.a.Partition(), start, end, what)
+	if p.version == planV1 {
+		return plain
+	}
+	m := hmac.New(sha256.New, w.c.cfg.TokenKey)
+	m.Write([]byte(plain))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *group) error {
@@ -486,7 +545,7 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 	if len(rows) == 0 {
 		return nil
 	}
-	return w.insert(ctx, target, w.token(start, end, g.table), rows, recs[0])
+	return w.insert(ctx, target, w.token(p, start, end, g.table.String()), rows, recs[0])
 }
 
 // insert inserts rows, retrying while the engine is unavailable. Rows the engine rejects
@@ -514,6 +573,18 @@ func (w *worker) insert(ctx context.Context, t Target, token string, rows []byte
 	return w.insert(ctx, t, token+"/b", bytes.Join(lines[half:], nil), origin)
 }
 
+// deadLetterGroup sends every record of a group to dead letters, whole.
+func (w *worker) deadLetterGroup(ctx context.Context, g *group, reason error) error {
+	for _, r := range g.recs {
+		t := Target{TableID: g.table, Database: r.Headers[HeaderDatabase]}
+		key := fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)
+		if err := w.deadLetter(ctx, t, key, r.Value, r, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (w *worker) deadLetter(ctx context.Context, t Target, token string, row []byte, origin Record, reason error) error {
 	rec := &Record{
 		Topic: w.c.cfg.DeadTopic(w.a.Topic()),
@@ -531,16 +602,18 @@ func (w *worker) deadLetter(ctx context.Context, t Target, token string, row []b
 	if err := w.retry(ctx, func() error { return w.c.cfg.Dead.Produce(ctx, rec) }); err != nil {
 		return fmt.Errorf("dead-letter a rejected row: %w", err)
 	}
-	w.c.stats.deadLettered(t.TableID, 1)
+	w.c.stats.deadLettered(t.TableID, bytes.Count(row, newline))
 	return nil
 }
 
-// retry runs op until it succeeds, fails with ErrRejected, or ctx ends.
+// retry runs op until it succeeds, fails with ErrRejected or ErrFatal, or ctx ends.
+// Other errors are the engine or the log being away: they are retried with backoff,
+// which ctx (revocation, shutdown) interrupts.
 func (w *worker) retry(ctx context.Context, op func() error) error {
 	delay := w.c.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || errors.Is(err, ErrRejected) {
+		if err == nil || errors.Is(err, ErrRejected) || errors.Is(err, ErrFatal) {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -567,5 +640,11 @@ func PlannedGenerations(metadata string) (map[uuid.UUID]int, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
-	return p.gens, nil
+	out := map[uuid.UUID]int{}
+	for id, g := range p.gens {
+		if g != deadLettered {
+			out[id] = g
+		}
+	}
+	return out, nil
 }

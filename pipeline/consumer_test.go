@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,6 +19,8 @@ import (
 // and deduplicates by token the way MergeTree's deduplication window does, and can fail
 // at chosen moments to stand for a crash. End-to-end tests run the same code against
 // the real broker and engine.
+
+var testKey = []byte("0123456789abcdef-test-key")
 
 type memEngine struct {
 	mu      sync.Mutex
@@ -54,7 +59,7 @@ func (e *memEngine) InsertRows(_ context.Context, db, table, token string, rows 
 	return nil
 }
 
-func (e *memEngine) Exec(_ context.Context, sql string) error {
+func (e *memEngine) ExecArgs(_ context.Context, sql string, args ...any) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.failOn != nil {
@@ -62,22 +67,22 @@ func (e *memEngine) Exec(_ context.Context, sql string) error {
 			return err
 		}
 	}
-	// INSERT INTO _svc.ingest_keys (key, table_id) SETTINGS ... VALUES ('k','t'),...
-	_, values, _ := strings.Cut(sql, " VALUES ")
-	for _, tuple := range strings.Split(values, "),(") {
-		k, _, _ := strings.Cut(strings.Trim(tuple, "()"), ",")
-		e.keys[strings.Trim(k, "'")] = true
+	// INSERT INTO _svc.ingest_keys (key, table_id) SETTINGS insert_deduplication_token = ? VALUES (?, ?),...
+	if strings.HasPrefix(sql, "INSERT") {
+		for i := 1; i+1 < len(args); i += 2 {
+			e.keys[args[i].(string)] = true
+		}
 	}
 	return nil
 }
 
-func (e *memEngine) QueryStrings(_ context.Context, sql string) ([]string, error) {
+func (e *memEngine) QueryStringsArgs(_ context.Context, sql string, args ...any) ([]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, list, _ := strings.Cut(sql, " IN (")
+	// SELECT key FROM _svc.ingest_keys WHERE has(?, key)
 	var out []string
-	for _, k := range strings.Split(strings.TrimSuffix(list, ")"), ",") {
-		if k = strings.Trim(k, "'"); e.keys[k] {
+	for _, k := range args[0].([]string) {
+		if e.keys[k] {
 			out = append(out, k)
 		}
 	}
@@ -150,7 +155,7 @@ func makeRecords(table uuid.UUID, n int, rowsPer int) []Record {
 // until the consumer is shut down or ctx ends.
 func own(t *testing.T, eng *memEngine, part *memPartition, table uuid.UUID, linger time.Duration, until func() bool) {
 	t.Helper()
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 25, Linger: linger, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond,
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 25, Linger: linger, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond,
 		Dead: producerFunc(func(context.Context, ...*Record) error { return nil }), DeadTopic: func(s string) string { return s + ".dead" }},
 		eng, oneTable{table})
 	if err != nil {
@@ -249,22 +254,56 @@ func TestCrashesAtEveryStepNeverLoseOrDuplicate(t *testing.T) {
 
 func TestReplayedPlanIsFlushedExactlyAsPlanned(t *testing.T) {
 	table := uuid.New()
+	plain := "topic/0/0-7/" + table.String()
+	mac := hmac.New(sha256.New, testKey)
+	mac.Write([]byte(plain))
+	// A v1 plan was committed by a node before tokens were keyed: its replay must
+	// repeat the plain token, or an upgrade in the middle of a plan duplicates rows.
+	for version, token := range map[string]string{planV1: plain, planV2: hex.EncodeToString(mac.Sum(nil))} {
+		t.Run(version, func(t *testing.T) {
+			eng := newMemEngine()
+			// An earlier owner committed offset 0 with a plan ending at 7, then died.
+			part := &memPartition{offset: 0, meta: (&plan{end: 7, gens: map[uuid.UUID]int{table: 1}, version: version}).encode(),
+				records: makeRecords(table, 20, 1)}
+			own(t, eng, part, table, time.Millisecond, func() bool {
+				off, _ := memAssignment{part}.Committed()
+				return off == 20
+			})
+			if len(part.commits) == 0 || part.commits[0] != `7 ""` {
+				t.Fatalf("first commit %v, want the replayed plan's end 7", part.commits)
+			}
+			if !eng.tokens[token] {
+				t.Fatalf("replay did not reuse the planned token %s; tokens %v", token, eng.tokens)
+			}
+			if got := eng.count("db.t__g1"); got != 20 {
+				t.Fatalf("%d rows, want 20", got)
+			}
+		})
+	}
+}
+
+// TestNewTokensAreKeyed checks that a new plan's tokens are not computable from what
+// a tenant can know (topic, partition, offsets, table id): only from the service key.
+func TestNewTokensAreKeyed(t *testing.T) {
+	table := uuid.New()
 	eng := newMemEngine()
-	// An earlier owner committed offset 0 with a plan ending at 7, then died.
-	part := &memPartition{offset: 0, meta: (&plan{end: 7, gens: map[uuid.UUID]int{table: 1}}).encode(),
-		records: makeRecords(table, 20, 1)}
+	part := &memPartition{offset: -1, records: makeRecords(table, 10, 1)}
 	own(t, eng, part, table, time.Millisecond, func() bool {
-		off, _ := memAssignment{part}.Committed()
-		return off == 20
+		off, meta := memAssignment{part}.Committed()
+		return off == 10 && meta == ""
 	})
-	if len(part.commits) == 0 || part.commits[0] != `7 ""` {
-		t.Fatalf("first commit %v, want the replayed plan's end 7", part.commits)
+	if len(eng.tokens) == 0 {
+		t.Fatal("no insert")
 	}
-	if !eng.tokens["topic/0/0-7/"+table.String()] {
-		t.Fatalf("replay did not reuse the planned token; tokens %v", eng.tokens)
+	for tok := range eng.tokens {
+		if strings.Contains(tok, "topic") || strings.Contains(tok, table.String()) || len(tok) != 64 {
+			t.Errorf("token %q is not an HMAC", tok)
+		}
 	}
-	if got := eng.count("db.t__g1"); got != 20 {
-		t.Fatalf("%d rows, want 20", got)
+	for _, c := range part.commits {
+		if strings.Contains(c, `"v1 `) {
+			t.Errorf("new plan committed in the old format: %s", c)
+		}
 	}
 }
 
@@ -294,7 +333,7 @@ func TestPoisonRowsGoToDeadLettersWhileNeighboursLand(t *testing.T) {
 	part := &memPartition{offset: -1, records: recs}
 	var dead []string
 	var mu sync.Mutex
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
 		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -325,12 +364,12 @@ func TestPoisonRowsGoToDeadLettersWhileNeighboursLand(t *testing.T) {
 
 func TestPlanRoundTrip(t *testing.T) {
 	id := uuid.New()
-	p := &plan{end: 42, gens: map[uuid.UUID]int{id: 3}}
+	p := &plan{end: 42, gens: map[uuid.UUID]int{id: 3}, version: planVersion}
 	got, err := decodePlan(p.encode())
-	if err != nil || got.end != 42 || got.gens[id] != 3 {
+	if err != nil || got.end != 42 || got.gens[id] != 3 || got.version != planVersion {
 		t.Fatalf("round trip: %v %+v", err, got)
 	}
-	for _, bad := range []string{"v2 1", "v1", "v1 x", "v1 1 nope", "v1 1 " + id.String() + "=x"} {
+	for _, bad := range []string{"v3 1", "v1", "v1 x", "v1 1 nope", "v1 1 " + id.String() + "=x"} {
 		if _, err := decodePlan(bad); err == nil {
 			t.Errorf("decodePlan(%q) accepted", bad)
 		}
@@ -345,7 +384,7 @@ func TestDrainFlushesWhatIsHeldAndCommits(t *testing.T) {
 	eng := newMemEngine()
 	part := &memPartition{offset: -1, records: makeRecords(table, 7, 3)}
 	// A linger of an hour: only the drain can flush these.
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 1000, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +426,7 @@ func TestBatchesCloseOnRowsNotRecords(t *testing.T) {
 	part := &memPartition{offset: -1, records: makeRecords(table, 4, 3)}
 	// Four records of three rows: the fourth reaches 10 rows and closes the batch; with
 	// a linger of an hour nothing else could.
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 10, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 10, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +451,7 @@ func TestLingerRunsFromTheFirstHeldRecord(t *testing.T) {
 	part := &memPartition{offset: -1, records: makeRecords(table, n, 1)}
 	// A trickle faster than the linger must not hold its batch open until the size
 	// limit: the linger counts from the batch's first record, not its last.
-	c, err := NewConsumer(ConsumerConfig{MaxRows: 1 << 30, Linger: 50 * time.Millisecond, RetryMin: time.Millisecond}, eng, oneTable{table})
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1 << 30, Linger: 50 * time.Millisecond, RetryMin: time.Millisecond}, eng, oneTable{table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,4 +468,137 @@ func TestLingerRunsFromTheFirstHeldRecord(t *testing.T) {
 		t.Fatalf("no batch closed while %d records trickled in every 5 ms with a 50 ms linger", n)
 	}
 	t.Logf("first batch closed after %d records", i)
+}
+
+// failingTables resolves like oneTable, except that tables in impossible make
+// generation creation fail because of their rows.
+type failingTables struct {
+	oneTable
+	impossible uuid.UUID
+}
+
+func (f failingTables) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (Target, bool, error) {
+	if id == f.impossible {
+		return Target{}, false, fmt.Errorf("create generation 1: %w", ErrRejected)
+	}
+	return f.oneTable.Target(ctx, id, sample)
+}
+
+// TestNoErrorLeavesThePartitionUnserved: rows that make a generation impossible go to
+// dead letters, and a fatal insert error pauses the partition and replays its
+// committed plan; in both cases the partition goes on to commit everything.
+func TestNoErrorLeavesThePartitionUnserved(t *testing.T) {
+	good, bad := uuid.New(), uuid.New()
+	eng := newMemEngine()
+	fatal := 3
+	eng.failOn = func(call string) error {
+		if call == "insert" && fatal > 0 {
+			fatal--
+			return fmt.Errorf("%w: code: 60, unknown table", ErrFatal)
+		}
+		return nil
+	}
+	recs := append(makeRecords(good, 4, 2), makeRecords(bad, 2, 1)...)
+	for i := range recs {
+		recs[i].Offset = int64(i)
+	}
+	part := &memPartition{offset: -1, records: recs}
+	var mu sync.Mutex
+	var dead []string
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range rs {
+				dead = append(dead, r.Headers[HeaderTable])
+			}
+			return nil
+		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, failingTables{oneTable{good}, bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	defer c.Revoked("topic", 0)
+	if err := c.Deliver(context.Background(), "topic", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for off, meta := (memAssignment{part}).Committed(); off != int64(len(recs)) || meta != ""; off, meta = (memAssignment{part}).Committed() {
+		if time.Now().After(deadline) {
+			t.Fatalf("partition stalled at %d %q; commits %v", off, meta, part.commits)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := eng.count("db.t__g1"); got != 8 {
+		t.Errorf("%d rows of the good table, want 8", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(dead) != 2 || dead[0] != bad.String() {
+		t.Errorf("dead letters %v, want the 2 records of %s", dead, bad)
+	}
+	if c.Stats().Pauses() != 3 {
+		t.Errorf("%d pauses, want 3", c.Stats().Pauses())
+	}
+	if gens, _ := PlannedGenerations(part.meta); len(gens) != 0 {
+		t.Errorf("planned generations %v", gens)
+	}
+}
+
+// TestManyIdempotencyKeysAreLookedUpInBoundedStatements: a batch of many keyed requests
+// is checked and recorded in statements of at most keysPerStatement keys (a statement
+// with all of them outgrew the engine's max_query_size and stalled the partition), and
+// their retries are still dropped.
+func TestManyIdempotencyKeysAreLookedUpInBoundedStatements(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	const n = 2*keysPerStatement + 50
+	recs := makeRecords(table, 2*n, 1)
+	for i := range recs {
+		recs[i].Headers[HeaderIdem] = fmt.Sprintf("key-%d", i%n) // the second half retries the first
+	}
+	var biggest int
+	var mu sync.Mutex
+	part := &memPartition{offset: -1, records: recs}
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: n, Linger: time.Millisecond, RetryMin: time.Millisecond},
+		boundedEngine{eng, func(args int) { mu.Lock(); biggest = max(biggest, args); mu.Unlock() }}, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	defer c.Revoked("topic", 0)
+	if err := c.Deliver(context.Background(), "topic", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for off, _ := (memAssignment{part}).Committed(); off != int64(len(recs)); off, _ = (memAssignment{part}).Committed() {
+		if time.Now().After(deadline) {
+			t.Fatalf("partition stalled at %d", off)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := eng.count("db.t__g1"); got != n {
+		t.Errorf("%d rows, want %d (each request once)", got, n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if biggest > 2*keysPerStatement+1 {
+		t.Errorf("a statement carried %d values", biggest)
+	}
+}
+
+// boundedEngine reports how many values each keys statement carries.
+type boundedEngine struct {
+	*memEngine
+	seen func(args int)
+}
+
+func (b boundedEngine) ExecArgs(ctx context.Context, sql string, args ...any) error {
+	b.seen(len(args))
+	return b.memEngine.ExecArgs(ctx, sql, args...)
+}
+
+func (b boundedEngine) QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error) {
+	b.seen(len(args[0].([]string)))
+	return b.memEngine.QueryStringsArgs(ctx, sql, args...)
 }

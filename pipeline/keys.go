@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -12,6 +14,9 @@ const (
 	keysTable = "_svc.ingest_keys"
 	// KeyRetention is how long a key makes retries of its request land once.
 	KeyRetention = "INTERVAL 7 DAY"
+	// keysPerStatement bounds the keys one statement carries, which keeps it far below
+	// the engine's max_query_size (a key is up to a few hundred bytes).
+	keysPerStatement = 200
 )
 
 // EnsureSchema creates what the pipeline keeps in an engine.
@@ -25,7 +30,7 @@ func EnsureSchema(ctx context.Context, e Engine) error {
 		) ENGINE = ReplacingMergeTree ORDER BY key TTL at + ` + KeyRetention + `
 		SETTINGS non_replicated_deduplication_window = 10000`,
 	} {
-		if err := e.Exec(ctx, stmt); err != nil {
+		if err := e.ExecArgs(ctx, stmt); err != nil {
 			return fmt.Errorf("create pipeline schema: %w", err)
 		}
 	}
@@ -52,13 +57,17 @@ func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error
 		return g.recs, nil
 	}
 	var seen []string
-	err := w.retry(ctx, func() error {
-		var err error
-		seen, err = w.c.engine.QueryStrings(ctx, "SELECT key FROM "+keysTable+" WHERE key IN ("+quoteList(keys)+")")
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("look up idempotency keys: %w", err)
+	for chunk := range slices.Chunk(keys, keysPerStatement) {
+		err := w.retry(ctx, func() error {
+			found, err := w.c.engine.QueryStringsArgs(ctx, "SELECT key FROM "+keysTable+" WHERE has(?, key)", chunk)
+			if err == nil {
+				seen = append(seen, found...)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("look up idempotency keys: %w", err)
+		}
 	}
 	skip := make(map[string]bool, len(seen))
 	for _, k := range seen {
@@ -79,46 +88,28 @@ func (w *worker) withoutSeenKeys(ctx context.Context, g *group) ([]Record, error
 	return out, nil
 }
 
-func (w *worker) recordKeys(ctx context.Context, start, end int64, groups []*group) error {
-	var values []string
+func (w *worker) recordKeys(ctx context.Context, p *plan, start, end int64, groups []*group) error {
+	var keys []any // key, table id, key, table id...
 	for _, g := range groups {
 		for _, r := range g.recs {
 			if k := storedKey(r); k != "" {
-				values = append(values, "("+quote(k)+","+quote(r.Headers[HeaderTable])+")")
+				keys = append(keys, k, r.Headers[HeaderTable])
 			}
 		}
 	}
-	if len(values) == 0 {
-		return nil
-	}
-	token := fmt.Sprintf("%s/%d/%d-%d/keys", w.a.Topic(), w.a.Partition(), start, end)
-	stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token=" + quote(token) +
-		" VALUES " + strings.Join(values, ",")
-	return w.retry(ctx, func() error { return w.c.engine.Exec(ctx, stmt) })
-}
-
-// quote renders s as a ClickHouse string literal.
-func quote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '\'':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
+	// The chunks are the same on a replay of the plan (same records, same order), so
+	// each chunk's token repeats and a replayed chunk is a no-op.
+	for i, chunk := range slices.Collect(slices.Chunk(keys, 2*keysPerStatement)) {
+		token := w.token(p, start, end, "keys")
+		if i > 0 {
+			token += "/" + strconv.Itoa(i)
+		}
+		stmt := "INSERT INTO " + keysTable + " (key, table_id) SETTINGS insert_deduplication_token = ? VALUES " +
+			strings.Repeat("(?, ?),", len(chunk)/2-1) + "(?, ?)"
+		args := append([]any{token}, chunk...)
+		if err := w.retry(ctx, func() error { return w.c.engine.ExecArgs(ctx, stmt, args...) }); err != nil {
+			return fmt.Errorf("record idempotency keys: %w", err)
 		}
 	}
-	b.WriteByte('\'')
-	return b.String()
-}
-
-func quoteList(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = quote(s)
-	}
-	return strings.Join(q, ",")
+	return nil
 }

@@ -21,6 +21,12 @@ var (
 	// ErrRejected marks an engine error caused by the data itself: retrying cannot help,
 	// so the rows go to dead letters. Engine adapters wrap such errors with it.
 	ErrRejected = errors.New("rows rejected by the engine")
+
+	// ErrFatal marks an engine error that retrying the same statement cannot fix and
+	// the data did not cause (an object it names is gone, the statement is invalid).
+	// The consumer then pauses the partition and replays its batch from the committed
+	// plan, which resolves tables again. Engine adapters wrap such errors with it.
+	ErrFatal = errors.New("statement refused by the engine")
 )
 
 // Record header names. They are part of the stored format: never rename.
@@ -69,12 +75,14 @@ type Assignment interface {
 type Engine interface {
 	// InsertRows inserts newline-separated JSON objects into database.table as documents
 	// of its single JSON column, deduplicated by token. Errors caused by the data wrap
-	// ErrRejected.
+	// ErrRejected, errors no retry of the statement can fix wrap ErrFatal; any other
+	// error is retried.
 	InsertRows(ctx context.Context, database, table, token string, rows []byte) error
-	// Exec runs a statement without a result.
-	Exec(ctx context.Context, sql string) error
-	// QueryStrings runs a query whose result is one String column.
-	QueryStrings(ctx context.Context, sql string) ([]string, error)
+	// ExecArgs runs a statement without a result. args fill its ? placeholders in
+	// order: the adapter renders them as literals, so values never need quoting here.
+	ExecArgs(ctx context.Context, sql string, args ...any) error
+	// QueryStringsArgs runs a query whose result is one String column; args as ExecArgs.
+	QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error)
 }
 
 // Target is where a batch of a table goes.
@@ -89,7 +97,9 @@ type Target struct {
 type Tables interface {
 	// Target returns the current generation of a table, creating the next one from
 	// sample rows when the table has none or its sorting key changed. ok is false when
-	// the table no longer exists (its rows are dropped, counted and logged).
+	// the table no longer exists (its rows are dropped, counted and logged). An error
+	// wrapping ErrRejected means these rows make a generation impossible: they go to
+	// dead letters.
 	Target(ctx context.Context, tableID uuid.UUID, sample [][]byte) (t Target, ok bool, err error)
 	// Generation returns a planned generation of a table again (replays).
 	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t Target, ok bool, err error)

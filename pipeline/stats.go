@@ -12,6 +12,8 @@ import (
 // Stats counts what the consumer did, for metrics and freshness.
 type Stats struct {
 	rows, retries, duplicates, dropped, dead atomic.Int64
+	// pauses counts batches that failed fatally and were replayed after a pause.
+	pauses atomic.Int64
 	// held counts log records fetched and waiting for their batch to close.
 	held atomic.Int64
 
@@ -64,6 +66,7 @@ func (s *Stats) deadLettered(id uuid.UUID, rows int) {
 }
 
 func (s *Stats) retried()                        { s.retries.Add(1) }
+func (s *Stats) paused()                         { s.pauses.Add(1) }
 func (s *Stats) duplicateRequest()               { s.duplicates.Add(1) }
 func (s *Stats) droppedForMissingTable(rows int) { s.dropped.Add(int64(rows)) }
 
@@ -71,6 +74,10 @@ func (s *Stats) droppedForMissingTable(rows int) { s.dropped.Add(int64(rows)) }
 func (s *Stats) Totals() (rows, retries, duplicateRequests, droppedRows, deadLettered int64) {
 	return s.rows.Load(), s.retries.Load(), s.duplicates.Load(), s.dropped.Load(), s.dead.Load()
 }
+
+// Pauses returns how many times a batch failed fatally and its partition paused
+// before replaying it.
+func (s *Stats) Pauses() int64 { return s.pauses.Load() }
 
 // Held returns how many log records (accepted requests) this consumer fetched and holds
 // in batches that have not closed yet.

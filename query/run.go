@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/format"
 	"github.com/svc-data/svc/query/statement"
 	"github.com/svc-data/svc/query/tables"
@@ -212,8 +212,7 @@ func isFormat(name string) bool {
 // engineError turns an engine failure into the API's error, keeping the engine's code
 // and text with engine names translated back to logical ones.
 func engineError(err error, env statement.Env) error {
-	var ex *clickhouse.Exception
-	if errors.As(err, &ex) {
+	if ex, ok := engineerr.As(err); ok {
 		return &Error{Status: 400, Code: "engine_error", EngineCode: ex.Code,
 			Message: statement.TranslateError(fmt.Sprintf("Code: %d. DB::Exception: %s", ex.Code, ex.Message), env)}
 	}

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/clickhouse/chengine"
 )
 
@@ -71,13 +72,13 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	if cfg.Pool, err = strconv.Atoi(*pool); err != nil {
 		errs = append(errs, fmt.Errorf("pool: %w", err))
 	}
-	if cfg.MaxMemory, err = chengine.ParseSize(*maxMem); err != nil {
+	if cfg.MaxMemory, err = clickhouse.ParseSize(*maxMem); err != nil {
 		errs = append(errs, fmt.Errorf("max memory: %w", err))
 	}
 	if cfg.MaxThreads, err = strconv.Atoi(*threads); err != nil {
 		errs = append(errs, fmt.Errorf("max threads: %w", err))
 	}
-	if cfg.MarkCache, err = chengine.ParseSize(*markCache); err != nil {
+	if cfg.MarkCache, err = clickhouse.ParseSize(*markCache); err != nil {
 		errs = append(errs, fmt.Errorf("mark cache: %w", err))
 	}
 	if cfg.AcquireTimeout, err = time.ParseDuration(*acquire); err != nil {
@@ -99,6 +100,9 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	defer stop()
 	if err := srv.Start(ctx); err != nil {
 		log.Error("start", slog.Any("error", err))
+		if errors.Is(err, chengine.ErrPathInUse) {
+			return clickhouse.ExitPathInUse
+		}
 		return 1
 	}
 	<-ctx.Done()

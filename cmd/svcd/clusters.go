@@ -41,6 +41,7 @@ type node struct {
 	log      *slog.Logger
 	ops      *ops
 	ctx      context.Context // the service's lifetime
+	secret   []byte          // the service secret (serviceSecret): keys ingest dedup tokens
 	// idleMinute is how long one minute of idle timeout lasts (SVC_CLUSTER_IDLE_MINUTE,
 	// for tests; default one minute).
 	idleMinute time.Duration
@@ -302,7 +303,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	log := n.log.With("cluster", cluster)
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
-		Dead: n.producer, DeadTopic: func(string) string { return dead },
+		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
 	}, eng, n.mgr)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/svc-data/svc/infra/clickhouse"
 )
 
 // Config is everything svcd reads at start: flags, each with an environment variable
@@ -31,6 +33,8 @@ type Config struct {
 	EngineBin     string
 	EnginePool    int
 	EngineMemory  string
+	// engineMemoryBytes is EngineMemory read by Validate; 0 keeps the engine's default.
+	engineMemoryBytes int64
 
 	// EventStoreURL, when set, keeps control-plane events in EventStoreDB instead of the
 	// embedded file.
@@ -75,6 +79,10 @@ type Config struct {
 	// up to IngestWait, then get 503 with Retry-After (OTLP/gRPC: UNAVAILABLE).
 	MaxConcurrentIngest int
 	IngestWait          time.Duration
+	// ServiceSecret keys what only the service may compute (ingest deduplication
+	// tokens); empty reads or creates <data dir>/service.secret. Nodes sharing clusters
+	// must share it.
+	ServiceSecret string
 }
 
 func loadConfig(args []string) (*Config, error) {
@@ -93,12 +101,13 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.ClickHouseURL, "clickhouse-url", "SVC_CLICKHOUSE_URL", "", "existing ClickHouse HTTP address; empty runs an embedded engine per cluster")
 	str(&c.ChdbLib, "chdb-lib", "SVC_CHDB_LIB", "", "path of libchdb.so for embedded engines")
 	str(&c.EngineBin, "engine-bin", "SVC_ENGINE_BIN", "", "path of the chengine binary (default: beside svcd)")
-	str(&c.EngineMemory, "engine-memory", "SVC_ENGINE_MEMORY", "", "memory limit of each embedded engine, e.g. 4GiB or 0.5 (of RAM)")
+	str(&c.EngineMemory, "engine-memory", "SVC_ENGINE_MEMORY", "", "memory limit of each embedded engine, e.g. 4GiB, 25% or 0.5 (of RAM)")
 	str(&c.EventStoreURL, "eventstore-url", "SVC_EVENTSTORE_URL", "", "EventStoreDB connection string; empty uses the embedded store")
 	str(&c.BootstrapAPIKey, "bootstrap-api-key", "SVC_BOOTSTRAP_API_KEY", "", "admin API key created at the first start")
 	str(&c.BootstrapOrg, "bootstrap-org", "SVC_BOOTSTRAP_ORG", "default", "organization created at the first start")
 	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")
 	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
+	c.ServiceSecret = os.Getenv("SVC_SERVICE_SECRET") // never a flag: argv is public on the machine
 	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: from each request)")
 	str(&c.Workflows, "workflows", "SVC_WORKFLOWS", "on", "on, or off to disable the workflow service")
 	str(&c.TemporalAddr, "temporal-addr", "SVC_TEMPORAL_ADDR", "", "existing Temporal frontend host:port; empty runs the embedded server")
@@ -110,11 +119,17 @@ func loadConfig(args []string) (*Config, error) {
 	retention := envOr("SVC_TEMPORAL_RETENTION", "1h")
 	fs.StringVar(&retention, "temporal-retention", retention, "how long the embedded Temporal keeps finished runs ($SVC_TEMPORAL_RETENTION)")
 	var err error
+	// envErrs keeps every unreadable environment value, so a later good one cannot
+	// hide an earlier bad one.
+	var envErrs []error
 	intFlag := func(p *int, name, env string, def int, usage string) {
 		v := def
 		if s := os.Getenv(env); s != "" {
-			if v, err = strconv.Atoi(s); err != nil {
-				err = fmt.Errorf("$%s: %w", env, err)
+			n, perr := strconv.Atoi(s)
+			if perr != nil {
+				envErrs = append(envErrs, fmt.Errorf("$%s: %w", env, perr))
+			} else {
+				v = n
 			}
 		}
 		fs.IntVar(p, name, v, usage+" ($"+env+")")
@@ -125,7 +140,7 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
 	fs.StringVar(&linger, "batch-linger", linger, "time that closes a batch ($SVC_BATCH_LINGER)")
-	if err != nil {
+	if err := errors.Join(envErrs...); err != nil {
 		return nil, err
 	}
 	allow := envOr("SVC_URL_IMPORT_ALLOW", "")
@@ -186,6 +201,14 @@ func (c *Config) Validate() error {
 			if exe, err := os.Executable(); err == nil {
 				c.EngineBin = filepath.Join(filepath.Dir(exe), "chengine")
 			}
+		}
+	}
+	if m := strings.TrimSpace(c.EngineMemory); m != "" {
+		var err error
+		if f, ferr := strconv.ParseFloat(m, 64); ferr == nil && f > 0 && f <= 1 {
+			c.engineMemoryBytes = clickhouse.MemoryFraction(f) // a fraction of the machine's memory
+		} else if c.engineMemoryBytes, err = clickhouse.ParseSize(m); err != nil || c.engineMemoryBytes == 0 {
+			errs = append(errs, fmt.Errorf("engine memory %q: want bytes (4GiB), a percentage (25%%) or a fraction of memory (0.5)", m))
 		}
 	}
 	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {

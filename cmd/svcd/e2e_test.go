@@ -118,8 +118,7 @@ func TestBadInputIsRefusedWholeWithANamedProblem(t *testing.T) {
 	zw.Write([]byte(`[{"a":1},{"a":2}]`))
 	zw.Close()
 	s.Must(202, "POST", "/v1/tables/t", gz.Bytes(), "Content-Encoding", "gzip")
-	s.WaitCount("t", 2, 30*time.Second)
-	time.Sleep(500 * time.Millisecond)
+	s.WaitCaughtUp("t", 30*time.Second)
 	if n := s.Count("t"); n != 2 {
 		t.Fatalf("%d rows, want only the 2 of the good request", n)
 	}
@@ -203,8 +202,7 @@ func TestKillNineOfSvcdMidLoadLosesAndDuplicatesNothing(t *testing.T) {
 	if l.failed.Load() == 0 {
 		t.Fatalf("no request failed: the kill did not hit the load")
 	}
-	s.WaitCount("load", acked, 2*time.Minute)
-	time.Sleep(time.Second)
+	s.WaitCaughtUp("load", 2*time.Minute)
 	if n := s.Count("load"); n != acked {
 		t.Fatalf("%d rows, want %d", n, acked)
 	}
@@ -225,8 +223,7 @@ func TestKillNineOfTheEngineMidLoadLosesAndDuplicatesNothing(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	acked := l.finish()
 	t.Logf("acknowledged %d rows while the engine was killed", acked)
-	s.WaitCount("load", acked, 2*time.Minute)
-	time.Sleep(time.Second)
+	s.WaitCaughtUp("load", 2*time.Minute)
 	if n := s.Count("load"); n != acked {
 		t.Fatalf("%d rows, want %d", n, acked)
 	}

@@ -35,6 +35,31 @@ func newEngines(cfg *Config, log *slog.Logger) *engines {
 	return &engines{cfg: cfg, log: log, clients: map[uuid.UUID]*chclient.Client{}, procs: map[uuid.UUID]*clickhouse.Process{}}
 }
 
+// processConfig is how a cluster's embedded engine process runs: its size's limits, with
+// the operator's --engine-memory as a cap over every size.
+func (e *engines) processConfig(cluster uuid.UUID, lim engineLimits) clickhouse.ProcessConfig {
+	memory := lim.Memory
+	if cap := e.cfg.engineMemoryBytes; cap > 0 && (memory == 0 || memory > cap) {
+		memory = cap
+	}
+	return clickhouse.ProcessConfig{
+		Binary:     e.cfg.EngineBin,
+		Lib:        e.cfg.ChdbLib,
+		DataDir:    filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
+		Listen:     "127.0.0.1:0",
+		Pool:       lim.pool(e.cfg.EnginePool),
+		MaxMemory:  memory,
+		MaxThreads: lim.Threads,
+		// The engine of a killed svcd finishes its statements (up to 30 s) before it
+		// lets the directory go; a restarted svcd waits for it rather than failing.
+		WaitForPath: 90 * time.Second,
+		// An engine that dies is started again on the same address; consumers retry
+		// meanwhile and lose nothing.
+		Restart: true,
+		Logger:  e.log.With("cluster", cluster),
+	}
+}
+
 // start brings up a cluster's engine and returns its client once it answers.
 func (e *engines) start(ctx context.Context, cluster uuid.UUID, lim engineLimits) (*chclient.Client, error) {
 	e.mu.Lock()
@@ -50,19 +75,7 @@ func (e *engines) start(ctx context.Context, cluster uuid.UUID, lim engineLimits
 	}
 	url := e.cfg.ClickHouseURL
 	if url == "" {
-		p, err := clickhouse.NewProcess(clickhouse.ProcessConfig{
-			Binary:     e.cfg.EngineBin,
-			Lib:        e.cfg.ChdbLib,
-			DataDir:    filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
-			Listen:     "127.0.0.1:0",
-			Pool:       lim.pool(e.cfg.EnginePool),
-			MaxMemory:  lim.Memory,
-			MaxThreads: lim.Threads,
-			// An engine that dies is started again on the same address; consumers retry
-			// meanwhile and lose nothing.
-			Restart: true,
-			Logger:  e.log.With("cluster", cluster),
-		})
+		p, err := clickhouse.NewProcess(e.processConfig(cluster, lim))
 		if err != nil {
 			return nil, err
 		}

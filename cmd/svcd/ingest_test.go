@@ -190,9 +190,7 @@ func TestFirehoseDeliveries(t *testing.T) {
 	// TSV with columns, from the stream's common attributes.
 	s.Must(200, "POST", "/v1/tables/tsv?transform=firehose", firehoseBody("req-2", "a\t1\nb\t2\n"),
 		append(key, "X-Amz-Firehose-Common-Attributes", `{"commonAttributes":{"columns":"name,n"}}`)...)
-	s.WaitCount("fh", 4, time.Minute)
-	s.WaitCount("tsv", 2, time.Minute)
-	time.Sleep(time.Second)
+	s.WaitCaughtUp("fh", time.Minute)
 	if n := s.Count("fh"); n != 4 {
 		t.Fatalf("%d rows after a retried delivery, want 4", n)
 	}
@@ -429,17 +427,19 @@ func TestBrokerStoppedDuringALoad(t *testing.T) {
 	}
 	b = newBroker()
 	defer b.Shutdown(context.Background())
-	for {
-		if r, err := s.Do("POST", "/v1/tables/load", `{"user":{"id":-1}}`, "Idempotency-Key", "probe"); err == nil && r.Status == 202 {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		r, err := s.Do("POST", "/v1/tables/load", `{"user":{"id":-1}}`, "Idempotency-Key", "probe")
+		if err == nil && r.Status == 202 {
 			break
 		}
-		time.Sleep(200 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("the probe was not acknowledged within 2 minutes of the broker's return: %v %v", r, err)
+		}
 	}
 	time.Sleep(2 * time.Second)
 	acked := l.finish() + 1 // the probe
 	t.Logf("acknowledged %d rows, %d attempts retried", acked, l.failed.Load())
-	s.WaitCount("load", acked, 2*time.Minute)
-	time.Sleep(time.Second)
+	s.WaitCaughtUp("load", 2*time.Minute)
 	if n := s.Count("load"); n != acked {
 		t.Fatalf("%d rows, want %d", n, acked)
 	}

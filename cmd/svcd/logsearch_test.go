@@ -64,7 +64,7 @@ func TestHECIngestion(t *testing.T) {
 		}
 	}
 	// Nothing of the refused requests landed.
-	time.Sleep(time.Second)
+	s.WaitCaughtUp("logsearch_events", 30*time.Second)
 	if n := s.Count("logsearch_events"); n != 5 {
 		t.Fatalf("%d events, want 5", n)
 	}

@@ -87,6 +87,10 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}
+	secret, err := serviceSecret(cfg)
+	if err != nil {
+		return err
+	}
 	if cfg.PprofAddr != "" {
 		stop, err := servePprof(cfg.PprofAddr, log)
 		if err != nil {
@@ -123,8 +127,17 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		}
 	}
 	projCtx, stopProj := context.WithCancel(context.WithoutCancel(ctx))
-	go proj.Run(projCtx)
-	a.started(shutdownFunc(func(context.Context) error { stopProj(); return nil }))
+	projDone := make(chan struct{})
+	go func() { defer close(projDone); proj.Run(projCtx) }()
+	a.started(shutdownFunc(func(ctx context.Context) error {
+		stopProj()
+		select {
+		case <-projDone:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("projector: %w", ctx.Err())
+		}
+	}))
 
 	// Log.
 	seeds := kafka.ParseSeeds(cfg.KafkaSeeds)
@@ -152,7 +165,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
 	n := newNode(&node{a: a, cfg: cfg, cat: cat, model: model, engines: engines, mgr: mgr, producer: producer, seeds: seeds,
-		log: log, ops: observe, ctx: ctx})
+		log: log, ops: observe, ctx: ctx, secret: secret})
 	n.Start()
 	a.started(n)
 	logCtx, stopLog := context.WithCancel(context.WithoutCancel(ctx))

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -261,5 +264,106 @@ func TestShutdownCancelsStatementsAfterDeadline(t *testing.T) {
 	}
 	if err := <-errc; err == nil {
 		t.Fatal("the statement running at shutdown succeeded")
+	}
+}
+
+// countHandler counts log records whose message is msg.
+type countHandler struct {
+	msg string
+	n   *atomic.Int64
+}
+
+func (h countHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h countHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h countHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestShutdownHonoursItsDeadlineWhileRestarting: an engine that keeps failing to
+// restart has its supervisor in a long backoff; Shutdown must still return by its
+// deadline instead of waiting the backoff out.
+func TestShutdownHonoursItsDeadlineWhileRestarting(t *testing.T) {
+	ctx := testCtx(t)
+	bin := filepath.Join(t.TempDir(), "chengine")
+	raw, err := os.ReadFile(chtest.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var restarts atomic.Int64
+	p, err := clickhouse.NewProcess(clickhouse.ProcessConfig{
+		DataDir: t.TempDir(), Lib: chtest.Lib(t), Binary: bin, MaxMemory: 1 << 30, Restart: true,
+		Logger: slog.New(countHandler{msg: "restart chengine", n: &restarts}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every restart now fails at once, doubling the backoff: 250 ms, 0.5, 1, 2, 4 s...
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for restarts.Load() < 5 { // the next wait is 8 s
+		if ctx.Err() != nil {
+			t.Fatal("the supervisor never retried")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	start := time.Now()
+	_ = p.Shutdown(sctx)
+	if waited := time.Since(start); waited > 4*time.Second {
+		t.Fatalf("Shutdown with a 1 s deadline took %s", waited)
+	}
+}
+
+// TestStartWaitsForAHeldPath: an engine whose directory is still held (by the engine of
+// a killed supervisor, shutting down) starts once it is released, within WaitForPath.
+func TestStartWaitsForAHeldPath(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	first, err := clickhouse.NewProcess(clickhouse.ProcessConfig{DataDir: dir, Lib: chtest.Lib(t), Binary: chtest.Binary(t), MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var waits atomic.Int64
+	second, err := clickhouse.NewProcess(clickhouse.ProcessConfig{DataDir: dir, Lib: chtest.Lib(t), Binary: chtest.Binary(t),
+		MaxMemory: 1 << 30, WaitForPath: time.Minute,
+		Logger: slog.New(countHandler{msg: "engine data directory held by another engine; waiting", n: &waits})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- second.Start(ctx) }()
+	for waits.Load() == 0 {
+		select {
+		case err := <-started:
+			t.Fatalf("second engine on a held path: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := first.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; err != nil {
+		t.Fatalf("the second engine did not start once the path was free: %v", err)
+	}
+	if err := second.Shutdown(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -26,6 +26,10 @@ const (
 	ReadyFile = "chengine.addr" // the bound address, written by the engine when it serves
 )
 
+// ExitPathInUse is chengine's exit status when another engine holds its data directory
+// (one that is still shutting down, after its supervisor was killed).
+const ExitPathInUse = 3
+
 var (
 	// ErrEngineExited is returned by Start when the engine exits before it serves; the error
 	// carries the tail of its log.
@@ -54,6 +58,10 @@ type ProcessConfig struct {
 	MaxThreads int
 	// Restart restarts an engine that exits on its own, with exponential backoff.
 	Restart bool
+	// WaitForPath is how long Start waits for another engine to release the data
+	// directory (an engine of a killed svcd finishes its statements first, up to its
+	// shutdown timeout). Zero refuses a held directory at once.
+	WaitForPath time.Duration
 	// StartTimeout bounds how long Start waits for the engine to serve. Default 60s.
 	StartTimeout time.Duration
 	// ShutdownTimeout is how long running statements may finish after Shutdown asks the
@@ -143,7 +151,10 @@ type Process struct {
 	started  bool
 	stopping bool
 	stopped  chan struct{} // closed when the supervisor goroutine ends
-	logFile  *os.File
+	// quit is closed by Shutdown: it ends the supervisor's backoff and a restart's
+	// wait for the engine to serve, so Shutdown is never held past its deadline.
+	quit    chan struct{}
+	logFile *os.File
 }
 
 // NewProcess returns a supervisor for cfg; nothing runs until Start.
@@ -199,11 +210,27 @@ func (p *Process) Start(ctx context.Context) error {
 		return fmt.Errorf("open engine log: %w", err)
 	}
 	p.logFile = f
-	if err := p.launch(ctx, p.cfg.Listen); err != nil {
-		return errors.Join(err, p.Shutdown(context.Background()))
+	waitUntil := time.Now().Add(p.cfg.WaitForPath)
+	for {
+		err := p.launch(ctx, p.cfg.Listen)
+		if err == nil {
+			break
+		}
+		p.mu.Lock()
+		cmd := p.cmd
+		p.mu.Unlock()
+		held := errors.Is(err, ErrEngineExited) && cmd != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == ExitPathInUse
+		if !held || time.Now().After(waitUntil) || ctx.Err() != nil {
+			return errors.Join(err, p.Shutdown(context.Background()))
+		}
+		p.log.Warn("engine data directory held by another engine; waiting", slog.Duration("up_to", time.Until(waitUntil).Round(time.Second)))
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
 	p.mu.Lock()
-	p.stopped = make(chan struct{})
+	p.stopped, p.quit = make(chan struct{}), make(chan struct{})
 	p.mu.Unlock()
 	go p.supervise()
 	return nil
@@ -273,9 +300,18 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 // address with exponential backoff.
 func (p *Process) supervise() {
 	p.mu.Lock()
-	stopped := p.stopped
+	stopped, quit := p.stopped, p.quit
 	p.mu.Unlock()
 	defer close(stopped)
+	qctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-quit:
+			cancel()
+		case <-qctx.Done():
+		}
+	}()
 	backoff := 250 * time.Millisecond
 	for {
 		p.mu.Lock()
@@ -297,7 +333,11 @@ func (p *Process) supervise() {
 			backoff = 250 * time.Millisecond
 		}
 		for {
-			time.Sleep(backoff)
+			select {
+			case <-time.After(backoff):
+			case <-quit:
+				return
+			}
 			backoff = min(2*backoff, 30*time.Second)
 			p.mu.Lock()
 			stopping, listen := p.stopping, p.addr
@@ -308,7 +348,7 @@ func (p *Process) supervise() {
 			if listen == "" {
 				listen = p.cfg.Listen
 			}
-			err := p.launch(context.Background(), listen)
+			err := p.launch(qctx, listen)
 			p.mu.Lock()
 			stopping, exited := p.stopping, p.exited
 			p.mu.Unlock()
@@ -349,6 +389,9 @@ func (p *Process) Shutdown(ctx context.Context) error {
 	}
 	p.stopping = true
 	cmd, exited, stopped := p.cmd, p.exited, p.stopped
+	if p.quit != nil {
+		close(p.quit)
+	}
 	p.mu.Unlock()
 
 	var err error
@@ -378,7 +421,8 @@ func (p *Process) Shutdown(ctx context.Context) error {
 		select {
 		case <-stopped:
 		case <-ctx.Done():
-			// A restart raced this Shutdown; the supervisor kills what it started.
+			// A restart raced this Shutdown: quit cut its wait short, and the
+			// supervisor kills what it started, which takes no longer than a kill.
 			<-stopped
 		}
 	}

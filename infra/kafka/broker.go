@@ -232,6 +232,15 @@ func freePort(host string) (int, error) {
 
 func clusterID() string {
 	// KRaft cluster ids are 16 bytes in URL-safe base64 without padding: 22 characters.
+	// One starting with '-' would be read as an option by the storage tool (1 in 64).
+	for {
+		if id := randomClusterID(); id[0] != '-' {
+			return id
+		}
+	}
+}
+
+func randomClusterID() string {
 	id := uuid.New()
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	var sb strings.Builder

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -125,7 +126,7 @@ func (s *Service) Authenticate(username, password string) (*User, error) {
 	u, ok := s.model.UserByName(username)
 	if !ok {
 		// Spend the same time as for a real user, so timing does not tell names apart.
-		_, _ = CheckPassword(dummyHash, password)
+		_, _ = CheckPassword(dummyHash(), password)
 		return nil, ErrBadCredentials
 	}
 	ok, err := CheckPassword(u.PasswordHash, password)
@@ -138,7 +139,9 @@ func (s *Service) Authenticate(username, password string) (*User, error) {
 	return u, nil
 }
 
-var dummyHash = HashPassword("not a password anyone has")
+// dummyHash is a hash no password matches, made on first use: an argon2id hash costs
+// 19 MiB and tens of milliseconds, which every importer would pay at init.
+var dummyHash = sync.OnceValue(func() string { return HashPassword("not a password anyone has") })
 
 // CreateSession issues a user token of kind KindSession or KindOAuth.
 func (s *Service) CreateSession(ctx context.Context, user uuid.UUID, kind, scope string, ttl time.Duration) (*Session, string, error) {

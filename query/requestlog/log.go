@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,7 +63,6 @@ type Engines interface {
 type Log struct {
 	engines Engines
 	in      chan Entry
-	dropped atomic.Int64
 	log     *slog.Logger
 }
 
@@ -89,13 +87,9 @@ func Schema(ctx context.Context, e Engine) error {
 func (l *Log) Record(e Entry) {
 	select {
 	case l.in <- e:
-	default:
-		l.dropped.Add(1)
+	default: // full: the entry is dropped rather than slowing the request
 	}
 }
-
-// Dropped counts entries lost to a full buffer.
-func (l *Log) Dropped() int64 { return l.dropped.Load() }
 
 // Run writes queued entries every interval until ctx ends, then writes what is left.
 func (l *Log) Run(ctx context.Context, interval time.Duration) {
@@ -114,9 +108,6 @@ func (l *Log) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Flush writes queued entries now.
-func (l *Log) Flush(ctx context.Context) { l.flush(ctx) }
-
 func (l *Log) flush(ctx context.Context) {
 	byCluster := map[uuid.UUID][]Entry{}
 	for {
@@ -131,8 +122,7 @@ func (l *Log) flush(ctx context.Context) {
 	for cluster, entries := range byCluster {
 		e, err := l.engines.Engine(cluster)
 		if err != nil {
-			l.dropped.Add(int64(len(entries)))
-			continue
+			continue // the cluster is gone or stopped: its entries have nowhere to go
 		}
 		var b strings.Builder
 		b.WriteString("INSERT INTO _svc.request_log FORMAT JSONEachRow\n")
@@ -150,7 +140,6 @@ func (l *Log) flush(ctx context.Context) {
 			b.WriteByte('\n')
 		}
 		if err := e.Exec(ctx, b.String()); err != nil {
-			l.dropped.Add(int64(len(entries)))
 			l.log.Warn("request log entries lost", "cluster", cluster, "entries", len(entries), "err", err)
 		}
 	}

@@ -1,5 +1,3 @@
-//go:build !spldev
-
 package spl
 
 import (

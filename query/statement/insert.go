@@ -47,10 +47,10 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 				return nil, err
 			}
 			v := t.next()
-			kind, ok := allowedSettings[name]
-			if !ok {
-				return nil, badRequest(CodeSetting, npos, "", "setting %s is not allowed", name)
+			if err := refuseSetting(name, npos); err != nil {
+				return nil, err
 			}
+			kind := allowedSettings[name]
 			value, ok := headerValue(v, kind)
 			if !ok {
 				return nil, badRequest(CodeSetting, v.pos, "", "invalid value for setting %s", name)

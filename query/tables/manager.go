@@ -12,12 +12,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/pathtype"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/sortkey"
 	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
@@ -144,8 +144,7 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) (
 		if first == nil {
 			first = err
 		}
-		var ex *clickhouse.Exception
-		if !errors.As(err, &ex) || !typeErrors[ex.Code] {
+		if ex, ok := engineerr.As(err); !ok || !typeErrors[ex.Code] {
 			break
 		}
 	}
@@ -429,7 +428,8 @@ func dominant(counts []string) string {
 	return all[0].typ
 }
 
+// isEngineException reports whether the engine answered err (rather than being away).
 func isEngineException(err error) bool {
-	var ex *clickhouse.Exception
-	return errors.As(err, &ex)
+	_, ok := engineerr.As(err)
+	return ok
 }

@@ -318,6 +318,34 @@ func (s *Service) WaitCount(table string, want int, timeout time.Duration) {
 	}
 }
 
+// WaitCaughtUp waits until the consumers inserted and committed every record the log
+// holds for table's cluster (consumer lag 0), failing after timeout. After it, a count
+// is final: nothing acknowledged is still on its way.
+func (s *Service) WaitCaughtUp(table string, timeout time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r, err := s.Do("GET", "/v1/tables/"+table+"/freshness", nil)
+		var v struct {
+			Lag struct {
+				Records    int64 `json:"records"`
+				Partitions []any `json:"partitions"`
+			} `json:"consumer_lag"`
+		}
+		if err == nil && r.Status == 200 && json.Unmarshal(r.Body, &v) == nil && v.Lag.Records == 0 && len(v.Lag.Partitions) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var body []byte
+			if r != nil {
+				body = r.Body
+			}
+			s.t.Fatalf("consumers of %s not caught up after %s: %v %s\n%s", table, timeout, err, body, tail(s.Logs(), 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]

@@ -4,10 +4,8 @@ package chclient
 
 import (
 	"context"
-	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/sqlquote"
 )
 
@@ -77,23 +76,31 @@ func Open(cfg Config) (*Client, error) {
 	return &Client{conn: conn}, nil
 }
 
-// Conn exposes the driver connection to other adapters of this engine.
-func (c *Client) Conn() driver.Conn { return c.conn }
-
 // Close closes the pool.
 func (c *Client) Close() error { return c.conn.Close() }
 
 // Ping checks that the engine answers.
 func (c *Client) Ping(ctx context.Context) error { return c.conn.Ping(ctx) }
 
-// Exec implements pipeline.Engine.
+// Exec runs a statement without a result.
 func (c *Client) Exec(ctx context.Context, sql string) error {
 	return Classify(c.conn.Exec(ctx, sql))
 }
 
-// QueryStrings implements pipeline.Engine.
+// QueryStrings runs a query whose result is one String column.
 func (c *Client) QueryStrings(ctx context.Context, sql string) ([]string, error) {
-	rows, err := c.conn.Query(ctx, sql)
+	return c.QueryStringsArgs(ctx, sql)
+}
+
+// ExecArgs implements pipeline.Engine: clickhouse-go renders args into the ? placeholders
+// as literals of their Go types (strings quoted, slices as arrays).
+func (c *Client) ExecArgs(ctx context.Context, sql string, args ...any) error {
+	return Classify(c.conn.Exec(ctx, sql, args...))
+}
+
+// QueryStringsArgs implements pipeline.Engine.
+func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error) {
+	rows, err := c.conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, Classify(err)
 	}
@@ -102,7 +109,7 @@ func (c *Client) QueryStrings(ctx context.Context, sql string) ([]string, error)
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return nil, err
+			return nil, Classify(err)
 		}
 		out = append(out, s)
 	}
@@ -128,15 +135,19 @@ func (c *Client) InsertRows(ctx context.Context, database, table, token string, 
 	return Classify(c.conn.Exec(ctx, b.String()))
 }
 
-// rejectedCodes are engine error codes caused by the data itself: retrying the same rows
-// can never succeed.
-var rejectedCodes = map[int32]bool{
+// permanentCodes are engine error codes caused by the data itself: retrying the same
+// rows can never succeed. That includes a generation's CREATE refused for the types its
+// sample rows gave the sorting key (query/tables), which would otherwise be retried
+// forever and stall the partition.
+var permanentCodes = map[int32]bool{
 	6:   true, // CANNOT_PARSE_TEXT
 	26:  true, // CANNOT_PARSE_QUOTED_STRING
 	27:  true, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
 	32:  true, // ATTEMPT_TO_READ_AFTER_EOF
 	38:  true, // CANNOT_PARSE_DATE
 	41:  true, // CANNOT_PARSE_DATETIME
+	43:  true, // ILLEGAL_TYPE_OF_ARGUMENT: a key function over a row's value of another type
+	44:  true, // ILLEGAL_COLUMN: a generation keyed by a type the rows have (e.g. Nullable) cannot exist
 	53:  true, // TYPE_MISMATCH
 	69:  true, // ARGUMENT_OUT_OF_BOUND
 	70:  true, // CANNOT_CONVERT_TYPE
@@ -147,25 +158,50 @@ var rejectedCodes = map[int32]bool{
 	306: true, // TOO_DEEP_RECURSION
 	321: true, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
 	349: true, // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
+	549: true, // DATA_TYPE_CANNOT_BE_USED_IN_KEY: likewise
 	691: true, // UNKNOWN_ELEMENT_OF_ENUM
 }
 
-// Classify marks errors caused by the data with pipeline.ErrRejected; everything else
-// (connection refused, engine restarting, timeouts) stays retryable.
+// fatalCodes are engine error codes no retry of the same statement can fix, whatever
+// the data: an object the statement names is gone, or the statement, a setting or
+// the credentials are wrong. Every other code (memory, too many parts or queries,
+// cancelled, timeouts, the engine's own failures) is retryable.
+var fatalCodes = map[int32]bool{
+	16:  true, // NO_SUCH_COLUMN_IN_TABLE
+	36:  true, // BAD_ARGUMENTS
+	47:  true, // UNKNOWN_IDENTIFIER
+	60:  true, // UNKNOWN_TABLE
+	62:  true, // SYNTAX_ERROR
+	81:  true, // UNKNOWN_DATABASE
+	115: true, // UNKNOWN_SETTING
+	164: true, // READONLY
+	192: true, // UNKNOWN_USER
+	193: true, // WRONG_PASSWORD
+	497: true, // ACCESS_DENIED
+	516: true, // AUTHENTICATION_FAILED
+}
+
+// Classify turns the driver's engine exceptions into *engineerr.Error with their class,
+// once, where they happen. Permanent errors also wrap pipeline.ErrRejected and fatal
+// ones pipeline.ErrFatal, so the pipeline branches on its own sentinels. Errors that
+// are not the engine's answer (connection refused or cut, timeouts) stay as they are,
+// which every caller treats as retryable.
 func Classify(err error) error {
 	if err == nil {
 		return nil
 	}
 	var ex *clickhouse.Exception
-	if errors.As(err, &ex) && rejectedCodes[ex.Code] {
-		return fmt.Errorf("%w: %w", pipeline.ErrRejected, err)
+	if !errors.As(err, &ex) {
+		return err
 	}
-	return err
-}
-
-// Unavailable reports whether err means the engine could not be reached.
-func Unavailable(err error) bool {
-	var ne net.Error
-	var op *net.OpError
-	return errors.As(err, &op) || (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, sqldriver.ErrBadConn)
+	e := &engineerr.Error{Code: ex.Code, Message: ex.Message, Class: engineerr.Retryable, Err: err}
+	switch {
+	case permanentCodes[ex.Code]:
+		e.Class = engineerr.Permanent
+		return fmt.Errorf("%w: %w", pipeline.ErrRejected, e)
+	case fatalCodes[ex.Code]:
+		e.Class = engineerr.Fatal
+		return fmt.Errorf("%w: %w", pipeline.ErrFatal, e)
+	}
+	return e
 }

@@ -38,7 +38,7 @@ func (c *Client) Stream(ctx context.Context, sql string, opt query.Options) (que
 	}
 	rows, err := c.conn.Query(ctx, sql)
 	if err != nil {
-		return nil, err
+		return nil, Classify(err)
 	}
 	types := rows.ColumnTypes()
 	cols := make([]format.Column, len(types))
@@ -67,7 +67,7 @@ func (r *streamRows) Next() bool {
 		return false
 	}
 	if err := r.rows.Scan(r.dest...); err != nil {
-		r.err = err
+		r.err = Classify(err)
 		return false
 	}
 	for i, d := range r.dest {
@@ -82,7 +82,7 @@ func (r *streamRows) Err() error {
 	if r.err != nil {
 		return r.err
 	}
-	return r.rows.Err()
+	return Classify(r.rows.Err())
 }
 
 func (r *streamRows) Close() error { return r.rows.Close() }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+func TestServiceSecretIsCreatedPrivateOnceAndKept(t *testing.T) {
+	cfg := &Config{DataDir: t.TempDir()}
+	first, err := serviceSecret(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(cfg.DataDir, "service.secret"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("service.secret: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	again, err := serviceSecret(cfg)
+	if err != nil || string(again) != string(first) || len(first) != 64 {
+		t.Fatalf("second start read %q (%v), first created %q", again, err, first)
+	}
+	cfg.ServiceSecret = "configured-secret-value"
+	if got, err := serviceSecret(cfg); err != nil || string(got) != cfg.ServiceSecret {
+		t.Fatalf("SVC_SERVICE_SECRET ignored: %q %v", got, err)
+	}
+	cfg.ServiceSecret = "short"
+	if _, err := serviceSecret(cfg); err == nil {
+		t.Fatal("a short secret was accepted")
+	}
+}
+
+// TestEveryBadIntegerIsReported: a later good value must not hide an earlier bad one.
+func TestEveryBadIntegerIsReported(t *testing.T) {
+	t.Setenv("SVC_KAFKA_SEEDS", "127.0.0.1:9092")
+	t.Setenv("SVC_CLICKHOUSE_URL", "http://127.0.0.1:8123")
+	t.Setenv("SVC_INGEST_PARTITIONS", "four")
+	t.Setenv("SVC_ENGINE_POOL", "4")
+	t.Setenv("SVC_BATCH_MAX_ROWS", "1e3")
+	_, err := loadConfig(nil)
+	if err == nil || !strings.Contains(err.Error(), "SVC_INGEST_PARTITIONS") || !strings.Contains(err.Error(), "SVC_BATCH_MAX_ROWS") {
+		t.Fatalf("loadConfig: %v; want both bad values named", err)
+	}
+}
+
+// TestEngineMemoryReachesTheEngine: --engine-memory is read at start and handed to
+// every embedded engine process.
+func TestEngineMemoryReachesTheEngine(t *testing.T) {
+	f := func(in string, want int64) {
+		t.Helper()
+		c := &Config{DataDir: t.TempDir(), KafkaSeeds: "x", ChdbLib: "x", EngineBin: "x", IngestPartitions: 4, BatchMaxRows: 1,
+			BatchLinger: time.Second, EngineMemory: in}
+		err := c.Validate()
+		if want < 0 {
+			if err == nil {
+				t.Errorf("engine memory %q accepted", in)
+			}
+			return
+		}
+		if err != nil || c.engineMemoryBytes != want {
+			t.Errorf("engine memory %q: %d, %v; want %d", in, c.engineMemoryBytes, err, want)
+		}
+	}
+	f("", 0)
+	f("4GiB", 4<<30)
+	f("512MiB", 512<<20)
+	f("lots", -1)
+	f("0", -1)
+	if half, quarter := engineMemory(t, "0.5"), engineMemory(t, "25%"); half <= 0 || half != 2*quarter {
+		t.Errorf("0.5 of memory is %d, 25%% is %d", half, quarter)
+	}
+	e := newEngines(&Config{engineMemoryBytes: 3 << 30}, slog.New(slog.DiscardHandler))
+	if got := e.processConfig(uuid.New(), engineLimits{}).MaxMemory; got != 3<<30 {
+		t.Errorf("engine process gets MaxMemory %d", got)
+	}
+	// A size's memory applies below the operator's cap, and the cap above it.
+	if got := e.processConfig(uuid.New(), engineLimits{Memory: 1 << 30}).MaxMemory; got != 1<<30 {
+		t.Errorf("a 1 GiB size gets MaxMemory %d", got)
+	}
+	if got := e.processConfig(uuid.New(), engineLimits{Memory: 8 << 30}).MaxMemory; got != 3<<30 {
+		t.Errorf("an 8 GiB size under a 3 GiB cap gets MaxMemory %d", got)
+	}
+}
+
+func engineMemory(t *testing.T, in string) int64 {
+	c := &Config{DataDir: t.TempDir(), KafkaSeeds: "x", ChdbLib: "x", EngineBin: "x", IngestPartitions: 4, BatchMaxRows: 1,
+		BatchLinger: time.Second, EngineMemory: in}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c.engineMemoryBytes
+}

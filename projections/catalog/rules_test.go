@@ -1,0 +1,130 @@
+package catalog_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+// bootstrapped opens a fresh catalog with the bootstrap organization and cluster.
+func bootstrapped(t *testing.T) (*catalog.Service, *catalog.Bootstrap) {
+	t.Helper()
+	svc, closeStore := open(t, filepath.Join(t.TempDir(), "events.db"))
+	t.Cleanup(closeStore)
+	b, err := svc.EnsureBootstrap(context.Background(), catalog.BootstrapConfig{Organization: "acme", Token: "svck_rules_test_token_0123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, b
+}
+
+// TestDatabaseAndTableRules checks the command rules of the database aggregate, each
+// against the error callers branch on.
+func TestDatabaseAndTableRules(t *testing.T) {
+	ctx := context.Background()
+	svc, b := bootstrapped(t)
+	org, cl := b.Organization.ID, b.Cluster.ID
+	is := func(name string, err, want error) {
+		t.Helper()
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", name, err, want)
+		}
+	}
+	var fe *catalog.FieldError
+	if _, err := svc.CreateDatabase(ctx, org, cl, "bad name", nil); !errors.As(err, &fe) || fe.Field != "name" {
+		t.Errorf("invalid database name: %v", err)
+	}
+	if _, err := svc.CreateDatabase(ctx, org, cl, "a__b", nil); !errors.As(err, &fe) {
+		t.Errorf("a name with __ (engine names would collide): %v", err)
+	}
+	_, err := svc.CreateDatabase(ctx, org, cl, catalog.SystemDatabase, nil)
+	is("the system database", err, catalog.ErrExists)
+	_, err = svc.CreateDatabase(ctx, uuid.New(), cl, "other_org", nil)
+	is("a cluster of another organization", err, catalog.ErrNotFound)
+	if _, err := svc.CreateDatabase(ctx, org, cl, "sales", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.CreateDatabase(ctx, org, cl, "sales", nil)
+	is("a second database of one name", err, catalog.ErrExists)
+	is("deleting default", svc.DeleteDatabase(ctx, cl, catalog.DefaultDatabase), catalog.ErrProtected)
+	is("deleting a missing database", svc.DeleteDatabase(ctx, cl, "nope"), catalog.ErrNotFound)
+
+	_, err = svc.CreateTable(ctx, catalog.NewTable{Cluster: cl, Database: "nope", Name: "t"})
+	is("a table in a missing database", err, catalog.ErrNotFound)
+	tbl, err := svc.CreateTable(ctx, catalog.NewTable{Cluster: cl, Database: "sales", Name: "orders"})
+	if err != nil || tbl.ColumnType != "JSON" {
+		t.Fatalf("create table: %+v %v", tbl, err)
+	}
+	_, err = svc.CreateTable(ctx, catalog.NewTable{Cluster: cl, Database: "sales", Name: "orders"})
+	is("a second table of one name", err, catalog.ErrExists)
+
+	// Sorting keys: set, kept when unchanged, never removed once set.
+	if _, err := svc.ChangeSortingKey(ctx, cl, "sales", "orders", "user.id"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.ChangeSortingKey(ctx, cl, "sales", "orders", ""); !errors.As(err, &fe) || fe.Field != "sorting_key" {
+		t.Errorf("removing a sorting key: %v", err)
+	}
+	_, err = svc.ChangeSortingKey(ctx, cl, "sales", "missing", "a")
+	is("the key of a missing table", err, catalog.ErrNotFound)
+
+	// Generations come in order, and creating one again is a no-op (racing nodes agree).
+	if _, err := svc.CreateGeneration(ctx, tbl.ID, 2, "user.id", "doc.user.id.:Int64", ""); err == nil {
+		t.Error("generation 2 before generation 1 was accepted")
+	}
+	if _, err := svc.CreateGeneration(ctx, tbl.ID, 1, "user.id", "doc.user.id.:Int64", ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.CreateGeneration(ctx, tbl.ID, 1, "other", "doc.other.:String", "")
+	if g, ok := got.Current(); err != nil || !ok || g.N != 1 || len(got.Generations) != 1 {
+		t.Errorf("creating generation 1 again: %+v %v", got, err)
+	}
+	_, err = svc.CreateGeneration(ctx, uuid.New(), 1, "", "", "")
+	is("a generation of a missing table", err, catalog.ErrNotFound)
+
+	// Deleting a database takes its tables with it, and its name can be used again.
+	if err := svc.DeleteDatabase(ctx, cl, "sales"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := svc.Model().TableByID(tbl.ID); ok {
+		t.Error("a table of a deleted database is still in the model")
+	}
+	if _, err := svc.CreateDatabase(ctx, org, cl, "sales", nil); err != nil {
+		t.Errorf("re-creating a deleted database: %v", err)
+	}
+	_, err = svc.DeleteTable(ctx, cl, "sales", "orders")
+	is("the table of the deleted database", err, catalog.ErrNotFound)
+}
+
+// TestRoleRules checks IF [NOT] EXISTS on roles.
+func TestRoleRules(t *testing.T) {
+	ctx := context.Background()
+	svc, b := bootstrapped(t)
+	cl := b.Cluster.ID
+	if err := svc.CreateRole(ctx, cl, "analyst", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.CreateRole(ctx, cl, "analyst", false); !errors.Is(err, catalog.ErrExists) {
+		t.Errorf("a second role of one name: %v", err)
+	}
+	if err := svc.CreateRole(ctx, cl, "analyst", true); err != nil {
+		t.Errorf("IF NOT EXISTS: %v", err)
+	}
+	if err := svc.DropRole(ctx, cl, "nobody", false); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("dropping a missing role: %v", err)
+	}
+	if err := svc.DropRole(ctx, cl, "nobody", true); err != nil {
+		t.Errorf("IF EXISTS: %v", err)
+	}
+	if err := svc.DropRole(ctx, cl, "analyst", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.CreateRole(ctx, cl, "analyst", false); err != nil {
+		t.Errorf("re-creating a dropped role: %v", err)
+	}
+}
