@@ -192,10 +192,15 @@ func (s *Server) orgParam(ctx *fasthttp.RequestCtx, p *Principal, admin bool) (*
 		return nil, err
 	}
 	ref, _ := ctx.UserValue("org").(string)
+	// A reference is an id when it parses as one and a name otherwise, never both:
+	// names shaped like ids are refused, and one written before that rule is reached
+	// by its id.
+	id, idErr := uuid.Parse(ref)
 	var org *catalog.Organization
 	for _, o := range s.deps.Catalog.UserOrganizations(p.User.ID) {
-		if strings.EqualFold(o.Name, ref) || o.ID.String() == ref {
+		if (idErr == nil && o.ID == id) || (idErr != nil && strings.EqualFold(o.Name, ref)) {
 			org = o
+			break
 		}
 	}
 	if org == nil {
