@@ -66,6 +66,10 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	req := query.Request{OrgID: p.OrgID, ClusterID: p.ClusterID, Principal: statementPrincipal(p), Database: db.Name,
 		SQL: *body.SQL, Format: body.Format, QueryID: string(ctx.QueryArgs().Peek("query_id"))}
+	if err := query.CheckQueryID(req.QueryID); err != nil {
+		writeError(ctx, err)
+		return
+	}
 	if p.Key != nil && p.CustomRole() {
 		req.KeyID = p.Key.ID
 	}

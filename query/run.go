@@ -45,6 +45,8 @@ type Error struct {
 	Message    string
 	Hint       string
 	EngineCode int32
+	// Field names the request field that was wrong, when one was.
+	Field string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -99,6 +101,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	if !isFormat(req.Format) {
 		return nil, &Error{Status: 400, Code: "unsupported_format", Message: (&format.UnknownError{Name: req.Format}).Error()}
 	}
+	if err := CheckQueryID(req.QueryID); err != nil {
+		return nil, err
+	}
 	if req.QueryID == "" {
 		req.QueryID = uuid.NewString()
 	}
@@ -147,12 +152,13 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	// The query outlives this call (the rows stream after it returns), so it runs on its
 	// own context, ended by the stream's end or by POST /v1/query/cancel.
 	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if err := r.running.start(req.QueryID, &runningQuery{org: req.OrgID, cluster: req.ClusterID, database: req.Database, cancel: cancel}); err != nil {
+	key := runKey(req.ClusterID, req.OrgID, req.Database, req.QueryID)
+	if err := r.running.start(key, req.QueryID, cancel); err != nil {
 		cancel()
 		return nil, err
 	}
-	finish := func() { cancel(); r.running.done(req.QueryID) }
-	rows, err := eng.Stream(qctx, st.SQL, Options{QueryID: req.QueryID, Settings: settings})
+	finish := func() { cancel(); r.running.done(key) }
+	rows, err := eng.Stream(qctx, st.SQL, Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings})
 	if err != nil {
 		canceled := qctx.Err() != nil
 		finish()
@@ -434,7 +440,7 @@ func (r *Runner) firstGeneration(ctx context.Context, req Request, st *statement
 	if err != nil {
 		return &Error{Status: 503, Code: "engine_unavailable", Message: err.Error()}
 	}
-	sample, err := sampleDocs(ctx, eng, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", req.QueryID)
+	sample, err := sampleDocs(ctx, eng, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", EngineQueryID(req.OrgID, req.Database, req.QueryID))
 	if err != nil {
 		return engineError(err, env)
 	}

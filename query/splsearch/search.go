@@ -46,14 +46,18 @@ func (r *Searcher) Search(ctx context.Context, org, cluster uuid.UUID, database 
 	}
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done, err := r.runner.Track(req.QueryID, org, cluster, database, cancel)
+	userID := req.QueryID
+	engineID, done, err := r.runner.Track(userID, org, cluster, database, cancel)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	req.QueryID = engineID
 	req.Table = sqlquote.Ident(t.Engine) + "." + sqlquote.Ident(SearchTable)
 	resp, err := spl.Search(qctx, searchEngine{eng}, req)
 	if err == nil {
+		// The caller sees its own id, never the engine's scoped one.
+		resp.QueryID = userID
 		return resp, nil
 	}
 	if es, ok := spl.AsErrors(err); ok {

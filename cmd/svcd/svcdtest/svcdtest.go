@@ -327,3 +327,14 @@ func freeAddr() (string, error) {
 	defer l.Close()
 	return l.Addr().String(), nil
 }
+
+// Binary returns the path of a binary svcdtest built (or found in SVC_BIN_DIR): "svcd"
+// or "chengine".
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
