@@ -16,6 +16,7 @@ func TestRedactPath(t *testing.T) {
 	f("/v1/keys/"+token, "/v1/keys/{key}", "/v1/keys/svck_xxxx…")
 	f("/v1/keys/0b6f2e1c-7c3e-4a8a-9a34-2b1f0c9d8e7f", "/v1/keys/{key}", "/v1/keys/0b6f2e1c-7c3e-4a8a-9a34-2b1f0c9d8e7f")
 	f("/v1/tables/svck_looks_like_a_token", "/v1/tables/{table}", "/v1/tables/svck_looks_like_a_token")
+	f("/v1/organizations/acme/members/bob", "/v1/organizations/{org}/members/{user}", "/v1/organizations/acme/members/{user}")
 }
 
 func TestSource(t *testing.T) {
