@@ -168,7 +168,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		return nil, engineError(err, env)
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
-		finish: finish, canceled: qctx.Err}
+		finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}
 	// Peek the first row so that errors the engine raises at once (unknown columns,
 	// type errors, memory limits at start) get a proper status rather than an in-band
 	// error after a 200.
@@ -221,6 +221,19 @@ type result struct {
 	empty    bool
 	finish   func()
 	canceled func() error
+	// hideCounts: report the rows returned as rows_read and no bytes, since the
+	// engine's counts include rows the caller may not see (Statement.CountsHidden).
+	hideCounts bool
+	returned   uint64
+}
+
+// readCounts is what the response reports as read.
+func (r *result) readCounts() (rows, bytes uint64) {
+	if r.hideCounts {
+		return r.returned, 0
+	}
+	sum := r.rows.Summary()
+	return sum.RowsRead, sum.BytesRead
 }
 
 func (r *result) QueryID() string { return r.queryID }
@@ -260,10 +273,11 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 		if err := w.Row(r.rows.Values()); err != nil {
 			return err // the client went away
 		}
+		r.returned++
 		if time.Since(lastProgress) > time.Second {
 			lastProgress = time.Now()
-			sum := r.rows.Summary()
-			if err := w.Progress(sum.RowsRead, sum.BytesRead, time.Since(r.start)); err != nil {
+			read, bytes := r.readCounts()
+			if err := w.Progress(read, bytes, time.Since(r.start)); err != nil {
 				return err
 			}
 			if err := bw.Flush(); err != nil {
@@ -280,7 +294,8 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 		return e
 	}
 	sum := r.rows.Summary()
-	stats := format.Stats{Elapsed: time.Since(r.start), RowsRead: sum.RowsRead, BytesRead: sum.BytesRead}
+	stats := format.Stats{Elapsed: time.Since(r.start)}
+	stats.RowsRead, stats.BytesRead = r.readCounts()
 	if r.empty && sum.Known {
 		written := sum.WrittenRows
 		stats.WrittenRows = &written

@@ -29,6 +29,7 @@ func Analyze(sql string, env Env) (st *Statement, err error) {
 	if e != nil {
 		return nil, e
 	}
+	s.CountsHidden = a.countsHidden()
 	return s, nil
 }
 

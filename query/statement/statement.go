@@ -86,6 +86,10 @@ type Statement struct {
 	// the first generation's key before analyzing the statement again.
 	NeedsGeneration bool
 	Source          string
+	// CountsHidden: the engine's read counts would reveal rows the caller may
+	// not see (row policies, system views over every tenant's objects); report
+	// only what the statement returned (counts.go).
+	CountsHidden bool
 }
 
 // TableRef names a table both ways.
