@@ -25,26 +25,30 @@ type catalogID = uuid.UUID
 type engines struct {
 	cfg *Config
 	log *slog.Logger
+	// secret derives each embedded engine's password (enginePassword).
+	secret []byte
 
 	mu      sync.Mutex
 	clients map[uuid.UUID]*chclient.Client
 	procs   map[uuid.UUID]*clickhouse.Process
 }
 
-func newEngines(cfg *Config, log *slog.Logger) *engines {
-	return &engines{cfg: cfg, log: log, clients: map[uuid.UUID]*chclient.Client{}, procs: map[uuid.UUID]*clickhouse.Process{}}
+func newEngines(cfg *Config, log *slog.Logger, secret []byte) *engines {
+	return &engines{cfg: cfg, log: log, secret: secret, clients: map[uuid.UUID]*chclient.Client{}, procs: map[uuid.UUID]*clickhouse.Process{}}
 }
 
 // start brings up a cluster's engine and returns its client once it answers.
 func (e *engines) start(ctx context.Context, cluster uuid.UUID) (*chclient.Client, error) {
-	url := e.cfg.ClickHouseURL
+	url, password := e.cfg.ClickHouseURL, ""
 	if url == "" {
+		password = enginePassword(e.secret, cluster)
 		p, err := clickhouse.NewProcess(clickhouse.ProcessConfig{
-			Binary:  e.cfg.EngineBin,
-			Lib:     e.cfg.ChdbLib,
-			DataDir: filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
-			Listen:  "127.0.0.1:0",
-			Pool:    e.cfg.EnginePool,
+			Password: password,
+			Binary:   e.cfg.EngineBin,
+			Lib:      e.cfg.ChdbLib,
+			DataDir:  filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
+			Listen:   "127.0.0.1:0",
+			Pool:     e.cfg.EnginePool,
 			// An engine that dies is started again on the same address; consumers retry
 			// meanwhile and lose nothing.
 			Restart: true,
@@ -61,7 +65,7 @@ func (e *engines) start(ctx context.Context, cluster uuid.UUID) (*chclient.Clien
 		e.mu.Unlock()
 		url = p.URL()
 	}
-	c, err := chclient.Open(chclient.Config{URL: url, MaxConns: 32})
+	c, err := chclient.Open(chclient.Config{URL: url, MaxConns: 32, Password: password})
 	if err != nil {
 		return nil, err
 	}
