@@ -31,3 +31,17 @@ func TestSource(t *testing.T) {
 	f("curl/8.5.0", "api", "")
 	f("", "api", "")
 }
+
+func TestRedactServerLog(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		if got := redactServerLog(in); got != want {
+			t.Fatalf("redactServerLog(%q) = %q, want %q", in, got, want)
+		}
+	}
+	f("error when reading request headers: cannot find http request method. Buffer size=42, contents: \"GET svck_abc\"",
+		"error when reading request headers: cannot find http request method. [request bytes removed]")
+	f("bad header Authorization: Bearer svcs_secret x", "bad header Authorization: [redacted] [redacted] x")
+	f("token=svco_secret; basic dXNlcjpwdw==", "token=[redacted] basic [redacted]")
+	f("connection closed", "connection closed")
+}

@@ -197,6 +197,9 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		NoDefaultContentType:  true,
 		StreamRequestBody:     false,
 		CloseOnShutdown:       true,
+		// Malformed requests must not copy their bytes (bearer tokens) into the log.
+		SecureErrorLogMessage: true,
+		Logger:                serverLogger{log: cfg.Logger},
 	}
 	return s, nil
 }
