@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -34,12 +33,8 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, err)
 		return
 	}
-	u, err := s.deps.Commands.Authenticate(req.Username, req.Password)
+	u, err := s.checkPassword(ctx, req.Username, req.Password)
 	if err != nil {
-		if errors.Is(err, catalog.ErrBadCredentials) {
-			writeError(ctx, apiErr(401, "invalid_credentials", "wrong user name or password", ""))
-			return
-		}
 		writeError(ctx, err)
 		return
 	}

@@ -3,6 +3,8 @@ package edge
 import (
 	"strings"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 func TestRedactPath(t *testing.T) {
@@ -44,4 +46,26 @@ func TestRedactServerLog(t *testing.T) {
 	f("bad header Authorization: Bearer svcs_secret x", "bad header Authorization: [redacted] [redacted] x")
 	f("token=svco_secret; basic dXNlcjpwdw==", "token=[redacted] basic [redacted]")
 	f("connection closed", "connection closed")
+}
+
+func TestMetricsAllowed(t *testing.T) {
+	f := func(addr, token, auth string, want bool) {
+		t.Helper()
+		s := &Server{cfg: Config{Addr: addr, MetricsToken: token}}
+		ctx := &fasthttp.RequestCtx{}
+		if auth != "" {
+			ctx.Request.Header.Set("Authorization", auth)
+		}
+		if got := s.metricsAllowed(ctx) == nil; got != want {
+			t.Fatalf("metrics on %s (token %q, auth %q): allowed %v, want %v", addr, token, auth, got, want)
+		}
+	}
+	f("127.0.0.1:8080", "", "", true)
+	f("[::1]:8080", "", "", true)
+	f("0.0.0.0:8080", "", "", false)
+	f(":8080", "", "", false)
+	f("10.0.0.5:8080", "", "", false)
+	f("0.0.0.0:8080", "tok", "Bearer tok", true)
+	f("127.0.0.1:8080", "tok", "", false)
+	f("127.0.0.1:8080", "tok", "Bearer tak", false)
 }

@@ -32,8 +32,12 @@ type Config struct {
 	// IngestTimeout bounds the wait for the log's acknowledgment.
 	IngestTimeout time.Duration
 	// PublicURL is the address users reach the service at (for links such as the device
-	// approval page); empty derives it from each request's Host.
+	// approval page); empty uses the listen address, never a request's Host header,
+	// which the requester chooses.
 	PublicURL string
+	// MetricsToken, when set, is the bearer token GET /metrics requires. Unset, /metrics
+	// is served only when Addr is a loopback address.
+	MetricsToken string
 	// URLImportAllow lists networks (CIDR) and host names URL imports may reach beyond
 	// the public internet, e.g. "10.1.0.0/16,files.internal".
 	URLImportAllow []string
@@ -102,6 +106,8 @@ type Server struct {
 	// life is the context of requests' downstream work; see work.
 	life    context.Context
 	endLife context.CancelFunc
+	// logins limits password sign-ins (checkPassword).
+	logins *loginLimiter
 }
 
 // work returns the context.Context for a request's downstream calls (event store,
@@ -119,7 +125,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest)}
+	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest), logins: newLoginLimiter()}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	r := router.New()
 	r.SaveMatchedRoutePath = true
@@ -252,6 +258,11 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		ctx.SetUserValue(requestIDKey, id)
 		ctx.Response.Header.Set("X-Request-Id", id)
 		defer s.recordRequest(ctx, start, trace, id)
+		// Two Authorization headers leave it to each reader which one counts.
+		if len(ctx.Request.Header.PeekAll("Authorization")) > 1 {
+			writeError(ctx, apiErr(400, "duplicate_authorization", "the request has more than one Authorization header", "send exactly one"))
+			return
+		}
 		// A bug in one handler must cost one request, not the process and every
 		// request in flight with it.
 		defer func() {

@@ -42,6 +42,9 @@ type Config struct {
 	BootstrapPassword string
 	// PublicURL is where users reach the service (device login links).
 	PublicURL string
+	// MetricsToken is the bearer token /metrics requires (SVC_METRICS_TOKEN, from the
+	// environment only); unset, /metrics is served only on a loopback listen address.
+	MetricsToken string
 	// URLImportAllow lists networks and hosts URL imports may reach beyond public ones.
 	URLImportAllow []string
 
@@ -78,7 +81,8 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.BootstrapOrg, "bootstrap-org", "SVC_BOOTSTRAP_ORG", "default", "organization created at the first start")
 	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")
 	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
-	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: from each request)")
+	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: the listen address)")
+	c.MetricsToken = os.Getenv("SVC_METRICS_TOKEN")
 	var err error
 	intFlag := func(p *int, name, env string, def int, usage string) {
 		v := def

@@ -166,7 +166,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, engines)
-	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow,
+	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, MetricsToken: cfg.MetricsToken, URLImportAllow: cfg.URLImportAllow,
 		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log}, edge.Deps{
 		Catalog:    model,
 		Commands:   cat,
