@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/statement"
 )
 
 // Principal is who a request acts as: an API key, or a user through a session token or
@@ -42,47 +43,25 @@ func (p *Principal) CustomRole() bool {
 // IsUser reports whether the principal is a user (session or OAuth token).
 func (p *Principal) IsUser() bool { return p.User != nil }
 
-// Actions of the permission matrix (SPEC: Authentication).
-type action int
-
+// Actions of the permission matrix, which statement.Principal.Allows applies.
 const (
-	actListDatabases action = iota
-	actInsert
-	actQuery
-	actDeleteTable
-	actManageDatabases
-	actManageKeys
-	actManageTables // create table, change sorting key: admin
-	actListKeys
+	actListDatabases   = statement.ActListDatabases
+	actInsert          = statement.ActInsert
+	actQuery           = statement.ActQuery
+	actDeleteTable     = statement.ActDeleteTable
+	actManageDatabases = statement.ActManageDatabases
+	actManageKeys      = statement.ActManageKeys
+	actManageTables    = statement.ActManageTables
+	actListKeys        = statement.ActListKeys
 )
 
-// can applies the permission matrix. Permission-based keys follow the spec's table;
-// custom-role keys may only read through the query API and insert, each further limited
-// by their roles' grants; organization administrators act as admin keys, members read.
-func (p *Principal) can(a action) bool {
-	if p.User != nil {
-		switch p.OrgRole {
-		case catalog.RoleAdmin:
-			return true
-		case catalog.RoleMember:
-			return a == actListDatabases || a == actQuery || a == actListKeys
-		}
+// can applies the permission matrix (statement.Principal.Allows). A user acts only in
+// an organization it is a member of.
+func (p *Principal) can(a statement.Action) bool {
+	if p.User != nil && p.OrgRole == "" {
 		return false
 	}
-	switch p.Permission() {
-	case catalog.PermAdmin:
-		return true
-	case catalog.PermReadWrite:
-		return a == actListDatabases || a == actInsert || a == actQuery
-	case catalog.PermWriteOnly:
-		return a == actInsert
-	case catalog.PermReadOnly:
-		return a == actListDatabases || a == actQuery
-	}
-	if p.CustomRole() {
-		return a == actInsert || a == actQuery
-	}
-	return false
+	return statementPrincipal(p).Allows(a)
 }
 
 var (

@@ -91,7 +91,7 @@ func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf
 	if err != nil {
 		return 0, err
 	}
-	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
+	if !s.mayInsert(p, db.Name, t.Name) {
 		return 0, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
 			"GRANT INSERT ON "+db.Name+"."+t.Name+" TO <role> with an admin key")
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/format"
 	"github.com/svc-data/svc/query/requestlog"
+	"github.com/svc-data/svc/query/statement"
 	"github.com/svc-data/svc/query/tables"
 )
 
@@ -447,6 +448,10 @@ func (fakeQuery) Run(_ context.Context, req query.Request) (query.Response, erro
 func (fakeQuery) ImportURL(context.Context, query.Import) (query.ImportResult, error) {
 	n := uint64(3)
 	return query.ImportResult{QueryID: "import-1", Inserted: &n}, nil
+}
+
+func (fakeQuery) MayInsert(_ uuid.UUID, p statement.Principal, _, _ string) bool {
+	return p.Allows(statement.ActInsert)
 }
 
 func (fakeQuery) Cancel(_ context.Context, _, _ uuid.UUID, database, id string) error {

@@ -17,6 +17,8 @@ type QueryRunner interface {
 	Run(ctx context.Context, req query.Request) (query.Response, error)
 	ImportURL(ctx context.Context, imp query.Import) (query.ImportResult, error)
 	Cancel(ctx context.Context, org, cluster uuid.UUID, database, queryID string) error
+	// MayInsert is the INSERT grant (statement.MayInsert).
+	MayInsert(cluster uuid.UUID, p statement.Principal, db, table string) bool
 }
 
 // Searcher runs log searches.

@@ -32,7 +32,7 @@ func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) {
 	if !ok {
 		return
 	}
-	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
+	if !s.mayInsert(p, db.Name, t.Name) {
 		writeError(ctx, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name), ""))
 		return
 	}

@@ -90,3 +90,9 @@ func (r *Runner) Track(queryID string, org, cluster uuid.UUID, database string, 
 func (r *Runner) EngineError(err error, cluster uuid.UUID) error {
 	return engineError(err, statement.Env{Catalog: catalogView{m: r.model, cluster: cluster}})
 }
+
+// MayInsert reports whether p may insert rows into db.table of a cluster: the INSERT
+// grant of statement.MayInsert over the cluster's roles.
+func (r *Runner) MayInsert(cluster uuid.UUID, p statement.Principal, db, table string) bool {
+	return statement.MayInsert(p, accessView{m: r.model, cluster: cluster}, db, table)
+}

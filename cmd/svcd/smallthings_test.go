@@ -77,3 +77,57 @@ func readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
 }
+
+// TestDropRoleForgetsItsName: a key, row policy and settings profile of a dropped role
+// keep nothing of it, so a role created again under the name grants them nothing.
+func TestDropRoleForgetsItsName(t *testing.T) {
+	s := svcdtest.Start(t)
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "t"})
+	for _, sql := range []string{"CREATE ROLE r", "GRANT SELECT ON default.t TO r",
+		"CREATE ROW POLICY p ON default.t FOR SELECT USING 1 TO r",
+		"CREATE SETTINGS PROFILE prof SETTINGS workload = 'analytics' TO r"} {
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": sql})
+	}
+	key, id := createKey(t, s, map[string]any{"name": "k", "database_roles": []string{"r"}})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM t"}, "Authorization", "Bearer "+key)
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "DROP ROLE r"})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "CREATE ROLE r"})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "GRANT SELECT ON default.t TO r"})
+	r, err := s.Do("POST", "/v1/query", map[string]string{"sql": "SELECT count() FROM t"}, "Authorization", "Bearer "+key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != 403 {
+		t.Errorf("the key of a dropped role reads through a new role of the name: %d %s", r.Status, r.Body)
+	}
+	var keys struct {
+		Keys []struct {
+			ID    string
+			Roles []string `json:"database_roles"`
+		}
+	}
+	s.Must(200, "GET", "/v1/keys", nil).JSON(t, &keys)
+	for _, k := range keys.Keys {
+		if k.ID == id && len(k.Roles) != 0 {
+			t.Errorf("the key still names roles %v", k.Roles)
+		}
+	}
+}
+
+// TestHECChecksTheInsertGrantFirst: a custom-role key without INSERT on logsearch_events
+// is refused before the table is created.
+func TestHECChecksTheInsertGrantFirst(t *testing.T) {
+	s := svcdtest.Start(t)
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "other"})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "CREATE ROLE writer"})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "GRANT INSERT ON default.other TO writer"})
+	key, _ := createKey(t, s, map[string]any{"name": "w", "database_roles": []string{"writer"}})
+	r, err := s.Do("POST", "/services/collector/event", `{"event":"x"}`, "Authorization", "Splunk "+key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != 403 {
+		t.Errorf("HEC with a key without the grant: %d %s, want 403", r.Status, r.Body)
+	}
+	s.Must(404, "GET", "/v1/tables/logsearch_events", nil)
+}

@@ -12,10 +12,11 @@ import (
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/spl"
 	"github.com/svc-data/svc/query/sqlquote"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // SearchTable is the table the log-search language reads, in the selected database.
-const SearchTable = "logsearch_events"
+const SearchTable = tables.LogSearchTable
 
 // Searcher runs log searches.
 type Searcher struct {
