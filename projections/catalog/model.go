@@ -141,6 +141,7 @@ type Model struct {
 	identity
 	accessModel
 	searchModel
+	inviteModel
 }
 
 // NewModel returns an empty read model.
@@ -301,6 +302,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applySearch(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyInvitation(e); handled || err != nil {
 			return err
 		}
 		_, err = m.applyIdentity(e)
