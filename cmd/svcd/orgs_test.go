@@ -78,7 +78,9 @@ func TestMembershipNeedsConsent(t *testing.T) {
 	if r, _ := s.Do("POST", "/v1/organizations/default/members", map[string]string{"username": "carol"}, "Authorization", admin); r.Status == 200 {
 		t.Fatalf("a user was added without consent: %s", r.Body)
 	}
-	var members struct{ Members []struct{ User struct{ Username string } } }
+	var members struct {
+		Members []struct{ User struct{ Username string } }
+	}
 	s.Must(200, "GET", "/v1/organizations/default/members", nil, "Authorization", admin).JSON(t, &members)
 	if len(members.Members) != 1 {
 		t.Fatalf("members %+v", members)
@@ -118,7 +120,9 @@ func TestMembershipNeedsConsent(t *testing.T) {
 	s.Must(200, "POST", "/v1/invitations/"+mine.Invitations[0].ID+"/decline", nil, "Authorization", carol)
 	s.Must(404, "POST", "/v1/invitations/"+mine.Invitations[0].ID+"/accept", nil, "Authorization", carol)
 	s.Must(404, "GET", "/v1/clusters?organization=default", nil, "Authorization", carol)
-	var pending struct{ Invitations []struct{ ID, Username string } }
+	var pending struct {
+		Invitations []struct{ ID, Username string }
+	}
 	s.Must(202, "POST", "/v1/organizations/default/invitations", map[string]string{"username": "carol"}, "Authorization", admin)
 	s.Must(200, "GET", "/v1/organizations/default/invitations", nil, "Authorization", admin).JSON(t, &pending)
 	if len(pending.Invitations) != 2 { // carol's, and the unknown name's
