@@ -173,7 +173,14 @@ func (s *Server) resolveScope(ctx *fasthttp.RequestCtx, p *Principal) error {
 	case len(orgs) == 1:
 		org = orgs[0]
 	default:
-		return nil // endpoints that need an organization say so
+		// The organization the user joined first: accepting an invitation elsewhere
+		// does not break requests that name none. Endpoints that need the parameter
+		// still say so (needOrganization).
+		home, ok := m.HomeOrganization(p.User.ID)
+		if !ok {
+			return nil
+		}
+		org = home
 	}
 	p.OrgID = org.ID
 	if ms, ok := m.Membership(org.ID, p.User.ID); ok {

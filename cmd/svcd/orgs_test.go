@@ -132,6 +132,10 @@ func TestMembershipNeedsConsent(t *testing.T) {
 	s.Must(200, "GET", "/v1/invitations", nil, "Authorization", carol).JSON(t, &mine)
 	s.Must(200, "POST", "/v1/invitations/"+mine.Invitations[0].ID+"/accept", nil, "Authorization", carol)
 	s.Must(200, "GET", "/v1/clusters?organization=default", nil, "Authorization", carol)
+	// Joining another organization keeps requests that name none in the first one.
+	s.Must(200, "POST", "/v1/organizations", map[string]string{"name": "carols"}, "Authorization", carol)
+	joinByInvitation(t, s, strings.TrimPrefix(carol, "Bearer "), "carols", "admin", adminPassword, "member")
+	s.Must(200, "GET", "/v1/tables", nil, "Authorization", admin)
 	for _, p := range pending.Invitations {
 		if p.Username == "nobody-here" {
 			s.Must(200, "DELETE", "/v1/organizations/default/invitations/"+p.ID, nil, "Authorization", admin)

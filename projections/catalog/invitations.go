@@ -191,3 +191,18 @@ func (s *Service) RevokeInvitation(ctx context.Context, org, id uuid.UUID) error
 		return s.append(ctx, orgStream(org), es.Exact(st.version), newEvent(EvInvitationRevoked, InvitationClosed{ID: id, OrgID: org}))
 	})
 }
+
+// HomeOrganization is the organization a user joined first, which their requests that
+// name no organization act in: joining another one by invitation does not change it.
+func (m *Model) HomeOrganization(user uuid.UUID) (*Organization, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var home *Organization
+	var first uint64
+	for org, ms := range m.members {
+		if mb, ok := ms[user]; ok && m.orgs[org] != nil && (home == nil || mb.Joined < first) {
+			home, first = m.orgs[org], mb.Joined
+		}
+	}
+	return home, home != nil
+}
