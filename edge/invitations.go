@@ -87,6 +87,23 @@ func (s *Server) writeInvitations(ctx *fasthttp.RequestCtx, invs []*catalog.Invi
 
 var errInvitationNotFound = apiErr(404, "invitation_not_found", "no such pending invitation", "")
 
+// invitationError answers a missing invitation with the one 404.
+func invitationError(err error) error {
+	if errors.Is(err, catalog.ErrNotFound) {
+		return errInvitationNotFound
+	}
+	return err
+}
+
+// invitationID reads the {id} path parameter.
+func invitationID(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
+	id, err := uuid.Parse(stringParam(ctx, "id"))
+	if err != nil {
+		return id, errInvitationNotFound
+	}
+	return id, nil
+}
+
 // revokeInvitation: DELETE /v1/organizations/{org}/invitations/{id} (administrators).
 func (s *Server) revokeInvitation(ctx *fasthttp.RequestCtx, p *Principal) {
 	o, err := s.orgParam(ctx, p, true)
@@ -94,16 +111,13 @@ func (s *Server) revokeInvitation(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	id, err := uuid.Parse(stringParam(ctx, "id"))
+	id, err := invitationID(ctx)
 	if err != nil {
-		writeError(ctx, errInvitationNotFound)
+		writeError(ctx, err)
 		return
 	}
 	if err := s.deps.Commands.RevokeInvitation(s.work(), o.ID, id); err != nil {
-		if errors.Is(err, catalog.ErrNotFound) {
-			err = errInvitationNotFound
-		}
-		writeError(ctx, err)
+		writeError(ctx, invitationError(err))
 		return
 	}
 	writeJSON(ctx, 200, map[string]any{"id": id.String(), "revoked": true})
@@ -125,17 +139,14 @@ func (s *Server) answerInvitation(accept bool) keyHandler {
 			writeError(ctx, err)
 			return
 		}
-		id, err := uuid.Parse(stringParam(ctx, "id"))
+		id, err := invitationID(ctx)
 		if err != nil {
-			writeError(ctx, errInvitationNotFound)
+			writeError(ctx, err)
 			return
 		}
 		inv, err := s.deps.Commands.AnswerInvitation(s.work(), id, p.User, accept)
 		if err != nil {
-			if errors.Is(err, catalog.ErrNotFound) {
-				err = errInvitationNotFound
-			}
-			writeError(ctx, err)
+			writeError(ctx, invitationError(err))
 			return
 		}
 		out := map[string]any{"id": id.String(), "accepted": accept}
