@@ -141,6 +141,13 @@ func hasScope(scopes, want string) bool {
 func (s *Server) resolveScope(ctx *fasthttp.RequestCtx, p *Principal) error {
 	orgName := string(ctx.QueryArgs().Peek("organization"))
 	clusterName := string(ctx.QueryArgs().Peek("cluster"))
+	// A parameter given empty names nothing: refuse it rather than read it as absent.
+	for _, name := range []string{"organization", "cluster"} {
+		if ctx.QueryArgs().Has(name) && len(ctx.QueryArgs().Peek(name)) == 0 {
+			return &APIError{Status: 400, Code: "invalid_" + name, Field: name, Message: "the " + name + " parameter is empty",
+				Hint: "name one, or omit the parameter"}
+		}
+	}
 	m := s.deps.Catalog
 	if p.Key != nil {
 		if orgName != "" {
