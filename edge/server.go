@@ -212,6 +212,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		// Malformed requests must not copy their bytes (bearer tokens) into the log.
 		SecureErrorLogMessage: true,
 		Logger:                serverLogger{log: cfg.Logger},
+		ErrorHandler:          parseError,
 	}
 	return s, nil
 }

@@ -1,9 +1,13 @@
 package edge
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
 )
@@ -45,4 +49,21 @@ func redactServerLog(msg string) string {
 		}
 	}
 	return strings.Join(words, " ")
+}
+
+// parseError answers a request fasthttp could not read with the API's error envelope
+// (fasthttp's own answer is plain text), never quoting the request.
+func parseError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var netErr *net.OpError
+	switch {
+	case errors.As(err, &small):
+		writeError(ctx, apiErr(431, "headers_too_large", "the request's headers are too large", ""))
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		writeError(ctx, apiErr(413, "payload_too_large", "the request body is larger than the service accepts", ""))
+	case errors.As(err, &netErr) && netErr.Timeout():
+		writeError(ctx, apiErr(408, "request_timeout", "the request was not received in time", ""))
+	default:
+		writeError(ctx, apiErr(400, "malformed_request", "the request could not be parsed as HTTP/1.1", "check the request line and headers"))
+	}
 }

@@ -28,8 +28,13 @@ func TestMalformedRequestsLogNoToken(t *testing.T) {
 		}
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 		io.WriteString(c, req)
-		io.ReadAll(c) // until the server answers and closes
+		answer, _ := io.ReadAll(c) // until the server answers and closes
 		c.Close()
+		// Answered in the API's error envelope, as JSON, quoting nothing of the request.
+		if !strings.Contains(string(answer), "Content-Type: application/json") || !strings.Contains(string(answer), `{"error":{"code":`) ||
+			strings.Contains(string(answer), "MALFORMED_REQUEST_SECRET") {
+			t.Errorf("answer to a malformed request:\n%s", answer)
+		}
 	}
 	// fasthttp logs each failure as it closes the connection: wait for the messages.
 	deadline := time.Now().Add(30 * time.Second)
