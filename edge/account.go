@@ -176,10 +176,15 @@ func (s *Server) orgParam(ctx *fasthttp.RequestCtx, p *Principal, admin bool) (*
 		return nil, err
 	}
 	ref, _ := ctx.UserValue("org").(string)
+	// A reference is an id when it parses as one and a name otherwise, never both:
+	// names shaped like ids are refused, and one written before that rule is reached
+	// by its id.
+	id, idErr := uuid.Parse(ref)
 	var org *catalog.Organization
 	for _, o := range s.deps.Catalog.UserOrganizations(p.User.ID) {
-		if strings.EqualFold(o.Name, ref) || o.ID.String() == ref {
+		if (idErr == nil && o.ID == id) || (idErr != nil && strings.EqualFold(o.Name, ref)) {
 			org = o
+			break
 		}
 	}
 	if org == nil {
@@ -261,6 +266,24 @@ type memberRequest struct {
 	Role     string `json:"role"`
 }
 
+// errMemberNotFound answers for a name that is no member, whether or not a user has it.
+var errMemberNotFound = apiErr(404, "member_not_found", "no such member of this organization",
+	"invite users with POST /v1/organizations/{org}/invitations")
+
+// member resolves the {user} path parameter among an organization's members.
+func (s *Server) member(ctx *fasthttp.RequestCtx, o *catalog.Organization) (*catalog.User, bool) {
+	u, ok := s.deps.Catalog.UserByName(stringParam(ctx, "user"))
+	if !ok {
+		return nil, false
+	}
+	if _, member := s.deps.Catalog.Membership(o.ID, u.ID); !member {
+		return nil, false
+	}
+	return u, true
+}
+
+// setMember changes a member's role (PATCH …/members/{user}); users join only by
+// accepting an invitation.
 func (s *Server) setMember(ctx *fasthttp.RequestCtx, p *Principal) {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
@@ -272,16 +295,13 @@ func (s *Server) setMember(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	if name, ok := ctx.UserValue("user").(string); ok {
-		req.Username = name
+	u, ok := s.member(ctx, o)
+	if !ok {
+		writeError(ctx, errMemberNotFound)
+		return
 	}
 	if req.Role == "" {
 		req.Role = catalog.RoleMember
-	}
-	u, ok := s.deps.Catalog.UserByName(req.Username)
-	if !ok {
-		writeError(ctx, apiErr(404, "user_not_found", "no user "+quoteName(req.Username), "create it with POST /v1/users"))
-		return
 	}
 	if err := s.deps.Commands.SetMember(s.work(), o.ID, u.ID, req.Role); err != nil {
 		writeError(ctx, err)
@@ -296,10 +316,9 @@ func (s *Server) removeMember(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	name, _ := ctx.UserValue("user").(string)
-	u, ok := s.deps.Catalog.UserByName(name)
+	u, ok := s.member(ctx, o)
 	if !ok {
-		writeError(ctx, apiErr(404, "user_not_found", "no user "+quoteName(name), ""))
+		writeError(ctx, errMemberNotFound)
 		return
 	}
 	if err := s.deps.Commands.RemoveMember(s.work(), o.ID, u.ID); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/statement"
 )
 
 // Principal is who a request acts as: an API key, or a user through a session token or
@@ -42,47 +43,25 @@ func (p *Principal) CustomRole() bool {
 // IsUser reports whether the principal is a user (session or OAuth token).
 func (p *Principal) IsUser() bool { return p.User != nil }
 
-// Actions of the permission matrix (SPEC: Authentication).
-type action int
-
+// Actions of the permission matrix, which statement.Principal.Allows applies.
 const (
-	actListDatabases action = iota
-	actInsert
-	actQuery
-	actDeleteTable
-	actManageDatabases
-	actManageKeys
-	actManageTables // create table, change sorting key: admin
-	actListKeys
+	actListDatabases   = statement.ActListDatabases
+	actInsert          = statement.ActInsert
+	actQuery           = statement.ActQuery
+	actDeleteTable     = statement.ActDeleteTable
+	actManageDatabases = statement.ActManageDatabases
+	actManageKeys      = statement.ActManageKeys
+	actManageTables    = statement.ActManageTables
+	actListKeys        = statement.ActListKeys
 )
 
-// can applies the permission matrix. Permission-based keys follow the spec's table;
-// custom-role keys may only read through the query API and insert, each further limited
-// by their roles' grants; organization administrators act as admin keys, members read.
-func (p *Principal) can(a action) bool {
-	if p.User != nil {
-		switch p.OrgRole {
-		case catalog.RoleAdmin:
-			return true
-		case catalog.RoleMember:
-			return a == actListDatabases || a == actQuery || a == actListKeys
-		}
+// can applies the permission matrix (statement.Principal.Allows). A user acts only in
+// an organization it is a member of.
+func (p *Principal) can(a statement.Action) bool {
+	if p.User != nil && p.OrgRole == "" {
 		return false
 	}
-	switch p.Permission() {
-	case catalog.PermAdmin:
-		return true
-	case catalog.PermReadWrite:
-		return a == actListDatabases || a == actInsert || a == actQuery
-	case catalog.PermWriteOnly:
-		return a == actInsert
-	case catalog.PermReadOnly:
-		return a == actListDatabases || a == actQuery
-	}
-	if p.CustomRole() {
-		return a == actInsert || a == actQuery
-	}
-	return false
+	return statementPrincipal(p).Allows(a)
 }
 
 var (
@@ -162,6 +141,13 @@ func hasScope(scopes, want string) bool {
 func (s *Server) resolveScope(ctx *fasthttp.RequestCtx, p *Principal) error {
 	orgName := string(ctx.QueryArgs().Peek("organization"))
 	clusterName := string(ctx.QueryArgs().Peek("cluster"))
+	// A parameter given empty names nothing: refuse it rather than read it as absent.
+	for _, name := range []string{"organization", "cluster"} {
+		if ctx.QueryArgs().Has(name) && len(ctx.QueryArgs().Peek(name)) == 0 {
+			return &APIError{Status: 400, Code: "invalid_" + name, Field: name, Message: "the " + name + " parameter is empty",
+				Hint: "name one, or omit the parameter"}
+		}
+	}
 	m := s.deps.Catalog
 	if p.Key != nil {
 		if orgName != "" {
@@ -194,7 +180,14 @@ func (s *Server) resolveScope(ctx *fasthttp.RequestCtx, p *Principal) error {
 	case len(orgs) == 1:
 		org = orgs[0]
 	default:
-		return nil // endpoints that need an organization say so
+		// The organization the user joined first: accepting an invitation elsewhere
+		// does not break requests that name none. Endpoints that need the parameter
+		// still say so (needOrganization).
+		home, ok := m.HomeOrganization(p.User.ID)
+		if !ok {
+			return nil
+		}
+		org = home
 	}
 	p.OrgID = org.ID
 	if ms, ok := m.Membership(org.ID, p.User.ID); ok {

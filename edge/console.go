@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"errors"
 	"io/fs"
 	"mime"
 	"path"
@@ -191,7 +190,7 @@ func (s *Server) jsonLogin(ctx *fasthttp.RequestCtx) (*catalog.User, *catalog.Se
 		writeError(ctx, err)
 		return nil, nil, "", false
 	}
-	u, sess, token, err := s.passwordSession(req.Username, req.Password)
+	u, sess, token, err := s.passwordSession(ctx, req.Username, req.Password)
 	if err != nil {
 		writeError(ctx, err)
 		return nil, nil, "", false
@@ -199,14 +198,12 @@ func (s *Server) jsonLogin(ctx *fasthttp.RequestCtx) (*catalog.User, *catalog.Se
 	return u, sess, token, true
 }
 
-// passwordSession checks a user name and password and opens a user session: the one
-// path every password login takes (the API, the device page and the console).
-func (s *Server) passwordSession(username, password string) (*catalog.User, *catalog.Session, string, error) {
-	u, err := s.deps.Commands.Authenticate(username, password)
+// passwordSession checks a user name and password through the login limiter
+// (checkPassword) and opens a user session: the one path every password login takes
+// (the API, the device page and the console).
+func (s *Server) passwordSession(ctx *fasthttp.RequestCtx, username, password string) (*catalog.User, *catalog.Session, string, error) {
+	u, err := s.checkPassword(ctx, username, password)
 	if err != nil {
-		if errors.Is(err, catalog.ErrBadCredentials) {
-			return nil, nil, "", apiErr(401, "invalid_credentials", "wrong user name or password", "")
-		}
 		return nil, nil, "", err
 	}
 	sess, token, err := s.deps.Commands.CreateSession(s.work(), u.ID, catalog.KindSession, "full_access", catalog.SessionTTL)

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,11 +44,20 @@ func (s *Server) publicURL(ctx *fasthttp.RequestCtx) string {
 	if s.cfg.PublicURL != "" {
 		return strings.TrimSuffix(s.cfg.PublicURL, "/")
 	}
+	// Never the Host header: a phishing page could send a device code whose link
+	// points wherever its Host said.
 	scheme := "http"
 	if ctx.IsTLS() {
 		scheme = "https"
 	}
-	return scheme + "://" + string(ctx.Host())
+	host, port, err := net.SplitHostPort(s.Addr())
+	if err != nil {
+		return scheme + "://" + s.Addr()
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 func formValue(ctx *fasthttp.RequestCtx, name string) string {
@@ -258,7 +269,15 @@ func (s *Server) devicePageGet(ctx *fasthttp.RequestCtx) {
 
 func (s *Server) deviceLogin(ctx *fasthttp.RequestCtx) {
 	code := catalog.NormalizeUserCode(string(ctx.PostArgs().Peek("user_code")))
-	u, sess, token, err := s.passwordSession(string(ctx.PostArgs().Peek("username")), string(ctx.PostArgs().Peek("password")))
+	u, sess, token, err := s.passwordSession(ctx, string(ctx.PostArgs().Peek("username")), string(ctx.PostArgs().Peek("password")))
+	if err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == 429 {
+			ctx.Response.Header.Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+			s.renderDevice(ctx, 429, devicePageData{UserCode: code, Message: "Too many failed sign-ins; try again later.", Error: true})
+			return
+		}
+	}
 	if err != nil {
 		if e := toAPIError(err); e.Status == 401 {
 			s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Wrong user name or password.", Error: true})

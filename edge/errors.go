@@ -63,7 +63,7 @@ func toAPIError(err error) *APIError {
 	}
 	var qe *query.Error
 	if errors.As(err, &qe) {
-		return &APIError{Status: qe.Status, Code: qe.Code, Message: qe.Message, Hint: qe.Hint, EngineCode: qe.EngineCode}
+		return &APIError{Status: qe.Status, Code: qe.Code, Message: qe.Message, Hint: qe.Hint, EngineCode: qe.EngineCode, Field: qe.Field}
 	}
 	var fe *catalog.FieldError
 	switch {

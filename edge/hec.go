@@ -15,6 +15,7 @@ import (
 
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // HTTP Event Collector compatibility: the endpoints and bodies of Splunk's HEC, so
@@ -27,12 +28,11 @@ import (
 //
 // The token is an API key, as "Authorization: Splunk <key>" or "Bearer <key>".
 
-// LogsearchTable is the table search reads and HEC writes, in the selected database.
-const LogsearchTable = "logsearch_events"
-
-// LogsearchColumnType types the fields every event has, so search filters and time
-// ranges use typed columns; every other field is a JSON path.
-const LogsearchColumnType = "JSON(_time DateTime64(3, 'UTC'), _raw String, host String, source String, sourcetype String, index String)"
+// The log-search table's schema lives in query/tables.
+const (
+	LogsearchTable      = tables.LogSearchTable
+	LogsearchColumnType = tables.LogSearchColumnType
+)
 
 type hecStatus struct {
 	status int
@@ -281,8 +281,18 @@ func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decode
 		writeHEC(ctx, &hecStatus{400, "Incorrect index", 7, nil})
 		return
 	}
+	// The INSERT grant is checked before anything is created: a key that may not write
+	// the table must not make it either.
+	if !s.mayInsert(p, db.Name, LogsearchTable) {
+		writeHEC(ctx, hecInvalidToken)
+		return
+	}
 	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok {
-		_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, LogsearchTable, "_time", LogsearchColumnType)
+		if p.CustomRole() {
+			writeHEC(ctx, hecInvalidToken) // custom-role keys create no tables
+			return
+		}
+		_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, LogsearchTable, tables.LogSearchSortingKey, LogsearchColumnType)
 		if errors.Is(err, catalog.ErrExists) {
 			err = s.deps.Commands.Sync(s.work()) // created concurrently: read it
 		}

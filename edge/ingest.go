@@ -98,7 +98,7 @@ func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf
 // ingestInto checks a custom-role key's INSERT grant, decodes and writes rows into a
 // table the caller resolved (the HTTP routes above, and OTLP/gRPC).
 func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table, idem string, buf *rows.Buffer, decode func(*rows.Buffer) error) (int, error) {
-	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
+	if !s.mayInsert(p, db.Name, t.Name) {
 		return 0, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
 			"GRANT INSERT ON "+db.Name+"."+t.Name+" TO <role> with an admin key")
 	}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -20,22 +19,20 @@ const (
 	apiErrorKey  = "api_error"
 )
 
-// bodyRoutes are the routes whose JSON bodies the request log keeps (up to 8 KiB).
-// Routes carrying credentials (login, users, device approval) or row data (inserts) are
-// not among them, and response bodies are never kept.
+// bodyRoutes are the routes whose JSON bodies the request log keeps, secret fields
+// redacted (requestlog.KeepBody). Every caller who reads the cluster's log can read what
+// these bodies hold anyway. Routes carrying credentials (login, users, device approval),
+// row data (inserts), membership and organizations (user names), and saved searches
+// (private ones are readable only by their owner) are not among them, and response
+// bodies are never kept.
 var bodyRoutes = map[string]bool{
-	"POST /v1/query":                         true,
-	"POST /v1/query/cancel":                  true,
-	"POST /v1/tables":                        true,
-	"PATCH /v1/tables/{table}":               true,
-	"POST /v1/databases":                     true,
-	"POST /v1/keys":                          true,
-	"POST /v1/organizations":                 true,
-	"PATCH /v1/organizations/{org}":          true,
-	"POST /v1/organizations/{org}/members":   true,
-	"POST /v1/spl/search":                    true,
-	"POST /v1/apps/logsearch/searches":       true,
-	"PATCH /v1/apps/logsearch/searches/{id}": true,
+	"POST /v1/query":           true,
+	"POST /v1/query/cancel":    true,
+	"POST /v1/tables":          true,
+	"PATCH /v1/tables/{table}": true,
+	"POST /v1/databases":       true,
+	"POST /v1/keys":            true,
+	"POST /v1/spl/search":      true,
 }
 
 // source tells the caller's kind from its user agent: the command-line client, a
@@ -90,15 +87,7 @@ func (s *Server) recordRequest(ctx *fasthttp.RequestCtx, start time.Time, trace,
 	}
 	ct := string(ctx.Request.Header.ContentType())
 	if bodyRoutes[e.Method+" "+route] && (ct == "" || strings.Contains(ct, "json")) {
-		body := ctx.Request.Body()
-		if len(body) > requestlog.MaxBody {
-			body = body[:requestlog.MaxBody]
-			for len(body) > 0 && !utf8.Valid(body) {
-				body = body[:len(body)-1]
-			}
-		}
-		if utf8.Valid(body) {
-			b := string(body)
+		if b, ok := requestlog.KeepBody(ctx.Request.Body()); ok {
 			e.Body = &b
 		}
 	}
@@ -186,6 +175,19 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 // redactPath keeps secrets out of logged paths: a key deleted by its token
 // (DELETE /v1/keys/{token}) is logged as its token hint.
 func redactPath(path, route string) string {
+	if strings.Contains(route, "{user}") {
+		// User names are not for every reader of the cluster's log.
+		ps, rs := strings.Split(path, "/"), strings.Split(route, "/")
+		if len(ps) == len(rs) {
+			for i, r := range rs {
+				if r == "{user}" {
+					ps[i] = r
+				}
+			}
+			return strings.Join(ps, "/")
+		}
+		return route
+	}
 	if route != "/v1/keys/{key}" {
 		return path
 	}

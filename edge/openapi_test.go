@@ -38,6 +38,7 @@ import (
 	"github.com/svc-data/svc/query/format"
 	"github.com/svc-data/svc/query/metrics"
 	"github.com/svc-data/svc/query/requestlog"
+	"github.com/svc-data/svc/query/statement"
 	"github.com/svc-data/svc/query/tables"
 )
 
@@ -466,6 +467,10 @@ func (fakeQuery) ImportURL(context.Context, query.Import) (query.ImportResult, e
 	return query.ImportResult{QueryID: "import-1", Inserted: &n}, nil
 }
 
+func (fakeQuery) MayInsert(_ uuid.UUID, p statement.Principal, _, _ string) bool {
+	return p.Allows(statement.ActInsert)
+}
+
 func (fakeQuery) Cancel(_ context.Context, _, _ uuid.UUID, database, id string) error {
 	switch id {
 	case "":
@@ -834,11 +839,21 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "GET", target: "/v1/organizations/acme", as: "read_only"}, 403, "forbidden")
 	json200(request{method: "GET", target: "/v1/organizations/" + h.org.ID.String(), as: "org_member"})
 	json200(request{method: "GET", target: "/v1/organizations/acme/members", as: "org_member"})
-	json200(request{method: "POST", target: "/v1/organizations/acme/members", as: "org_admin", body: `{"username": "carol"}`})
-	h.expect(request{method: "POST", target: "/v1/organizations/acme/members", as: "org_admin", body: `{"username": "zed"}`}, 404, "user_not_found")
-	json200(request{method: "PATCH", target: "/v1/organizations/acme/members/carol", as: "org_admin", body: `{"role": "admin"}`})
-	h.expect(request{method: "PATCH", target: "/v1/organizations/acme/members/carol", as: "org_admin", body: `{"role": "owner"}`}, 400, "invalid_role")
-	json200(request{method: "DELETE", target: "/v1/organizations/acme/members/carol", as: "org_admin"})
+	// Membership with consent: invitations answer alike for known and unknown names.
+	h.expect(request{method: "POST", target: "/v1/organizations/acme/invitations", as: "org_admin", body: `{"username": "carol"}`}, 202, "")
+	h.expect(request{method: "POST", target: "/v1/organizations/acme/invitations", as: "org_admin", body: `{"username": "zed"}`}, 202, "")
+	h.expect(request{method: "POST", target: "/v1/organizations/acme/invitations", as: "org_admin", body: `{"username": "carol", "role": "owner"}`}, 400, "invalid_role")
+	h.expect(request{method: "POST", target: "/v1/organizations/acme/invitations", as: "org_member", body: `{"username": "carol"}`}, 403, "forbidden")
+	json200(request{method: "GET", target: "/v1/organizations/acme/invitations", as: "org_admin"})
+	json200(request{method: "GET", target: "/v1/invitations", as: "org_member"})
+	h.expect(request{method: "POST", target: "/v1/invitations/" + uuid.NewString() + "/accept", as: "org_member"}, 404, "invitation_not_found")
+	h.expect(request{method: "POST", target: "/v1/invitations/" + uuid.NewString() + "/decline", as: "org_member"}, 404, "invitation_not_found")
+	h.expect(request{method: "DELETE", target: "/v1/organizations/acme/invitations/" + uuid.NewString(), as: "org_admin"}, 404, "invitation_not_found")
+	h.expect(request{method: "PATCH", target: "/v1/organizations/acme/members/carol", as: "org_admin", body: `{"role": "admin"}`}, 404, "member_not_found")
+	h.expect(request{method: "PATCH", target: "/v1/organizations/acme/members/zed", as: "org_admin", body: `{"role": "admin"}`}, 404, "member_not_found")
+	json200(request{method: "PATCH", target: "/v1/organizations/acme/members/bob", as: "org_admin", body: `{"role": "member"}`})
+	h.expect(request{method: "PATCH", target: "/v1/organizations/acme/members/bob", as: "org_admin", body: `{"role": "owner"}`}, 400, "invalid_role")
+	h.expect(request{method: "DELETE", target: "/v1/organizations/acme/members/carol", as: "org_admin"}, 404, "member_not_found")
 	h.expect(request{method: "DELETE", target: "/v1/organizations/acme/members/alice", as: "org_admin"}, 409, "conflict")
 	h.expect(request{method: "POST", target: "/v1/organizations", as: "org_member", noScope: true, body: `{"name": "acme"}`}, 409, "already_exists")
 	h.expect(request{method: "POST", target: "/v1/organizations", as: "org_member", noScope: true, body: `{"name": "bad name"}`}, 400, "invalid_name")

@@ -2,8 +2,10 @@ package edge
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,9 +120,32 @@ func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
 	writeJSON(ctx, 200, page)
 }
 
+// metricsAllowed guards /metrics, which lists every organization's cluster and table
+// ids: with an operator token (Config.MetricsToken) when one is set, else only on a
+// loopback listen address.
+func (s *Server) metricsAllowed(ctx *fasthttp.RequestCtx) error {
+	if s.cfg.MetricsToken != "" {
+		got := bearer(ctx.Request.Header.Peek("Authorization"))
+		if subtle.ConstantTimeCompare(got, []byte(s.cfg.MetricsToken)) != 1 {
+			return apiErr(401, "unauthenticated", "/metrics needs the operator's metrics token", "send Authorization: Bearer <SVC_METRICS_TOKEN>")
+		}
+		return nil
+	}
+	host, _, err := net.SplitHostPort(s.Addr())
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return apiErr(403, "metrics_disabled", "/metrics is served without a token only on a loopback listen address",
+			"set SVC_METRICS_TOKEN and send it as a bearer token")
+	}
+	return nil
+}
+
 // metrics serves Prometheus text exposition. Labels carry ids, never names, so the
 // endpoint shows no tenant's table names.
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
+	if err := s.metricsAllowed(ctx); err != nil {
+		writeError(ctx, err)
+		return
+	}
 	var b strings.Builder
 	header := func(name, typ, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)

@@ -17,6 +17,8 @@ type QueryRunner interface {
 	Run(ctx context.Context, req query.Request) (query.Response, error)
 	ImportURL(ctx context.Context, imp query.Import) (query.ImportResult, error)
 	Cancel(ctx context.Context, org, cluster uuid.UUID, database, queryID string) error
+	// MayInsert is the INSERT grant (statement.MayInsert).
+	MayInsert(cluster uuid.UUID, p statement.Principal, db, table string) bool
 }
 
 // Searcher runs log searches.
@@ -66,6 +68,10 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	req := query.Request{OrgID: p.OrgID, ClusterID: p.ClusterID, Principal: statementPrincipal(p), Database: db.Name,
 		SQL: *body.SQL, Format: body.Format, QueryID: string(ctx.QueryArgs().Peek("query_id"))}
+	if err := query.CheckQueryID(req.QueryID); err != nil {
+		writeError(ctx, err)
+		return
+	}
 	if p.Key != nil && p.CustomRole() {
 		req.KeyID = p.Key.ID
 	}

@@ -34,8 +34,12 @@ type Config struct {
 	// IngestTimeout bounds the wait for the log's acknowledgment.
 	IngestTimeout time.Duration
 	// PublicURL is the address users reach the service at (for links such as the device
-	// approval page); empty derives it from each request's Host.
+	// approval page); empty uses the listen address, never a request's Host header,
+	// which the requester chooses.
 	PublicURL string
+	// MetricsToken, when set, is the bearer token GET /metrics requires. Unset, /metrics
+	// is served only when Addr is a loopback address.
+	MetricsToken string
 	// URLImportAllow lists networks (CIDR) and host names URL imports may reach beyond
 	// the public internet, e.g. "10.1.0.0/16,files.internal".
 	URLImportAllow []string
@@ -110,6 +114,8 @@ type Server struct {
 	endLife context.CancelFunc
 	// routes is the router; the console's /ui/api calls it again with the /v1 path.
 	routes fasthttp.RequestHandler
+	// logins limits password sign-ins (checkPassword).
+	logins *loginLimiter
 }
 
 // work returns the context.Context for a request's downstream calls (event store,
@@ -127,7 +133,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest)}
+	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest), logins: newLoginLimiter()}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	r := router.New()
 	r.SaveMatchedRoutePath = true
@@ -144,9 +150,15 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.PATCH("/v1/organizations/{org}", s.withKey(s.renameOrganization))
 	r.DELETE("/v1/organizations/{org}", s.withKey(s.deleteOrganization))
 	r.GET("/v1/organizations/{org}/members", s.withKey(s.listMembers))
-	r.POST("/v1/organizations/{org}/members", s.withKey(s.setMember))
 	r.PATCH("/v1/organizations/{org}/members/{user}", s.withKey(s.setMember))
 	r.DELETE("/v1/organizations/{org}/members/{user}", s.withKey(s.removeMember))
+	// Membership with consent (edge/invitations.go).
+	r.POST("/v1/organizations/{org}/invitations", s.withKey(s.inviteMember))
+	r.GET("/v1/organizations/{org}/invitations", s.withKey(s.listOrgInvitations))
+	r.DELETE("/v1/organizations/{org}/invitations/{id}", s.withKey(s.revokeInvitation))
+	r.GET("/v1/invitations", s.withKey(s.myInvitations))
+	r.POST("/v1/invitations/{id}/accept", s.withKey(s.answerInvitation(true)))
+	r.POST("/v1/invitations/{id}/decline", s.withKey(s.answerInvitation(false)))
 	r.GET("/v1/clusters", s.withKey(s.listClusters))
 	r.POST("/v1/clusters", s.withKey(s.createCluster))
 	r.GET("/v1/clusters/sizes", s.clusterSizes)
@@ -237,6 +249,10 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		NoDefaultContentType:  true,
 		StreamRequestBody:     false,
 		CloseOnShutdown:       true,
+		// Malformed requests must not copy their bytes (bearer tokens) into the log.
+		SecureErrorLogMessage: true,
+		Logger:                serverLogger{log: cfg.Logger},
+		ErrorHandler:          parseError,
 	}
 	return s, nil
 }
@@ -302,6 +318,11 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		ctx.SetUserValue(requestIDKey, id)
 		ctx.Response.Header.Set("X-Request-Id", id)
 		defer s.recordRequest(ctx, start, trace, id)
+		// Two Authorization headers leave it to each reader which one counts.
+		if len(ctx.Request.Header.PeekAll("Authorization")) > 1 {
+			writeError(ctx, apiErr(400, "duplicate_authorization", "the request has more than one Authorization header", "send exactly one"))
+			return
+		}
 		// A bug in one handler must cost one request, not the process and every
 		// request in flight with it.
 		defer func() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/spl"
 )
 
@@ -33,6 +34,10 @@ func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	if req.QueryID == "" {
 		req.QueryID = string(ctx.QueryArgs().Peek("query_id"))
+	}
+	if err := query.CheckQueryID(req.QueryID); err != nil {
+		writeError(ctx, err)
+		return
 	}
 	resp, err := s.deps.Searcher.Search(s.work(), p.OrgID, p.ClusterID, db.Name, req)
 	if err != nil {

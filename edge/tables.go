@@ -3,7 +3,6 @@ package edge
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -215,17 +214,7 @@ func validIdempotencyKey(k string) error {
 	return nil
 }
 
-// roleMayInsert reports whether a role of a custom-role key holds INSERT on db.table.
-func (s *Server) roleMayInsert(p *Principal, db, table string) bool {
-	for _, role := range p.Key.Roles {
-		if _, ok := s.deps.Catalog.Role(p.ClusterID, role); !ok {
-			continue // dropped roles grant nothing
-		}
-		for _, g := range s.deps.Catalog.Grants(p.ClusterID, role) {
-			if (g.Database == "*" || g.Database == db) && (g.Table == "*" || g.Table == table) && slices.Contains(g.Privileges, "INSERT") {
-				return true
-			}
-		}
-	}
-	return false
+// mayInsert is the INSERT grant of statement.MayInsert for a request's principal.
+func (s *Server) mayInsert(p *Principal, db, table string) bool {
+	return p.can(actInsert) && s.deps.Query.MayInsert(p.ClusterID, statementPrincipal(p), db, table)
 }

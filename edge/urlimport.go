@@ -36,7 +36,7 @@ func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) {
 	if !ok {
 		return
 	}
-	if p.CustomRole() && !s.roleMayInsert(p, db.Name, t.Name) {
+	if !s.mayInsert(p, db.Name, t.Name) {
 		writeError(ctx, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name), ""))
 		return
 	}
@@ -46,7 +46,7 @@ func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	queryID := string(ctx.QueryArgs().Peek("query_id"))
-	res, err := s.deps.Query.ImportURL(s.work(), query.Import{ClusterID: p.ClusterID, TableID: t.ID, URL: u.String(), QueryID: queryID})
+	res, err := s.deps.Query.ImportURL(s.work(), query.Import{OrgID: p.OrgID, Database: db.Name, ClusterID: p.ClusterID, TableID: t.ID, URL: u.String(), QueryID: queryID})
 	if res.QueryID != "" {
 		ctx.Response.Header.Set("X-Engine-Query-Id", res.QueryID)
 	}

@@ -45,6 +45,8 @@ type Error struct {
 	Message    string
 	Hint       string
 	EngineCode int32
+	// Field names the request field that was wrong, when one was.
+	Field string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -115,6 +117,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	if !isFormat(req.Format) {
 		return nil, &Error{Status: 400, Code: "unsupported_format", Message: (&format.UnknownError{Name: req.Format}).Error()}
 	}
+	if err := CheckQueryID(req.QueryID); err != nil {
+		return nil, err
+	}
 	if req.QueryID == "" {
 		req.QueryID = uuid.NewString()
 	}
@@ -166,12 +171,13 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	// The query outlives this call (the rows stream after it returns), so it runs on its
 	// own context, ended by the stream's end or by POST /v1/query/cancel.
 	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if err := r.running.start(req.QueryID, &runningQuery{org: req.OrgID, cluster: req.ClusterID, database: req.Database, cancel: cancel}); err != nil {
+	key := runKey(req.ClusterID, req.OrgID, req.Database, req.QueryID)
+	if err := r.running.start(key, req.QueryID, cancel); err != nil {
 		cancel()
 		return nil, err
 	}
-	finish := func() { cancel(); r.running.done(req.QueryID) }
-	rows, err := eng.Stream(qctx, st.SQL, Options{QueryID: req.QueryID, Settings: settings})
+	finish := func() { cancel(); r.running.done(key) }
+	rows, err := eng.Stream(qctx, st.SQL, Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings})
 	if err != nil {
 		canceled := qctx.Err() != nil
 		finish()
@@ -181,7 +187,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		return nil, explainPathType(st, engineError(err, env))
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
-		finish: finish, canceled: qctx.Err}
+		finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}
 	// Peek the first row so that errors the engine raises at once (unknown columns,
 	// type errors, memory limits at start) get a proper status rather than an in-band
 	// error after a 200.
@@ -234,6 +240,19 @@ type result struct {
 	empty    bool
 	finish   func()
 	canceled func() error
+	// hideCounts: report the rows returned as rows_read and no bytes, since the
+	// engine's counts include rows the caller may not see (Statement.CountsHidden).
+	hideCounts bool
+	returned   uint64
+}
+
+// readCounts is what the response reports as read.
+func (r *result) readCounts() (rows, bytes uint64) {
+	if r.hideCounts {
+		return r.returned, 0
+	}
+	sum := r.rows.Summary()
+	return sum.RowsRead, sum.BytesRead
 }
 
 func (r *result) QueryID() string { return r.queryID }
@@ -273,10 +292,11 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 		if err := w.Row(r.rows.Values()); err != nil {
 			return err // the client went away
 		}
+		r.returned++
 		if time.Since(lastProgress) > time.Second {
 			lastProgress = time.Now()
-			sum := r.rows.Summary()
-			if err := w.Progress(sum.RowsRead, sum.BytesRead, time.Since(r.start)); err != nil {
+			read, bytes := r.readCounts()
+			if err := w.Progress(read, bytes, time.Since(r.start)); err != nil {
 				return err
 			}
 			if err := bw.Flush(); err != nil {
@@ -293,7 +313,8 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 		return e
 	}
 	sum := r.rows.Summary()
-	stats := format.Stats{Elapsed: time.Since(r.start), RowsRead: sum.RowsRead, BytesRead: sum.BytesRead}
+	stats := format.Stats{Elapsed: time.Since(r.start)}
+	stats.RowsRead, stats.BytesRead = r.readCounts()
 	if r.empty && sum.Known {
 		written := sum.WrittenRows
 		stats.WrittenRows = &written
@@ -453,7 +474,7 @@ func (r *Runner) firstGeneration(ctx context.Context, req Request, st *statement
 	if err != nil {
 		return engineUnavailable(err)
 	}
-	sample, err := sampleDocs(ctx, eng, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", req.QueryID)
+	sample, err := sampleDocs(ctx, eng, "SELECT toString(doc) FROM ("+st.Source+") LIMIT 1000", EngineQueryID(req.OrgID, req.Database, req.QueryID))
 	if err != nil {
 		return engineError(err, env)
 	}

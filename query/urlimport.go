@@ -12,6 +12,9 @@ import (
 
 // Import is a URL import into a table.
 type Import struct {
+	// OrgID and Database scope the query id (EngineQueryID).
+	OrgID     uuid.UUID
+	Database  string
 	ClusterID uuid.UUID
 	TableID   uuid.UUID
 	URL       string
@@ -30,10 +33,14 @@ type ImportResult struct {
 // them) from a URL straight into a table's current generation. The edge has already
 // checked the address against the import policy.
 func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error) {
+	if err := CheckQueryID(imp.QueryID); err != nil {
+		return ImportResult{}, err
+	}
 	if imp.QueryID == "" {
 		imp.QueryID = uuid.NewString()
 	}
 	res := ImportResult{QueryID: imp.QueryID}
+	engineID := EngineQueryID(imp.OrgID, imp.Database, imp.QueryID)
 	t, ok := r.model.TableByID(imp.TableID)
 	if !ok {
 		return res, &Error{Status: 404, Code: "table_not_found", Message: "the table no longer exists"}
@@ -47,7 +54,7 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 	// A table without rows yet gets its first generation typed from the URL's first rows.
 	var sample [][]byte
 	if t.KeyPending() {
-		if sample, err = sampleDocs(ctx, eng, "SELECT toJSONString(doc) FROM "+src+" LIMIT 1000", imp.QueryID); err != nil {
+		if sample, err = sampleDocs(ctx, eng, "SELECT toJSONString(doc) FROM "+src+" LIMIT 1000", engineID); err != nil {
 			return res, engineError(err, env)
 		}
 	}
@@ -64,7 +71,7 @@ func (r *Runner) ImportURL(ctx context.Context, imp Import) (ImportResult, error
 		"insert_deduplication_token":      "url/" + imp.QueryID,
 		"type_json_skip_duplicated_paths": "1",
 	}
-	rows, err := eng.Stream(ctx, stmt, Options{QueryID: imp.QueryID, Settings: settings})
+	rows, err := eng.Stream(ctx, stmt, Options{QueryID: engineID, Settings: settings})
 	if err != nil {
 		return res, engineError(err, env)
 	}

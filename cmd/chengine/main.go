@@ -27,6 +27,8 @@ import (
 )
 
 func main() {
+	// The engine's files are its own: directories 0700, files 0600.
+	syscall.Umask(0o077)
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
 }
 
@@ -66,7 +68,9 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 
-	cfg := chengine.Config{Listen: *listen, Path: *path, Lib: *lib, ReadyFile: *ready}
+	// The password comes from the environment only: a command line is readable by
+	// every local user.
+	cfg := chengine.Config{Listen: *listen, Path: *path, Lib: *lib, ReadyFile: *ready, Password: getenv("SVC_ENGINE_PASSWORD")}
 	var err error
 	var errs []error
 	if cfg.Pool, err = strconv.Atoi(*pool); err != nil {

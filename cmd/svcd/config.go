@@ -46,6 +46,9 @@ type Config struct {
 	BootstrapPassword string
 	// PublicURL is where users reach the service (device login links).
 	PublicURL string
+	// MetricsToken is the bearer token /metrics requires (SVC_METRICS_TOKEN, from the
+	// environment only); unset, /metrics is served only on a loopback listen address.
+	MetricsToken string
 	// URLImportAllow lists networks and hosts URL imports may reach beyond public ones.
 	URLImportAllow []string
 
@@ -108,7 +111,7 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")
 	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
 	c.ServiceSecret = os.Getenv("SVC_SERVICE_SECRET") // never a flag: argv is public on the machine
-	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: from each request)")
+	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: the listen address)")
 	str(&c.Workflows, "workflows", "SVC_WORKFLOWS", "on", "on, or off to disable the workflow service")
 	str(&c.TemporalAddr, "temporal-addr", "SVC_TEMPORAL_ADDR", "", "existing Temporal frontend host:port; empty runs the embedded server")
 	str(&c.TemporalNamespace, "temporal-namespace", "SVC_TEMPORAL_NAMESPACE", "svc", "Temporal namespace of workflow runs")
@@ -118,6 +121,7 @@ func loadConfig(args []string) (*Config, error) {
 	c.WorkflowHoldAfterSinks = os.Getenv("SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS")
 	retention := envOr("SVC_TEMPORAL_RETENTION", "1h")
 	fs.StringVar(&retention, "temporal-retention", retention, "how long the embedded Temporal keeps finished runs ($SVC_TEMPORAL_RETENTION)")
+	c.MetricsToken = os.Getenv("SVC_METRICS_TOKEN")
 	var err error
 	// envErrs keeps every unreadable environment value, so a later good one cannot
 	// hide an earlier bad one.

@@ -74,7 +74,7 @@ func TestEngineMemoryReachesTheEngine(t *testing.T) {
 	if half, quarter := engineMemory(t, "0.5"), engineMemory(t, "25%"); half <= 0 || half != 2*quarter {
 		t.Errorf("0.5 of memory is %d, 25%% is %d", half, quarter)
 	}
-	e := newEngines(&Config{engineMemoryBytes: 3 << 30}, slog.New(slog.DiscardHandler))
+	e := newEngines(&Config{engineMemoryBytes: 3 << 30}, slog.New(slog.DiscardHandler), []byte("test-secret-0123456789"))
 	if got := e.processConfig(uuid.New(), engineLimits{}).MaxMemory; got != 3<<30 {
 		t.Errorf("engine process gets MaxMemory %d", got)
 	}

@@ -115,8 +115,7 @@ func TestPermissionMatrix(t *testing.T) {
 	creds["session_admin"] = login(t, s, "admin", adminPassword)
 	s.Must(200, "POST", "/v1/users", map[string]string{"username": "bob", "password": "bobs password", "name": "Bob"},
 		"Authorization", "Bearer "+creds["session_admin"])
-	s.Must(200, "POST", "/v1/organizations/default/members", map[string]string{"username": "bob", "role": "member"},
-		"Authorization", "Bearer "+creds["session_admin"])
+	joinByInvitation(t, s, creds["session_admin"], "default", "bob", "bobs password", "member")
 	creds["session_member"] = login(t, s, "bob", "bobs password")
 	creds["oauth_admin"] = deviceToken(t, s, "admin", adminPassword)
 

@@ -25,14 +25,16 @@ type catalogID = uuid.UUID
 type engines struct {
 	cfg *Config
 	log *slog.Logger
+	// secret derives each embedded engine's password (enginePassword).
+	secret []byte
 
 	mu      sync.Mutex
 	clients map[uuid.UUID]*chclient.Client
 	procs   map[uuid.UUID]*clickhouse.Process
 }
 
-func newEngines(cfg *Config, log *slog.Logger) *engines {
-	return &engines{cfg: cfg, log: log, clients: map[uuid.UUID]*chclient.Client{}, procs: map[uuid.UUID]*clickhouse.Process{}}
+func newEngines(cfg *Config, log *slog.Logger, secret []byte) *engines {
+	return &engines{cfg: cfg, log: log, secret: secret, clients: map[uuid.UUID]*chclient.Client{}, procs: map[uuid.UUID]*clickhouse.Process{}}
 }
 
 // processConfig is how a cluster's embedded engine process runs: its size's limits, with
@@ -43,6 +45,7 @@ func (e *engines) processConfig(cluster uuid.UUID, lim engineLimits) clickhouse.
 		memory = cap
 	}
 	return clickhouse.ProcessConfig{
+		Password:   enginePassword(e.secret, cluster),
 		Binary:     e.cfg.EngineBin,
 		Lib:        e.cfg.ChdbLib,
 		DataDir:    filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
@@ -73,8 +76,9 @@ func (e *engines) start(ctx context.Context, cluster uuid.UUID, lim engineLimits
 	if old != nil { // started by an attempt that failed later
 		_ = old.Shutdown(ctx)
 	}
-	url := e.cfg.ClickHouseURL
+	url, password := e.cfg.ClickHouseURL, ""
 	if url == "" {
+		password = enginePassword(e.secret, cluster)
 		p, err := clickhouse.NewProcess(e.processConfig(cluster, lim))
 		if err != nil {
 			return nil, err
@@ -87,7 +91,7 @@ func (e *engines) start(ctx context.Context, cluster uuid.UUID, lim engineLimits
 		e.mu.Unlock()
 		url = p.URL()
 	}
-	c, err := chclient.Open(chclient.Config{URL: url, MaxConns: 32})
+	c, err := chclient.Open(chclient.Config{URL: url, MaxConns: 32, Password: password})
 	if err != nil {
 		return nil, err
 	}

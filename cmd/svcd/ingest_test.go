@@ -248,9 +248,12 @@ func TestURLImport(t *testing.T) {
 		t.Fatalf("%d rows after a retried import", n)
 	}
 	for _, bad := range []string{"http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data", "file:///etc/passwd",
-		"http://[::1]:9/x", "gopher://example.com/", "http://user:pw@example.com/"} {
+		"http://[::1]:9/x", "gopher://example.com/", "http://user:pw@example.com/",
+		// IPv6 forms embedding IPv4: compatible, SIIT, NAT64, 6to4, Teredo.
+		"http://[::127.0.0.1]:" + strings.Split(src.URL, ":")[2] + "/data.ndjson", "http://[::ffff:0:a01:203]/x",
+		"http://[64:ff9b::a9fe:a9fe]/x", "http://[2002:a01:203::1]/x", "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x"} {
 		r := s.Must(400, "POST", "/v1/tables/imp?url="+urlQuery(bad), nil)
-		if !strings.Contains(string(r.Body), "url") {
+		if !strings.Contains(string(r.Body), `"code":"url_refused"`) {
 			t.Errorf("%s: %s", bad, r.Body)
 		}
 	}

@@ -75,7 +75,7 @@ func TestSavedSearches(t *testing.T) {
 	admin := login(t, s, "admin", adminPassword)
 	installApp(t, s, "logsearch")
 	s.Must(200, "POST", "/v1/users", map[string]string{"username": "ann", "password": "ann's password"}, "Authorization", "Bearer "+admin)
-	s.Must(200, "POST", "/v1/organizations/default/members", map[string]string{"username": "ann", "role": "member"}, "Authorization", "Bearer "+admin)
+	joinByInvitation(t, s, admin, "default", "ann", "ann's password", "member")
 	ann := "Bearer " + login(t, s, "ann", "ann's password")
 	scope := "?organization=default&cluster=default"
 	type search struct {

@@ -28,6 +28,9 @@ import (
 )
 
 func main() {
+	// Everything svcd writes, and every engine and broker it starts, is private to its
+	// user: directories 0700, files 0600 (the engines' data holds every tenant's rows).
+	syscall.Umask(0o077)
 	cfg, err := loadConfig(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "svcd:", err)
@@ -84,7 +87,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		log.Info("shutting down")
 		err = errors.Join(err, a.shutdown(60*time.Second))
 	}()
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
 	secret, err := serviceSecret(cfg)
@@ -159,7 +162,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { producer.Close(); return nil }))
 
 	// Engines, one per cluster, and the table manager over them.
-	engines := newEngines(cfg, log)
+	engines := newEngines(cfg, log, secret)
 	a.started(engines)
 	mgr := tables.NewManager(cat, engines)
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
@@ -178,7 +181,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, URLImportAllow: cfg.URLImportAllow,
+	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, MetricsToken: cfg.MetricsToken, URLImportAllow: cfg.URLImportAllow,
 		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log,
 		MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait}, edge.Deps{
 		Catalog:    model,

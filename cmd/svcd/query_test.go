@@ -340,7 +340,8 @@ func TestCustomRoleKeysGrantsPoliciesAndProfiles(t *testing.T) {
 	if d := as(eng, "SELECT total_rows, total_bytes FROM system.tables WHERE name = 'people'"); len(d) != 1 || d[0]["total_rows"] != nil || d[0]["total_bytes"] != nil {
 		t.Fatalf("system.tables for a policy-filtered key: %v", d)
 	}
-	if d := as(eng, "SELECT count() AS parts, countIf(rows IS NULL AND marks IS NULL AND bytes_on_disk IS NULL) AS hidden FROM system.parts WHERE table = 'people' AND active"); len(d) != 1 || d[0]["parts"] == float64(0) || d[0]["hidden"] != d[0]["parts"] {
+	// Parts would tell the insert history: system.parts does not list them to its keys.
+	if d := as(eng, "SELECT count() AS parts FROM system.parts WHERE table = 'people'"); len(d) != 1 || d[0]["parts"] != float64(0) {
 		t.Fatalf("system.parts for a policy-filtered key: %v", d)
 	}
 	if d := as(all, "SELECT total_rows FROM system.tables WHERE name = 'people'"); len(d) != 1 || d[0]["total_rows"] != float64(3) {

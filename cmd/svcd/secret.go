@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -9,7 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/uuid"
 )
+
+// secretFile holds the service secret in the data directory when none is configured.
+const secretFile = "service.secret"
 
 // serviceSecret returns the key of what only this service may compute: the
 // configured SVC_SERVICE_SECRET, else <data dir>/service.secret, created with 32
@@ -23,7 +30,7 @@ func serviceSecret(cfg *Config) ([]byte, error) {
 		}
 		return []byte(cfg.ServiceSecret), nil
 	}
-	path := filepath.Join(cfg.DataDir, "service.secret")
+	path := filepath.Join(cfg.DataDir, secretFile)
 	b, err := os.ReadFile(path)
 	if err == nil {
 		s := strings.TrimSpace(string(b))
@@ -52,4 +59,12 @@ func serviceSecret(cfg *Config) ([]byte, error) {
 		return nil, fmt.Errorf("write service secret: %w", err)
 	}
 	return []byte(s), nil
+}
+
+// enginePassword is the password of a cluster's embedded engine: only svcd, which holds
+// the service secret, can compute it, and each engine has its own.
+func enginePassword(secret []byte, cluster uuid.UUID) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("engine-password/" + cluster.String()))
+	return hex.EncodeToString(m.Sum(nil))
 }

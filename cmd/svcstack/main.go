@@ -14,12 +14,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/svc-data/svc/infra/kafka"
 )
 
 func main() {
+	// The broker's segments hold every tenant's rows: private to this user.
+	syscall.Umask(0o077)
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "svcstack:", err)
 		os.Exit(1)

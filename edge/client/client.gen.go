@@ -871,6 +871,33 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/databases/{database} (the `DeleteDatabase` operationId).
 	DeleteDatabase(ctx context.Context, database Name, params *DeleteDatabaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMyInvitations List your invitations
+	//
+	// The caller's pending invitations, to accept or decline.
+	//
+	// **Access:** no API keys; users (session or OAuth token), for their own invitations.
+	//
+	// Corresponds with GET /v1/invitations (the `ListMyInvitations` operationId).
+	ListMyInvitations(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AcceptInvitation Accept an invitation
+	//
+	// Joins the organization with the invitation's role.
+	//
+	// **Access:** no API keys; users (session or OAuth token), for their own invitations.
+	//
+	// Corresponds with POST /v1/invitations/{id}/accept (the `AcceptInvitation` operationId).
+	AcceptInvitation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeclineInvitation Decline an invitation
+	//
+	// Declines the invitation; the organization can invite again.
+	//
+	// **Access:** no API keys; users (session or OAuth token), for their own invitations.
+	//
+	// Corresponds with POST /v1/invitations/{id}/decline (the `DeclineInvitation` operationId).
+	DeclineInvitation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListKeys List the cluster's API keys
 	//
 	// Every key of the selected cluster, including expired ones (`expired` true). Tokens are never returned, only `token_hint`.
@@ -1139,38 +1166,52 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/organizations/{org} (the `RenameOrganization` operationId).
 	RenameOrganization(ctx context.Context, org Org, params *RenameOrganizationParams, body RenameOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListOrganizationInvitations List pending invitations
+	//
+	// The organization's pending invitations, including those of names no user has.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Corresponds with GET /v1/organizations/{org}/invitations (the `ListOrganizationInvitations` operationId).
+	ListOrganizationInvitations(ctx context.Context, org Org, params *ListOrganizationInvitationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InviteMemberWithBody Invite a user name
+	//
+	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/organizations/{org}/invitations (the `InviteMember` operationId).
+	InviteMemberWithBody(ctx context.Context, org Org, params *InviteMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InviteMember Invite a user name
+	//
+	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/organizations/{org}/invitations (the `InviteMember` operationId).
+	InviteMember(ctx context.Context, org Org, params *InviteMemberParams, body InviteMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeInvitation Revoke a pending invitation
+	//
+	// Withdraws an invitation that was not answered yet.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Corresponds with DELETE /v1/organizations/{org}/invitations/{id} (the `RevokeInvitation` operationId).
+	RevokeInvitation(ctx context.Context, org Org, id openapi_types.UUID, params *RevokeInvitationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMembers List members
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
 	// Corresponds with GET /v1/organizations/{org}/members (the `ListMembers` operationId).
 	ListMembers(ctx context.Context, org Org, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// AddMemberWithBody Add a member or change their role
-	//
-	// Adds an existing user to the organization, or changes the role of a member. `role`
-	// defaults to `member`. The organization's last administrator cannot be demoted
-	// (409 `conflict`).
-	//
-	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /v1/organizations/{org}/members (the `AddMember` operationId).
-	AddMemberWithBody(ctx context.Context, org Org, params *AddMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// AddMember Add a member or change their role
-	//
-	// Adds an existing user to the organization, or changes the role of a member. `role`
-	// defaults to `member`. The organization's last administrator cannot be demoted
-	// (409 `conflict`).
-	//
-	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /v1/organizations/{org}/members (the `AddMember` operationId).
-	AddMember(ctx context.Context, org Org, params *AddMemberParams, body AddMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RemoveMember Remove a member
 	//
@@ -3190,6 +3231,63 @@ func (c *Client) DeleteDatabase(ctx context.Context, database Name, params *Dele
 	return c.Client.Do(req)
 }
 
+// ListMyInvitations List your invitations
+//
+// The caller's pending invitations, to accept or decline.
+//
+// **Access:** no API keys; users (session or OAuth token), for their own invitations.
+//
+// Corresponds with GET /v1/invitations (the `ListMyInvitations` operationId).
+func (c *Client) ListMyInvitations(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMyInvitationsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AcceptInvitation Accept an invitation
+//
+// Joins the organization with the invitation's role.
+//
+// **Access:** no API keys; users (session or OAuth token), for their own invitations.
+//
+// Corresponds with POST /v1/invitations/{id}/accept (the `AcceptInvitation` operationId).
+func (c *Client) AcceptInvitation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptInvitationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeclineInvitation Decline an invitation
+//
+// Declines the invitation; the organization can invite again.
+//
+// **Access:** no API keys; users (session or OAuth token), for their own invitations.
+//
+// Corresponds with POST /v1/invitations/{id}/decline (the `DeclineInvitation` operationId).
+func (c *Client) DeclineInvitation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeclineInvitationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListKeys List the cluster's API keys
 //
 // Every key of the selected cluster, including expired ones (`expired` true). Tokens are never returned, only `token_hint`.
@@ -3668,6 +3766,86 @@ func (c *Client) RenameOrganization(ctx context.Context, org Org, params *Rename
 	return c.Client.Do(req)
 }
 
+// ListOrganizationInvitations List pending invitations
+//
+// The organization's pending invitations, including those of names no user has.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Corresponds with GET /v1/organizations/{org}/invitations (the `ListOrganizationInvitations` operationId).
+func (c *Client) ListOrganizationInvitations(ctx context.Context, org Org, params *ListOrganizationInvitationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListOrganizationInvitationsRequest(c.Server, org, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InviteMemberWithBody Invite a user name
+//
+// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/organizations/{org}/invitations (the `InviteMember` operationId).
+func (c *Client) InviteMemberWithBody(ctx context.Context, org Org, params *InviteMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInviteMemberRequestWithBody(c.Server, org, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InviteMember Invite a user name
+//
+// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/organizations/{org}/invitations (the `InviteMember` operationId).
+func (c *Client) InviteMember(ctx context.Context, org Org, params *InviteMemberParams, body InviteMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInviteMemberRequest(c.Server, org, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeInvitation Revoke a pending invitation
+//
+// Withdraws an invitation that was not answered yet.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Corresponds with DELETE /v1/organizations/{org}/invitations/{id} (the `RevokeInvitation` operationId).
+func (c *Client) RevokeInvitation(ctx context.Context, org Org, id openapi_types.UUID, params *RevokeInvitationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeInvitationRequest(c.Server, org, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMembers List members
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
@@ -3675,52 +3853,6 @@ func (c *Client) RenameOrganization(ctx context.Context, org Org, params *Rename
 // Corresponds with GET /v1/organizations/{org}/members (the `ListMembers` operationId).
 func (c *Client) ListMembers(ctx context.Context, org Org, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMembersRequest(c.Server, org, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// AddMemberWithBody Add a member or change their role
-//
-// Adds an existing user to the organization, or changes the role of a member. `role`
-// defaults to `member`. The organization's last administrator cannot be demoted
-// (409 `conflict`).
-//
-// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
-//
-// Takes any type of body and a specified content type.
-//
-// Corresponds with POST /v1/organizations/{org}/members (the `AddMember` operationId).
-func (c *Client) AddMemberWithBody(ctx context.Context, org Org, params *AddMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAddMemberRequestWithBody(c.Server, org, params, contentType, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// AddMember Add a member or change their role
-//
-// Adds an existing user to the organization, or changes the role of a member. `role`
-// defaults to `member`. The organization's last administrator cannot be demoted
-// (409 `conflict`).
-//
-// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
-//
-// Takes a body of the `application/json` content type.
-//
-// Corresponds with POST /v1/organizations/{org}/members (the `AddMember` operationId).
-func (c *Client) AddMember(ctx context.Context, org Org, params *AddMemberParams, body AddMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewAddMemberRequest(c.Server, org, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7934,6 +8066,101 @@ func NewDeleteDatabaseRequest(server string, database Name, params *DeleteDataba
 	return req, nil
 }
 
+// NewListMyInvitationsRequest constructs an http.Request for the ListMyInvitations method
+func NewListMyInvitationsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invitations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAcceptInvitationRequest constructs an http.Request for the AcceptInvitation method
+func NewAcceptInvitationRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invitations/%s/accept", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeclineInvitationRequest constructs an http.Request for the DeclineInvitation method
+func NewDeclineInvitationRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invitations/%s/decline", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListKeysRequest constructs an http.Request for the ListKeys method
 func NewListKeysRequest(server string, params *ListKeysParams) (*http.Request, error) {
 	var err error
@@ -9087,6 +9314,245 @@ func NewRenameOrganizationRequestWithBody(server string, org Org, params *Rename
 	return req, nil
 }
 
+// NewListOrganizationInvitationsRequest constructs an http.Request for the ListOrganizationInvitations method
+func NewListOrganizationInvitationsRequest(server string, org Org, params *ListOrganizationInvitationsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "org", org, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizations/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewInviteMemberRequest calls the generic InviteMember builder with application/json body
+func NewInviteMemberRequest(server string, org Org, params *InviteMemberParams, body InviteMemberJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewInviteMemberRequestWithBody(server, org, params, "application/json", bodyReader)
+}
+
+// NewInviteMemberRequestWithBody constructs an http.Request for the InviteMember method, with any body, and a specified content type
+func NewInviteMemberRequestWithBody(server string, org Org, params *InviteMemberParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "org", org, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizations/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeInvitationRequest constructs an http.Request for the RevokeInvitation method
+func NewRevokeInvitationRequest(server string, org Org, id openapi_types.UUID, params *RevokeInvitationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "org", org, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizations/%s/invitations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListMembersRequest constructs an http.Request for the ListMembers method
 func NewListMembersRequest(server string, org Org, params *ListMembersParams) (*http.Request, error) {
 	var err error
@@ -9156,92 +9622,6 @@ func NewListMembersRequest(server string, org Org, params *ListMembersParams) (*
 	if err != nil {
 		return nil, err
 	}
-
-	return req, nil
-}
-
-// NewAddMemberRequest calls the generic AddMember builder with application/json body
-func NewAddMemberRequest(server string, org Org, params *AddMemberParams, body AddMemberJSONRequestBody) (*http.Request, error) {
-	var bodyReader io.Reader
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	bodyReader = bytes.NewReader(buf)
-	return NewAddMemberRequestWithBody(server, org, params, "application/json", bodyReader)
-}
-
-// NewAddMemberRequestWithBody constructs an http.Request for the AddMember method, with any body, and a specified content type
-func NewAddMemberRequestWithBody(server string, org Org, params *AddMemberParams, contentType string, body io.Reader) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "org", org, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/organizations/%s/members", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.Organization != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Cluster != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
-	if err != nil {
-		return nil, err
-	}
-
-	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }

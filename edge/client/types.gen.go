@@ -159,6 +159,24 @@ func (e HecResponseCode) Valid() bool {
 	}
 }
 
+// Defines values for InvitationRole.
+const (
+	InvitationRoleAdmin  InvitationRole = "admin"
+	InvitationRoleMember InvitationRole = "member"
+)
+
+// Valid indicates whether the value is a known member of the InvitationRole enum.
+func (e InvitationRole) Valid() bool {
+	switch e {
+	case InvitationRoleAdmin:
+		return true
+	case InvitationRoleMember:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemberRole.
 const (
 	MemberRoleAdmin  MemberRole = "admin"
@@ -792,6 +810,36 @@ func (e DeleteDatabase200JSONResponseBodyDeleted) Valid() bool {
 	}
 }
 
+// Defines values for AcceptInvitation200JSONResponseBodyAccepted.
+const (
+	AcceptInvitation200JSONResponseBodyAcceptedTrue AcceptInvitation200JSONResponseBodyAccepted = true
+)
+
+// Valid indicates whether the value is a known member of the AcceptInvitation200JSONResponseBodyAccepted enum.
+func (e AcceptInvitation200JSONResponseBodyAccepted) Valid() bool {
+	switch e {
+	case AcceptInvitation200JSONResponseBodyAcceptedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeclineInvitation200JSONResponseBodyAccepted.
+const (
+	False DeclineInvitation200JSONResponseBodyAccepted = false
+)
+
+// Valid indicates whether the value is a known member of the DeclineInvitation200JSONResponseBodyAccepted enum.
+func (e DeclineInvitation200JSONResponseBodyAccepted) Valid() bool {
+	switch e {
+	case False:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateKeyJSONBodyPermission.
 const (
 	CreateKeyJSONBodyPermissionAdmin     CreateKeyJSONBodyPermission = "admin"
@@ -891,18 +939,66 @@ func (e DeleteOrganization200JSONResponseBodyDeleted) Valid() bool {
 	}
 }
 
-// Defines values for AddMemberJSONBodyRole.
+// Defines values for InviteMemberJSONBodyRole.
 const (
-	AddMemberJSONBodyRoleAdmin  AddMemberJSONBodyRole = "admin"
-	AddMemberJSONBodyRoleMember AddMemberJSONBodyRole = "member"
+	InviteMemberJSONBodyRoleAdmin  InviteMemberJSONBodyRole = "admin"
+	InviteMemberJSONBodyRoleMember InviteMemberJSONBodyRole = "member"
 )
 
-// Valid indicates whether the value is a known member of the AddMemberJSONBodyRole enum.
-func (e AddMemberJSONBodyRole) Valid() bool {
+// Valid indicates whether the value is a known member of the InviteMemberJSONBodyRole enum.
+func (e InviteMemberJSONBodyRole) Valid() bool {
 	switch e {
-	case AddMemberJSONBodyRoleAdmin:
+	case InviteMemberJSONBodyRoleAdmin:
 		return true
-	case AddMemberJSONBodyRoleMember:
+	case InviteMemberJSONBodyRoleMember:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InviteMember202JSONResponseBodyInvited.
+const (
+	InviteMember202JSONResponseBodyInvitedTrue InviteMember202JSONResponseBodyInvited = true
+)
+
+// Valid indicates whether the value is a known member of the InviteMember202JSONResponseBodyInvited enum.
+func (e InviteMember202JSONResponseBodyInvited) Valid() bool {
+	switch e {
+	case InviteMember202JSONResponseBodyInvitedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InviteMember202JSONResponseBodyRole.
+const (
+	InviteMember202JSONResponseBodyRoleAdmin  InviteMember202JSONResponseBodyRole = "admin"
+	InviteMember202JSONResponseBodyRoleMember InviteMember202JSONResponseBodyRole = "member"
+)
+
+// Valid indicates whether the value is a known member of the InviteMember202JSONResponseBodyRole enum.
+func (e InviteMember202JSONResponseBodyRole) Valid() bool {
+	switch e {
+	case InviteMember202JSONResponseBodyRoleAdmin:
+		return true
+	case InviteMember202JSONResponseBodyRoleMember:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RevokeInvitation200JSONResponseBodyRevoked.
+const (
+	RevokeInvitation200JSONResponseBodyRevokedTrue RevokeInvitation200JSONResponseBodyRevoked = true
+)
+
+// Valid indicates whether the value is a known member of the RevokeInvitation200JSONResponseBodyRevoked enum.
+func (e RevokeInvitation200JSONResponseBodyRevoked) Valid() bool {
+	switch e {
+	case RevokeInvitation200JSONResponseBodyRevokedTrue:
 		return true
 	default:
 		return false
@@ -1368,6 +1464,22 @@ type InsertResult struct {
 	SuccessfulRows int `json:"successful_rows"`
 }
 
+// Invitation A pending invitation of a user name to an organization.
+type Invitation struct {
+	CreatedAt    time.Time          `json:"created_at"`
+	ExpiresAt    time.Time          `json:"expires_at"`
+	Id           openapi_types.UUID `json:"id"`
+	Organization struct {
+		Id   openapi_types.UUID `json:"id"`
+		Name string             `json:"name"`
+	} `json:"organization"`
+	Role     InvitationRole `json:"role"`
+	Username string         `json:"username"`
+}
+
+// InvitationRole defines model for Invitation.Role.
+type InvitationRole string
+
 // Member defines model for Member.
 type Member struct {
 	Role MemberRole `json:"role"`
@@ -1482,14 +1594,15 @@ type QueryStatistics struct {
 
 // RequestLogEntry One API request of the organization on the cluster.
 type RequestLogEntry struct {
-	// Body The request body, up to 8 KiB (cut at a UTF-8 boundary), for JSON requests of
-	// these routes only: `POST /v1/query`, `POST /v1/query/cancel`, `POST /v1/tables`,
+	// Body The JSON request body, re-encoded with the values of secret fields (`role_arn`,
+	// `external_id`, and any field named like a password, secret, token or private key)
+	// replaced by `[redacted]`, long strings cut so it fits 8 KiB, for these routes only:
+	// `POST /v1/query`, `POST /v1/query/cancel`, `POST /v1/tables`,
 	// `PATCH /v1/tables/{table}`, `POST /v1/databases`, `POST /v1/keys`,
-	// `POST /v1/organizations`, `PATCH /v1/organizations/{org}`,
-	// `POST /v1/organizations/{org}/members`, `POST /v1/spl/search`,
-	// `POST /v1/apps/logsearch/searches`, `PATCH /v1/apps/logsearch/searches/{id}`.
-	// Null otherwise. Bodies of routes carrying credentials (login, users, OAuth, device
-	// approval) or row data (inserts) are never recorded, nor are response bodies.
+	// `POST /v1/spl/search`. Null otherwise, and for a body that is not JSON. Bodies of
+	// routes carrying credentials (login, users, OAuth, device approval), row data
+	// (inserts), membership and organizations, or saved searches (private ones are their
+	// owner's) are never recorded, nor are response bodies.
 	Body *string `json:"body"`
 
 	// ClientVersion The command-line client's version; empty for other sources.
@@ -2168,12 +2281,14 @@ type OtlpExportLogsJSONBody = map[string]interface{}
 type OtlpExportLogsParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2202,12 +2317,14 @@ type OtlpExportMetricsJSONBody = map[string]interface{}
 type OtlpExportMetricsParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2236,12 +2353,14 @@ type OtlpExportTracesJSONBody = map[string]interface{}
 type OtlpExportTracesParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2267,12 +2386,14 @@ type OtlpExportTracesParams struct {
 type HecEventDefaultParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2303,12 +2424,14 @@ type HecEventDefaultParamsContentEncoding string
 type HecEventParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2339,12 +2462,14 @@ type HecEventParamsContentEncoding string
 type HecEventV1Params struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2378,12 +2503,14 @@ type HecRawTextBody = string
 type HecRawParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2417,12 +2544,14 @@ type HecRawV1TextBody = string
 type HecRawV1Params struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2453,12 +2582,14 @@ type HecRawV1ParamsContentEncoding string
 type ListAppsParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2555,12 +2686,14 @@ type UpdateSavedSearchParams struct {
 type UninstallAppParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2568,12 +2701,14 @@ type UninstallAppParams struct {
 type InstallAppParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2590,12 +2725,14 @@ type Login200JSONResponseBodyTokenType string
 type LogoutParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2603,12 +2740,14 @@ type LogoutParams struct {
 type ListClustersParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2643,12 +2782,14 @@ type CreateClusterJSONBody struct {
 type CreateClusterParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2656,7 +2797,8 @@ type CreateClusterParams struct {
 type GetClusterMetricsByNameParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// StartTime RFC 3339, inclusive.
@@ -2670,7 +2812,8 @@ type GetClusterMetricsByNameParams struct {
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2678,12 +2821,14 @@ type GetClusterMetricsByNameParams struct {
 type DeleteClusterParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2691,12 +2836,14 @@ type DeleteClusterParams struct {
 type GetClusterParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2710,12 +2857,14 @@ type UpdateClusterJSONBody struct {
 type UpdateClusterParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2723,7 +2872,8 @@ type UpdateClusterParams struct {
 type GetClusterMetricsParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// StartTime RFC 3339, inclusive.
@@ -2740,12 +2890,14 @@ type GetClusterMetricsParams struct {
 type ResumeClusterParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2753,12 +2905,14 @@ type ResumeClusterParams struct {
 type StopClusterParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2766,7 +2920,8 @@ type StopClusterParams struct {
 type GetConnectorParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 }
 
@@ -2774,12 +2929,14 @@ type GetConnectorParams struct {
 type ListDatabasesParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2797,12 +2954,14 @@ type CreateDatabaseJSONBody struct {
 type CreateDatabaseParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2810,28 +2969,38 @@ type CreateDatabaseParams struct {
 type DeleteDatabaseParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
 // DeleteDatabase200JSONResponseBodyDeleted defines parameters for DeleteDatabase.
 type DeleteDatabase200JSONResponseBodyDeleted bool
 
+// AcceptInvitation200JSONResponseBodyAccepted defines parameters for AcceptInvitation.
+type AcceptInvitation200JSONResponseBodyAccepted bool
+
+// DeclineInvitation200JSONResponseBodyAccepted defines parameters for DeclineInvitation.
+type DeclineInvitation200JSONResponseBodyAccepted bool
+
 // ListKeysParams defines parameters for ListKeys.
 type ListKeysParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2850,12 +3019,14 @@ type CreateKeyJSONBody struct {
 type CreateKeyParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -2879,12 +3050,14 @@ type CreateKeyJSONBody1 = interface{}
 type DeleteKeyParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -2895,12 +3068,14 @@ type DeleteKey200JSONResponseBodyDeleted bool
 type ListRequestLogsParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// StartTime Inclusive lower bound, RFC 3339.
@@ -2933,12 +3108,14 @@ type ListRequestLogsParams struct {
 type GetMeParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3022,12 +3199,14 @@ type DeviceToken200JSONResponseBodyTokenType string
 type ListOrganizationsParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3035,12 +3214,14 @@ type ListOrganizationsParams struct {
 type CreateOrganizationParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3048,12 +3229,14 @@ type CreateOrganizationParams struct {
 type DeleteOrganizationParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3064,12 +3247,14 @@ type DeleteOrganization200JSONResponseBodyDeleted bool
 type GetOrganizationParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3082,60 +3267,107 @@ type RenameOrganizationJSONBody struct {
 type RenameOrganizationParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
+
+// ListOrganizationInvitationsParams defines parameters for ListOrganizationInvitations.
+type ListOrganizationInvitationsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
+// InviteMemberJSONBody defines parameters for InviteMember.
+type InviteMemberJSONBody struct {
+	Role     *InviteMemberJSONBodyRole `json:"role,omitempty"`
+	Username string                    `json:"username"`
+}
+
+// InviteMemberParams defines parameters for InviteMember.
+type InviteMemberParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
+// InviteMemberJSONBodyRole defines parameters for InviteMember.
+type InviteMemberJSONBodyRole string
+
+// InviteMember202JSONResponseBodyInvited defines parameters for InviteMember.
+type InviteMember202JSONResponseBodyInvited bool
+
+// InviteMember202JSONResponseBodyRole defines parameters for InviteMember.
+type InviteMember202JSONResponseBodyRole string
+
+// RevokeInvitationParams defines parameters for RevokeInvitation.
+type RevokeInvitationParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
+// RevokeInvitation200JSONResponseBodyRevoked defines parameters for RevokeInvitation.
+type RevokeInvitation200JSONResponseBodyRevoked bool
 
 // ListMembersParams defines parameters for ListMembers.
 type ListMembersParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
-
-// AddMemberJSONBody defines parameters for AddMember.
-type AddMemberJSONBody struct {
-	Role     *AddMemberJSONBodyRole `json:"role,omitempty"`
-	Username string                 `json:"username"`
-}
-
-// AddMemberParams defines parameters for AddMember.
-type AddMemberParams struct {
-	// Organization Organization name (case-insensitive). For an API key it must be the key's own
-	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
-	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
-
-	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
-	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
-	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
-}
-
-// AddMemberJSONBodyRole defines parameters for AddMember.
-type AddMemberJSONBodyRole string
 
 // RemoveMemberParams defines parameters for RemoveMember.
 type RemoveMemberParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3151,12 +3383,14 @@ type SetMemberRoleJSONBody struct {
 type SetMemberRoleParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3175,12 +3409,14 @@ type RunQueryJSONBody struct {
 type RunQueryParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3206,12 +3442,14 @@ type CancelQueryJSONBody struct {
 type CancelQueryParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3230,12 +3468,14 @@ type CancelQuery200JSONResponseBodyCanceled bool
 type SplSearchParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3250,12 +3490,14 @@ type SplSearchParams struct {
 type ListTablesParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3280,12 +3522,14 @@ type CreateTableJSONBody struct {
 type CreateTableParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3300,12 +3544,14 @@ type CreateTableParams struct {
 type DeleteTableParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3323,12 +3569,14 @@ type DeleteTable200JSONResponseBodyDeleted bool
 type DescribeTableParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3350,12 +3598,14 @@ type ChangeSortingKeyJSONBody struct {
 type ChangeSortingKeyParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3375,12 +3625,14 @@ type InsertRowsJSONBody struct {
 type InsertRowsParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3479,12 +3731,14 @@ type InsertRows503JSONResponseBody struct {
 type ListDeadLettersParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3503,12 +3757,14 @@ type ListDeadLettersParams struct {
 type GetFreshnessParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
@@ -3533,12 +3789,14 @@ type CreateUserJSONBody struct {
 type CreateUserParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
-	// selects the organization; it may be omitted when the user belongs to exactly one.
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
 	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 
 	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
 	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
-	// it selects the cluster; it may be omitted when the organization has exactly one.
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
@@ -3726,8 +3984,8 @@ type CreateOrganizationJSONRequestBody = OrganizationRequest
 // RenameOrganizationJSONRequestBody defines body for RenameOrganization for application/json ContentType.
 type RenameOrganizationJSONRequestBody RenameOrganizationJSONBody
 
-// AddMemberJSONRequestBody defines body for AddMember for application/json ContentType.
-type AddMemberJSONRequestBody AddMemberJSONBody
+// InviteMemberJSONRequestBody defines body for InviteMember for application/json ContentType.
+type InviteMemberJSONRequestBody InviteMemberJSONBody
 
 // SetMemberRoleJSONRequestBody defines body for SetMemberRole for application/json ContentType.
 type SetMemberRoleJSONRequestBody SetMemberRoleJSONBody

@@ -70,6 +70,10 @@ type ProcessConfig struct {
 	ShutdownTimeout time.Duration
 	// Env is added to the engine's environment.
 	Env []string
+	// Password, when set, is required by the engine of every statement. It reaches the
+	// engine through its environment (SVC_ENGINE_PASSWORD), never its command line,
+	// which every local user can read.
+	Password string
 	// Logger receives supervision events. Default: discard.
 	Logger *slog.Logger
 }
@@ -202,10 +206,10 @@ func (p *Process) Start(ctx context.Context) error {
 	}
 	p.started = true
 	p.mu.Unlock()
-	if err := os.MkdirAll(p.cfg.DataDir, 0o750); err != nil {
+	if err := os.MkdirAll(p.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create engine data dir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(p.cfg.DataDir, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	f, err := os.OpenFile(filepath.Join(p.cfg.DataDir, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open engine log: %w", err)
 	}
@@ -258,6 +262,9 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 	}
 	cmd := exec.Command(p.cfg.Binary, args...)
 	cmd.Env = append(os.Environ(), p.cfg.Env...)
+	if p.cfg.Password != "" {
+		cmd.Env = append(cmd.Env, "SVC_ENGINE_PASSWORD="+p.cfg.Password)
+	}
 	cmd.Stdout, cmd.Stderr = p.logFile, p.logFile
 	// Own process group, so a terminal's Ctrl-C reaches the supervisor, which stops the
 	// engine in order; and the engine goes (SIGTERM) when the supervisor dies. Linux sends

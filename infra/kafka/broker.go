@@ -104,7 +104,7 @@ func PIDFile(dir string) string { return filepath.Join(dir, "kafka.pid") }
 // clients.
 func (b *Broker) Start(ctx context.Context) error {
 	c := b.cfg
-	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("kafka broker: %w", err)
 	}
 	// A broker left over from an earlier run on the same directory is stopped first:
@@ -125,11 +125,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.addr = net.JoinHostPort(c.Host, strconv.Itoa(port))
 	props := filepath.Join(c.DataDir, "server.properties")
 	logDir := filepath.Join(c.DataDir, "log")
-	if err := os.WriteFile(props, []byte(serverProperties(c.Host, port, ctrl, logDir)), 0o644); err != nil {
+	if err := os.WriteFile(props, []byte(serverProperties(c.Host, port, ctrl, logDir)), 0o600); err != nil {
 		return fmt.Errorf("kafka broker: write config: %w", err)
 	}
 	log4j := filepath.Join(c.DataDir, "log4j2.properties")
-	if err := os.WriteFile(log4j, []byte(log4jConfig(filepath.Join(c.DataDir, "broker.log"))), 0o644); err != nil {
+	if err := os.WriteFile(log4j, []byte(log4jConfig(filepath.Join(c.DataDir, "broker.log"))), 0o600); err != nil {
 		return fmt.Errorf("kafka broker: write log config: %w", err)
 	}
 	classpath, err := b.classpath()
@@ -139,7 +139,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	java := func(args ...string) *exec.Cmd {
 		base := []string{"-Xmx" + strconv.Itoa(c.HeapMB) + "m", "-Xms128m", "-XX:+UseG1GC",
 			"-Dlog4j2.configurationFile=" + log4j, "-Dkafka.logs.dir=" + c.DataDir, "-cp", classpath}
-		return exec.Command(c.Java, append(base, args...)...)
+		// The broker runs with umask 077, whoever starts it: its segments hold every
+		// tenant's rows. exec keeps the shell's pid, so the pid file names java.
+		return exec.Command("/bin/sh", append([]string{"-c", `umask 077 && exec "$0" "$@"`, c.Java}, append(base, args...)...)...)
 	}
 	if _, err := os.Stat(filepath.Join(logDir, "meta.properties")); err != nil {
 		// The id is joined to its flag: an id starting with "-" would otherwise be read as a
@@ -149,7 +151,7 @@ func (b *Broker) Start(ctx context.Context) error {
 			return fmt.Errorf("kafka broker: format storage: %w: %s", err, strings.TrimSpace(string(out)))
 		}
 	}
-	outFile, err := os.OpenFile(filepath.Join(c.DataDir, "broker.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	outFile, err := os.OpenFile(filepath.Join(c.DataDir, "broker.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("kafka broker: %w", err)
 	}

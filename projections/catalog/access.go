@@ -140,6 +140,7 @@ func (m *Model) applyAccess(e es.Event) (bool, error) {
 		if m.grants[v.ClusterID] != nil {
 			delete(m.grants[v.ClusterID], v.Name)
 		}
+		m.forgetRole(v.ClusterID, v.Name)
 		return false, nil
 	case EvRowPolicyCreated:
 		v, err := decode[RowPolicyCreated](e)
@@ -325,4 +326,41 @@ func (s *Service) dropDefinition(ctx context.Context, d definition, ifExists boo
 		}
 		return s.append(ctx, d.stream, es.Exact(events[len(events)-1].Version), dropped())
 	})
+}
+
+// forgetRole removes a dropped role's name from the keys, row policies and settings
+// profiles of its cluster, so that a role created later under the name grants them
+// nothing (SPEC: dropping a role removes its grants from users of it). Entries are
+// replaced, never changed in place: readers may hold the old ones.
+func (m *Model) forgetRole(cluster uuid.UUID, role string) {
+	without := func(roles []string) ([]string, bool) {
+		if !slices.Contains(roles, role) {
+			return roles, false
+		}
+		return slices.DeleteFunc(slices.Clone(roles), func(r string) bool { return r == role }), true
+	}
+	for id, k := range m.keys {
+		if k.ClusterID != cluster {
+			continue
+		}
+		if roles, changed := without(k.Roles); changed {
+			cp := *k
+			cp.Roles = roles
+			m.keys[id], m.keyHashes[cp.TokenHash] = &cp, &cp
+		}
+	}
+	for name, p := range m.policies[cluster] {
+		if roles, changed := without(p.Roles); changed {
+			cp := *p
+			cp.Roles = roles
+			m.policies[cluster][name] = &cp
+		}
+	}
+	for name, p := range m.profiles[cluster] {
+		if roles, changed := without(p.Roles); changed {
+			cp := *p
+			cp.Roles = roles
+			m.profiles[cluster][name] = &cp
+		}
+	}
 }

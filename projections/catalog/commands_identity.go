@@ -50,10 +50,15 @@ func ValidateUsername(name string) error {
 }
 
 // ValidateOrganizationName checks an organization name: 1 to 64 characters of letters,
-// digits, '.', '_' and '-' (names appear in query parameters).
+// digits, '.', '_' and '-' (names appear in query parameters), and not shaped like a
+// UUID in any form uuid.Parse reads: a name equal to another organization's id would
+// let references that accept an id or a name reach the wrong organization.
 func ValidateOrganizationName(name string) error {
 	if name == "" || len(name) > 64 {
 		return invalid("name", "organization name must be 1 to 64 characters")
+	}
+	if _, err := uuid.Parse(name); err == nil {
+		return invalid("name", "organization name %q is shaped like an id; organizations are referred to by id or by name, so a name may not look like an id", name)
 	}
 	for _, r := range name {
 		if !(r == '.' || r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')) {

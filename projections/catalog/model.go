@@ -151,6 +151,7 @@ type Model struct {
 	appModel
 	pathsModel
 	workflowModel
+	inviteModel
 }
 
 // NewModel returns an empty read model.
@@ -323,6 +324,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applyWorkflow(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyInvitation(e); handled || err != nil {
 			return err
 		}
 		_, err = m.applyIdentity(e)

@@ -24,6 +24,8 @@ type Membership struct {
 	OrgID  uuid.UUID
 	UserID uuid.UUID
 	Role   string
+	// Joined is the store position of the membership's start: memberships compare by it.
+	Joined uint64
 }
 
 // Session is a user token: a login session or an OAuth access token.
@@ -140,7 +142,11 @@ func (m *Model) applyIdentity(e es.Event) (bool, error) {
 		if m.members[v.OrgID] == nil {
 			m.members[v.OrgID] = map[uuid.UUID]*Membership{}
 		}
-		m.members[v.OrgID][v.UserID] = &Membership{OrgID: v.OrgID, UserID: v.UserID, Role: v.Role}
+		joined := e.Position
+		if old := m.members[v.OrgID][v.UserID]; old != nil {
+			joined = old.Joined // a role change keeps the membership's start
+		}
+		m.members[v.OrgID][v.UserID] = &Membership{OrgID: v.OrgID, UserID: v.UserID, Role: v.Role, Joined: joined}
 	case EvMemberRemoved:
 		v, err := decode[MemberRemoved](e)
 		if err != nil {

@@ -12,10 +12,11 @@ import (
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/spl"
 	"github.com/svc-data/svc/query/sqlquote"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // SearchTable is the table the log-search language reads, in the selected database.
-const SearchTable = "logsearch_events"
+const SearchTable = tables.LogSearchTable
 
 // Searcher runs log searches.
 type Searcher struct {
@@ -46,15 +47,19 @@ func (r *Searcher) Search(ctx context.Context, org, cluster uuid.UUID, database 
 	}
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done, err := r.runner.Track(req.QueryID, org, cluster, database, cancel)
+	userID := req.QueryID
+	engineID, done, err := r.runner.Track(userID, org, cluster, database, cancel)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	req.QueryID = engineID
 	req.Table = sqlquote.Ident(t.Engine) + "." + sqlquote.Ident(SearchTable)
 	req.Paths = query.TypedPaths(r.model, t)
 	resp, err := spl.Search(qctx, searchEngine{eng}, req)
 	if err == nil {
+		// The caller sees its own id, never the engine's scoped one.
+		resp.QueryID = userID
 		return resp, nil
 	}
 	if es, ok := spl.AsErrors(err); ok {

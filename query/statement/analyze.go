@@ -30,6 +30,7 @@ func Analyze(sql string, env Env) (st *Statement, err error) {
 		return nil, e
 	}
 	s.DynamicPaths, s.TypedPaths = a.dynamic, a.typed
+	s.CountsHidden = a.countsHidden()
 	return s, nil
 }
 

@@ -178,12 +178,7 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 
 // holds reports whether one of the caller's roles has priv on db.table.
 func (a *analyzer) holds(priv Privilege, db, table string) bool {
-	for _, r := range a.env.Principal.Roles {
-		if slices.ContainsFunc(a.access.Grants(r), func(g Grant) bool { return g.covers(priv, db, table) }) {
-			return true
-		}
-	}
-	return false
+	return holds(a.env.Principal, a.access, priv, db, table)
 }
 
 func headerValue(v token, kind settingKind) (string, bool) {

@@ -84,39 +84,15 @@ func (p Principal) String() string {
 //	org admin         yes   yes            yes
 //	org member        yes   no             no
 //	workflow          yes   yes            no
-func (p Principal) canRead() bool {
-	switch p.Kind {
-	case PermissionKey:
-		return p.Permission == PermAdmin || p.Permission == PermReadWrite || p.Permission == PermReadOnly
-	case RoleKey, UserSession, Workflow:
-		return true
-	}
-	return false
-}
+//
+// Allows below writes it down; these read it.
+func (p Principal) canRead() bool { return p.Allows(ActQuery) }
 
 // canWrite is the write half of INSERT ... SELECT for principals whose
 // rights do not come from grants.
-func (p Principal) canWrite() bool {
-	switch p.Kind {
-	case PermissionKey:
-		return p.Permission == PermAdmin || p.Permission == PermReadWrite || p.Permission == PermWriteOnly
-	case UserSession:
-		return p.OrgAdmin
-	case Workflow:
-		return true
-	}
-	return false
-}
+func (p Principal) canWrite() bool { return !p.byGrants() && p.Allows(ActInsert) }
 
-func (p Principal) isAdmin() bool {
-	switch p.Kind {
-	case PermissionKey:
-		return p.Permission == PermAdmin
-	case UserSession:
-		return p.OrgAdmin
-	}
-	return false
-}
+func (p Principal) isAdmin() bool { return p.Allows(ActManageTables) }
 
 func (p Principal) byGrants() bool { return p.Kind == RoleKey }
 
@@ -124,4 +100,67 @@ func (p Principal) byGrants() bool { return p.Kind == RoleKey }
 // profiles apply to keys holding one of theirs).
 func (p Principal) holdsAny(roles []string) bool {
 	return slices.ContainsFunc(roles, func(r string) bool { return slices.Contains(p.Roles, r) })
+}
+
+// Action is an operation of the API's permission matrix (SPEC.md, Authentication).
+type Action uint8
+
+// Actions of the permission matrix.
+const (
+	ActListDatabases Action = iota + 1
+	ActInsert
+	ActQuery
+	ActDeleteTable
+	ActManageDatabases
+	ActManageKeys
+	ActManageTables // create table, change sorting key
+	ActListKeys
+)
+
+// Allows is the permission matrix, the one place it is written. Permission-based keys
+// follow the spec's table; custom-role keys may read through the query API and insert,
+// each further limited by their roles' grants (MayInsert, the analysis); organization
+// administrators act as admin keys, members read; workflows read and insert.
+func (p Principal) Allows(a Action) bool {
+	switch p.Kind {
+	case UserSession:
+		return p.OrgAdmin || a == ActListDatabases || a == ActQuery || a == ActListKeys
+	case PermissionKey:
+		switch p.Permission {
+		case PermAdmin:
+			return true
+		case PermReadWrite:
+			return a == ActListDatabases || a == ActInsert || a == ActQuery
+		case PermWriteOnly:
+			return a == ActInsert
+		case PermReadOnly:
+			return a == ActListDatabases || a == ActQuery
+		}
+	case RoleKey, Workflow:
+		return a == ActInsert || a == ActQuery
+	}
+	return false
+}
+
+// MayInsert is the INSERT grant, the one place it is decided: whether p may insert rows
+// into the logical table db.table, by the matrix and, for custom-role keys, by a grant
+// of INSERT to one of its existing roles.
+func MayInsert(p Principal, access Access, db, table string) bool {
+	if !p.Allows(ActInsert) {
+		return false
+	}
+	return !p.byGrants() || holds(p, access, PrivInsert, db, table)
+}
+
+// holds reports whether one of p's existing roles has priv on db.table.
+func holds(p Principal, access Access, priv Privilege, db, table string) bool {
+	for _, r := range p.Roles {
+		if !access.RoleExists(r) {
+			continue // a dropped role grants nothing
+		}
+		if slices.ContainsFunc(access.Grants(r), func(g Grant) bool { return g.covers(priv, db, table) }) {
+			return true
+		}
+	}
+	return false
 }

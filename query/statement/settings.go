@@ -215,6 +215,9 @@ func (a *analyzer) profiles() ([]Setting, map[string]string) {
 // SELECT and refuses statement settings that change a pinned profile
 // setting.
 func (a *analyzer) requestSettings(write bool) ([]Setting, *Error) {
+	if err := a.refuseReadLimits(); err != nil {
+		return nil, err
+	}
 	prof, locked := a.profiles()
 	for _, s := range a.settings {
 		if v, ok := locked[s.name]; ok && v != s.value {

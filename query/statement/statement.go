@@ -91,6 +91,10 @@ type Statement struct {
 	DynamicPaths []DynamicPath
 	// TypedPaths are the paths read typed, to explain type errors of functions.
 	TypedPaths []TypedPath
+	// CountsHidden: the engine's read counts would reveal rows the caller may
+	// not see (row policies, system views over every tenant's objects); report
+	// only what the statement returned (counts.go).
+	CountsHidden bool
 }
 
 // TableRef names a table both ways.

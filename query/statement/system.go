@@ -230,11 +230,16 @@ func (a *analyzer) columnsView() string {
 // with the generation number.
 func (a *analyzer) partsView() string {
 	base := "splitByString('__', table)[1]"
-	filtered := a.policyFiltered("e_db", "splitByString('__', e_table)[1]")
+	// Parts of a policy-filtered table are not listed at all: their names and times
+	// tell the table's insert history.
+	hiddenParts := ""
+	if hidden := a.policyFiltered("database", base); hidden != "" {
+		hiddenParts = " AND NOT (" + hidden + ")"
+	}
 	sizes := []string{"marks", "rows", "bytes_on_disk", "data_compressed_bytes", "data_uncompressed_bytes"}
 	outer, inner := make([]string, len(sizes)), make([]string, len(sizes))
 	for i, c := range sizes {
-		outer[i] = unlessFiltered(filtered, "e_"+c) + " AS " + c
+		outer[i] = "e_" + c + " AS " + c
 		inner[i] = c + " AS e_" + c
 	}
 	return "(SELECT " + a.mapDatabase("e_db") + " AS database, splitByString('__', e_table)[1] AS `table`," +
@@ -242,7 +247,7 @@ func (a *analyzer) partsView() string {
 		" active, " + strings.Join(outer, ", ") + ", modification_time, level" +
 		" FROM (SELECT database AS e_db, table AS e_table, partition, name, part_type, active, " + strings.Join(inner, ", ") +
 		", modification_time, level FROM system.parts" +
-		" WHERE countSubstrings(table, '__g') = 1 AND " + a.visible("database", base) + "))"
+		" WHERE countSubstrings(table, '__g') = 1 AND " + a.visible("database", base) + hiddenParts + "))"
 }
 
 // tableFunctions are the table functions that read nothing outside the

@@ -16,8 +16,8 @@ import (
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
-	"github.com/svc-data/svc/query/pathtype"
 	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/pathtype"
 	"github.com/svc-data/svc/query/sortkey"
 	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"

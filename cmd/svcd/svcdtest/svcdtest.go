@@ -371,3 +371,10 @@ func BinDir(t testing.TB) string {
 	}
 	return dir
 }
+
+// Binary returns the path of a binary svcdtest built (or found in SVC_BIN_DIR): "svcd"
+// or "chengine".
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(BinDir(t), name)
+}

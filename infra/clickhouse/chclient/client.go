@@ -24,6 +24,9 @@ type Config struct {
 	// URL is the engine's HTTP address, e.g. http://127.0.0.1:8123 (user and password
 	// may be given in it).
 	URL string
+	// Password, when set, is sent as the password of user "default" (an embedded
+	// engine's secret), in place of any user in URL.
+	Password string
 	// MaxConns bounds concurrent requests to the engine.
 	MaxConns int
 	// DialTimeout bounds connecting; QueryTimeout bounds a statement that has no deadline
@@ -68,6 +71,9 @@ func Open(cfg Config) (*Client, error) {
 	if u.User != nil {
 		opts.Auth.Username = u.User.Username()
 		opts.Auth.Password, _ = u.User.Password()
+	}
+	if cfg.Password != "" {
+		opts.Auth.Username, opts.Auth.Password = "default", cfg.Password
 	}
 	conn, err := clickhouse.Open(opts)
 	if err != nil {

@@ -42,6 +42,10 @@ type Config struct {
 	MaxQuerySize int64
 	// ReadyFile, when set, receives the bound address once the server accepts requests.
 	ReadyFile string
+	// Password, when set, is required of every statement: as the password of HTTP basic
+	// authentication (any user name; clickhouse-go sends its credentials so) or in the
+	// X-ClickHouse-Key header. cmd/chengine reads it from SVC_ENGINE_PASSWORD only.
+	Password string
 }
 
 // Defaults.

@@ -23,6 +23,7 @@ const (
 	codeQueryIDAlreadyRunning   = 216
 	codeQueryWasCancelled       = 394
 	codeUnknownException        = 1002
+	codeAuthenticationFailed    = 516
 	codeCannotDecompress        = 271
 	codeUnknownCodeNameFallback = "UNKNOWN_EXCEPTION"
 )

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,19 @@ var reservedParams = map[string]bool{
 
 var settingName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// authorized reports whether a request carries the engine's password (Config.Password),
+// by basic authentication or X-ClickHouse-Key; any request is when none is set.
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Password == "" {
+		return true
+	}
+	got := r.Header.Get("X-ClickHouse-Key")
+	if _, pw, ok := r.BasicAuth(); ok {
+		got = pw
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Password)) == 1
+}
+
 // ServeHTTP serves ClickHouse's HTTP interface: /ping, and statements on every other path.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
@@ -71,6 +85,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST")
 		writeException(w, &exception{code: codeNotImplemented, status: http.StatusMethodNotAllowed,
 			text: fmt.Sprintf("Code: %d. DB::Exception: method %s is not served; use GET or POST. (NOT_IMPLEMENTED)", codeNotImplemented, r.Method)})
+		return
+	}
+	if !s.authorized(r) {
+		writeException(w, &exception{code: codeAuthenticationFailed, status: http.StatusForbidden,
+			text: fmt.Sprintf("Code: %d. DB::Exception: default: Authentication failed: password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED)", codeAuthenticationFailed)})
 		return
 	}
 	req, err := s.decode(r)

@@ -136,11 +136,11 @@ func (s *Server) start(ctx context.Context) error {
 	// without the catalog's background tasks and DROP ... SYNC then never returns (fixed
 	// upstream in chdb-core#173).
 	for _, d := range []string{c.Path, filepath.Join(c.Path, "metadata"), filepath.Join(c.Path, "tmp"), filepath.Join(c.Path, "user_files")} {
-		if err := os.MkdirAll(d, 0o750); err != nil {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create data directory: %w", err)
 		}
 	}
-	lock, err := os.OpenFile(filepath.Join(c.Path, "chengine.lock"), os.O_CREATE|os.O_RDWR, 0o640)
+	lock, err := os.OpenFile(filepath.Join(c.Path, "chengine.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("open data directory lock: %w", err)
 	}
@@ -266,7 +266,7 @@ func (s *Server) killByMarker(id string) {
 
 func writeFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o640); err != nil {
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# fuzz-api: schemathesis over the served OpenAPI document, every check, against a fresh svcd.
+# Run through `go tool task fuzz-api`, which sets the variables below.
+#   VENV          the venv holding schemathesis (created here when missing)
+#   SCHEMATHESIS_VERSION, HYPOTHESIS_VERSION   pinned versions
+#   BIN           directory of svcd;  DATA  a scratch directory (wiped)
+#   MAX_EXAMPLES  examples per operation;  KAFKA_SEEDS  an existing broker, optional
+set -euo pipefail
+if [ ! -x "$VENV/bin/st" ]; then
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" "hypothesis==$HYPOTHESIS_VERSION"
+fi
+rm -rf "$DATA" && mkdir -p "$DATA"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+key="svck_fuzz_api_$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+# An existing broker (KAFKA_SEEDS) is used when given; otherwise svcd runs its own.
+SVC_DATA_DIR="$DATA/svcd" SVC_HTTP_ADDR="127.0.0.1:$port" SVC_BOOTSTRAP_API_KEY="$key" \
+  SVC_KAFKA_SEEDS="${KAFKA_SEEDS:-}" SVC_BATCH_LINGER=50ms "$BIN/svcd" >"$DATA/svcd.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 600); do
+  curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+  kill -0 "$pid" 2>/dev/null || { cat "$DATA/svcd.log"; exit 1; }
+  sleep 0.2
+done
+# Hypothesis keeps its database in the working directory: the scratch one.
+cd "$DATA"
+"$VENV/bin/st" run "http://127.0.0.1:$port/v1/openapi.json" --url "http://127.0.0.1:$port" \
+  --checks all -H "Authorization: Bearer $key" --max-examples "$MAX_EXAMPLES" \
+  --report junit --report-dir "$DATA/report" "$@"
