@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/uuid"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -619,8 +620,22 @@ func engineRunning(t *testing.T, s *svcdtest.Service, marker string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The engine answers only svcd's password for the cluster (enginePassword).
+	cluster, err := uuid.Parse(filepath.Base(filepath.Dir(filepath.Dir(files[0]))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := os.ReadFile(filepath.Join(s.DataDir, secretFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	q := "SELECT count() FROM system.processes WHERE position(query, '" + marker + "') > 0 AND position(query, 'system.processes') = 0"
-	resp, err := http.Get("http://" + strings.TrimSpace(string(addr)) + "/?query=" + url.QueryEscape(q))
+	req, err := http.NewRequest(http.MethodGet, "http://"+strings.TrimSpace(string(addr))+"/?query="+url.QueryEscape(q), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("default", enginePassword([]byte(strings.TrimSpace(string(secret))), cluster))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
