@@ -12,7 +12,7 @@ import (
 func init() { register(orgCommand) }
 
 func orgCommand(a *app) *cobra.Command {
-	return group("org", "Organizations: list, create, select, rename, delete",
+	c := group("org", "Organizations: list, create, select, rename, delete, members, invite, invitations",
 		&cobra.Command{Use: "list", Short: "List your organizations", Args: args(0, 0),
 			RunE: runE(func(ctx context.Context, _ []string) error {
 				return a.emit(a.call(ctx, scopeNone, func(ctx context.Context, c *client.Client) (*http.Response, error) {
@@ -55,6 +55,8 @@ func orgCommand(a *app) *cobra.Command {
 			})},
 		a.selectCommand("org", scopeOrg),
 	)
+	c.AddCommand(memberCommands(a)...)
+	return c
 }
 
 // selectCommand saves NAME as the organization, cluster or database later commands
