@@ -29,7 +29,7 @@ func TestAppsInstallUninstallAndGating(t *testing.T) {
 	admin := "Bearer " + login(t, s, "admin", adminPassword)
 	key := "Bearer " + s.AdminKey
 	s.Must(200, "POST", "/v1/users", map[string]string{"username": "ann", "password": "ann's password"}, "Authorization", admin)
-	s.Must(200, "POST", "/v1/organizations/default/members", map[string]string{"username": "ann", "role": "member"}, "Authorization", admin)
+	joinByInvitation(t, s, strings.TrimPrefix(admin, "Bearer "), "default", "ann", "ann's password", "member")
 	ann := "Bearer " + login(t, s, "ann", "ann's password")
 
 	list := func(who string) map[string]bool {

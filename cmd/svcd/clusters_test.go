@@ -338,7 +338,7 @@ func engineWrapper(t *testing.T, failFile string) string {
 	body := fmt.Sprintf(`#!/bin/sh
 if [ -s %[1]q ]; then
   pat=$(cat %[1]q)
-  case "$*" in *"$pat"*) echo "injected engine failure" >&2; exit 3;; esac
+  case "$*" in *"$pat"*) echo "injected engine failure" >&2; exit 7;; esac
 fi
 exec %[2]q "$@"
 `, failFile, real)
@@ -359,7 +359,7 @@ func TestAHalfCreatedClusterIsCompleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := a.create("half")
-	if c.Status.Phase != "failed" || c.Status.Ready || c.Status.Message == nil || !strings.Contains(*c.Status.Message, "exit status 3") || !c.CanResume {
+	if c.Status.Phase != "failed" || c.Status.Ready || c.Status.Message == nil || !strings.Contains(*c.Status.Message, "exit status 7") || !c.CanResume {
 		t.Fatalf("cluster whose engine cannot start: %+v", c)
 	}
 

@@ -16,6 +16,7 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 		"data": map[string]string{"bucket": "b", "path": "d/"}, "backups": map[string]string{"bucket": "b", "path": "k/"},
 		"role_arn": arn, "external_id": ext}})
 	const name, spl = "my private search name", "private_marker_spl=1 | stats count"
+	installApp(t, s, "logsearch")
 	s.Must(201, "POST", "/v1/apps/logsearch/searches?organization=default&cluster=default", map[string]any{"name": name, "spl": spl},
 		"Authorization", admin)
 	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT 1 AS kept_marker"})

@@ -567,7 +567,7 @@ func TestWorkflowsEndToEnd(t *testing.T) {
 	t.Run("access", func(t *testing.T) {
 		admin := login(t, s, "admin", adminPassword)
 		s.Must(200, "POST", "/v1/users", map[string]string{"username": "mia", "password": "mia's password"}, "Authorization", "Bearer "+admin)
-		s.Must(200, "POST", "/v1/organizations/default/members", map[string]string{"username": "mia", "role": "member"}, "Authorization", "Bearer "+admin)
+		joinByInvitation(t, s, admin, "default", "mia", "mia's password", "member")
 		member := "Bearer " + login(t, s, "mia", "mia's password")
 		ro, _ := createKey(t, s, map[string]any{"name": "ro", "permission": "read_only"})
 		rw, _ := createKey(t, s, map[string]any{"name": "rw", "permission": "read_write"})
