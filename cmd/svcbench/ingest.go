@@ -436,7 +436,7 @@ func (st *stack) installOpenTelemetry(ctx context.Context) error {
 	if err != nil || login.Token == "" {
 		return fmt.Errorf("log in as the bootstrap admin: %d %v", resp.StatusCode, err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/opentelemetry", nil)
+	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/opentelemetry?organization=default&cluster=default", nil)
 	req.Header.Set("Authorization", "Bearer "+login.Token)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {

@@ -95,6 +95,7 @@ func run(args []string) (err error) {
 		return err
 	case "cli":
 		err = benchCLI(ctx, st, *rows, *batch, *workers)
+		return err
 	case "workflows":
 		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)
 		return err
