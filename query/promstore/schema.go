@@ -1,0 +1,120 @@
+// Package promstore is the Prometheus app's storage layout in the engine, shared by
+// remote write (which fills it) and the PromQL Queryable (which reads it).
+//
+// The layout is ClickHouse's TimeSeries engine's: a data table of (id, timestamp, value),
+// a tags table with the metric name and labels keyed by series id, and a metrics-metadata
+// table, so a ClickHouse server could attach a TimeSeries table to them
+// (CREATE TABLE ... ENGINE = TimeSeries DATA db.prometheus_data TAGS db.prometheus_tags
+// METRICS db.prometheus_metrics, with the id column's DEFAULT set to IDExpression).
+// Native histograms and exemplars, which the TimeSeries engine does not hold, have tables
+// of their own keyed by the same series id.
+//
+// Every table lives in the database's engine database, so one organization's series are
+// never in another's tables. Every table keeps a deduplication window: remote-write
+// batches are inserted with deduplication tokens, exactly once.
+package promstore
+
+import (
+	"crypto/md5"
+	"fmt"
+	"sort"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/query/sqlquote"
+)
+
+// Table names inside a database's engine database.
+const (
+	DataTable       = "prometheus_data"
+	TagsTable       = "prometheus_tags"
+	MetricsTable    = "prometheus_metrics"
+	HistogramsTable = "prometheus_histograms"
+	ExemplarsTable  = "prometheus_exemplars"
+)
+
+// MetricNameLabel is the label holding a series' metric name. The tags table keeps it in
+// metric_name and every other label in tags.
+const MetricNameLabel = "__name__"
+
+const settings = "SETTINGS non_replicated_deduplication_window = 10000"
+
+// DDL returns the statements that create the app's tables in engine database db, in
+// order, each idempotent.
+func DDL(db string) []string {
+	q := func(t string) string { return sqlquote.Ident(db) + "." + sqlquote.Ident(t) }
+	return []string{
+		// Samples: one row per float sample.
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id UUID,
+	timestamp DateTime64(3, 'UTC'),
+	value Float64
+) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(DataTable), settings),
+		// Series: one row per series and insert; the engine folds them into the first
+		// and last time the series was written.
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id UUID,
+	metric_name LowCardinality(String),
+	tags Map(LowCardinality(String), String),
+	min_time SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+	max_time SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
+) ENGINE = AggregatingMergeTree PRIMARY KEY metric_name ORDER BY (metric_name, id) %s`, q(TagsTable), settings),
+		// Metric families' metadata, the last written winning.
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	metric_family_name String,
+	type String,
+	unit String,
+	help String
+) ENGINE = ReplacingMergeTree ORDER BY metric_family_name %s`, q(MetricsTable), settings),
+		// Native histogram samples, bucket counts absolute (not deltas), float or integer
+		// histograms alike; custom_values holds the bounds of custom-bucket (NHCB) schemas.
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id UUID,
+	timestamp DateTime64(3, 'UTC'),
+	counter_reset_hint UInt8,
+	schema Int32,
+	zero_threshold Float64,
+	zero_count Float64,
+	count Float64,
+	sum Float64,
+	positive_spans Array(Tuple(offset Int32, length UInt32)),
+	positive_buckets Array(Float64),
+	negative_spans Array(Tuple(offset Int32, length UInt32)),
+	negative_buckets Array(Float64),
+	custom_values Array(Float64)
+) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(HistogramsTable), settings),
+		// Exemplars of a series.
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	id UUID,
+	timestamp DateTime64(3, 'UTC'),
+	value Float64,
+	labels Map(String, String)
+) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(ExemplarsTable), settings),
+	}
+}
+
+// A Label is one name=value pair of a series.
+type Label struct{ Name, Value string }
+
+// SeriesID is the id of the series with labels (the metric name included as __name__):
+// the MD5 of the labels sorted by name, each written as name 0xff value 0xff, its 16
+// bytes read as a UUID in order (as UUIDNumToString reads them). IDExpression computes the same in the engine. The order of labels does not
+// matter; labels is sorted in place.
+func SeriesID(labels []Label) uuid.UUID {
+	sort.Slice(labels, func(i, j int) bool { return labels[i].Name < labels[j].Name })
+	h := md5.New()
+	for _, l := range labels {
+		h.Write([]byte(l.Name))
+		h.Write([]byte{0xff})
+		h.Write([]byte(l.Value))
+		h.Write([]byte{0xff})
+	}
+	var id uuid.UUID
+	copy(id[:], h.Sum(nil))
+	return id
+}
+
+// IDExpression is SeriesID in the engine's SQL, over the tags table's metric_name and
+// tags columns: the DEFAULT of a TimeSeries table's id column attached to these tables.
+const IDExpression = `toUUID(UUIDNumToString(MD5(arrayStringConcat(arrayMap(p -> concat(p.1, '\xff', p.2, '\xff'), ` +
+	`arraySort(arrayConcat([('__name__', metric_name)], arrayZip(mapKeys(tags), mapValues(tags))))), ''))))`

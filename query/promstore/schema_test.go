@@ -1,0 +1,58 @@
+package promstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/infra/clickhouse/chtest"
+	"github.com/svc-data/svc/query/promstore"
+	"github.com/svc-data/svc/query/sqlquote"
+)
+
+// TestSchemaOnEngine creates the tables on the real engine, twice (idempotent), and checks
+// that the engine's IDExpression over a tags row equals SeriesID of the same labels.
+func TestSchemaOnEngine(t *testing.T) {
+	_, conn := chtest.Engine(t)
+	ctx := context.Background()
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS prom_schema"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		for _, stmt := range promstore.DDL("prom_schema") {
+			if err := conn.Exec(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+	}
+	for _, labels := range [][]promstore.Label{
+		{{"__name__", "up"}},
+		{{"job", "api"}, {"__name__", "http_requests_total"}, {"instance", "10.0.0.1:9090"}},
+		{{"__name__", "x"}, {"le", "+Inf"}, {"path", "ünï\xfe"}},
+	} {
+		want := promstore.SeriesID(append([]promstore.Label(nil), labels...))
+		name, tags := "", "map("
+		for _, l := range labels {
+			if l.Name == promstore.MetricNameLabel {
+				name = l.Value
+				continue
+			}
+			if tags != "map(" {
+				tags += ", "
+			}
+			tags += sqlquote.String(l.Name) + ", " + sqlquote.String(l.Value)
+		}
+		tags += ")"
+		q := fmt.Sprintf("SELECT %s FROM (SELECT %s AS metric_name, CAST(%s, 'Map(LowCardinality(String), String)') AS tags)",
+			promstore.IDExpression, sqlquote.String(name), tags)
+		var got uuid.UUID
+		if err := conn.QueryRow(ctx, q).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if got != want {
+			t.Errorf("labels %v: engine id %s, SeriesID %s", labels, got, want)
+		}
+	}
+}
