@@ -49,6 +49,7 @@ type stack struct {
 	url    string
 	key    string
 	direct *chclient.Client
+	pprof  string // svcd's profile address, when it serves one
 }
 
 func run(args []string) (err error) {
@@ -61,6 +62,10 @@ func run(args []string) (err error) {
 	rows := fs.Int("rows", 1_000_000, "rows per measurement")
 	batch := fs.Int("batch", 1000, "rows per request")
 	workers := fs.Int("workers", 8, "concurrent requests")
+	directBatch := fs.Int("direct-batch", 100_000, "rows per insert of the engine's best direct path")
+	directWorkers := fs.Int("direct-workers", 4, "concurrent inserts of the engine's best direct path")
+	half := fs.Duration("half", 10*time.Second, "how long the half-load latency phase runs (0: skip)")
+	pprofDir := fs.String("pprof-dir", "", "directory for CPU profiles of svcd during each ingest workload (sets SVC_PPROF_ADDR)")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
@@ -75,10 +80,22 @@ func run(args []string) (err error) {
 	if args[0] == "workflows" {
 		workflows = "on"
 	}
-	st, err := startStack(ctx, "SVC_WORKFLOWS="+workflows)
+	env := []string{"SVC_WORKFLOWS=" + workflows}
+	pprofAddr := ""
+	if *pprofDir != "" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		pprofAddr = l.Addr().String()
+		l.Close()
+		env = append(env, "SVC_PPROF_ADDR="+pprofAddr)
+	}
+	st, err := startStack(ctx, env...)
 	if err != nil {
 		return err
 	}
+	st.pprof = pprofAddr
 	defer func() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "svcbench: keeping", st.dir, "for inspection")
@@ -88,7 +105,8 @@ func run(args []string) (err error) {
 	}()
 	switch args[0] {
 	case "ingest":
-		err = benchIngest(ctx, st, *rows, *batch, *workers, *only)
+		err = benchIngest(ctx, st, ingestOptions{total: *rows, batch: *batch, workers: *workers, only: *only,
+			directBatch: *directBatch, directWorkers: *directWorkers, half: *half, pprofDir: *pprofDir})
 		return err
 	case "query":
 		err = benchQuery(ctx, st, *scanRows)
