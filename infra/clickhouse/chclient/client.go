@@ -123,11 +123,16 @@ func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) 
 }
 
 // InsertRows implements pipeline.Engine: the rows travel inline after FORMAT, as
-// ClickHouse's HTTP interface defines, and the engine parses them with its own JSON
-// reader.
+// ClickHouse's HTTP interface defines, as one Native block whose JSON column carries each
+// row as text (nativeJSONBlock), and the engine parses them with its own JSON reader.
 func (c *Client) InsertRows(ctx context.Context, database, table, token string, rows []byte) error {
+	return Classify(c.conn.Exec(ctx, insertStatement(database, table, token, "Native", nativeJSONBlock(rows))))
+}
+
+// insertStatement is an INSERT of data in format into database.table under token.
+func insertStatement(database, table, token, format string, data []byte) string {
 	var b strings.Builder
-	b.Grow(len(rows) + 256)
+	b.Grow(len(data) + 256)
 	b.WriteString("INSERT INTO ")
 	b.WriteString(sqlquote.Ident(database))
 	b.WriteByte('.')
@@ -136,9 +141,11 @@ func (c *Client) InsertRows(ctx context.Context, database, table, token string, 
 	b.WriteString(sqlquote.String(token))
 	// A document naming one path twice ({"a":1,"a":2}, or "a.b" beside {"a":{"b":..}})
 	// keeps the first value, as the transforms do, instead of failing a whole batch.
-	b.WriteString(", type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n")
-	b.Write(rows)
-	return Classify(c.conn.Exec(ctx, b.String()))
+	b.WriteString(", type_json_skip_duplicated_paths = 1 FORMAT ")
+	b.WriteString(format)
+	b.WriteByte('\n')
+	b.Write(data)
+	return b.String()
 }
 
 // permanentCodes are engine error codes caused by the data itself: retrying the same
