@@ -79,7 +79,7 @@ func (d *directInserter) insert(ctx context.Context, format, db, table, token st
 	target := sqlquote.Ident(db) + "." + sqlquote.Ident(table)
 	switch format {
 	case fmtJSONAsObject:
-		return d.st.direct.InsertRows(ctx, db, table, token, rows)
+		return d.st.direct.Exec(ctx, "INSERT INTO "+target+settings+" FORMAT JSONAsObject\n"+string(rows))
 	case fmtJSONEachRow:
 		// The same documents as the value of their column.
 		var b bytes.Buffer
