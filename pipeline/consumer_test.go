@@ -602,3 +602,54 @@ func (b boundedEngine) QueryStringsArgs(ctx context.Context, sql string, args ..
 	b.seen(len(args[0].([]string)))
 	return b.memEngine.QueryStringsArgs(ctx, sql, args...)
 }
+
+// TestFetchingGoesOnWhileAPartitionInserts: while a worker's insert is in flight,
+// deliveries to it are still taken (up to a batch's bytes), so the fetcher is not held
+// back (it serves every partition) and the next batch is larger; every row still lands
+// once.
+func TestFetchingGoesOnWhileAPartitionInserts(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	gate := make(chan struct{})
+	var once sync.Once
+	held := make(chan struct{})
+	eng.failOn = func(call string) error {
+		if call == "insert" {
+			once.Do(func() { close(held) })
+			<-gate
+		}
+		return nil
+	}
+	const n = 40
+	part := &memPartition{offset: -1, records: makeRecords(table, n, 3)}
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 10, Linger: time.Hour, RetryMin: time.Millisecond}, eng, oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Shutdown(context.Background())
+	c.Assigned(memAssignment{part})
+	for i := range 4 { // 12 rows: the first batch closes and its insert waits at the gate
+		if err := c.Deliver(context.Background(), "topic", 0, part.records[i:i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-held
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		for i := 4; i < n; i++ {
+			if err := c.Deliver(context.Background(), "topic", 0, part.records[i:i+1]); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	select {
+	case <-delivered:
+	case <-time.After(30 * time.Second):
+		close(gate)
+		t.Fatalf("deliveries blocked behind an insert in flight, far below a batch's bytes")
+	}
+	close(gate)
+	waitFor(t, "every row", func() bool { return eng.count("db.t__g1") == 3*n })
+	waitFor(t, "nothing held", func() bool { return c.Stats().Held() == 0 })
+}
