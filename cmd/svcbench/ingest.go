@@ -364,22 +364,27 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 			// Best of two alternating rounds per format: the machine is shared.
 			fs := []string{fmtJSONAsObject, fmtJSONEachRow, fmtNative}
 			rates := make([]float64, len(fs))
-			for range 2 {
+			cpus := make([]float64, len(fs))
+			for round := range 2 {
 				for k, f := range fs {
 					st.quiet(ctx)
 					tf, err := newDirect(key)
 					if err != nil {
 						return err
 					}
+					c0 := pr.read()
 					d, err := di.run(ctx, f, "bench_direct", tf, batches, o.directWorkers)
 					if err != nil {
 						return fmt.Errorf("%s: %w", w.name, err)
 					}
 					rates[k] = max(rates[k], float64(w.rowCount)/d.Seconds())
+					if c := perMillion(c0, pr.read(), w.rowCount).engine; round == 0 || c < cpus[k] {
+						cpus[k] = c
+					}
 				}
 			}
 			for k, f := range fs {
-				formats = append(formats, fmt.Sprintf("%s %.0f", f, rates[k]))
+				formats = append(formats, fmt.Sprintf("%s %.0f rows/s (engine %.2f core-s per million)", f, rates[k], cpus[k]))
 				if rates[k] > rates[slices.Index(fs, best)] {
 					best = f
 				}
@@ -447,7 +452,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 		"200ms", ms(pct(lats, 0.5)), ms(pct(lats, 0.99)))
 	fmt.Printf("ingest: %d rows per workload, %d rows per request, %d concurrent requests; load average %s\n", total, batch, workers, loadavg())
 	fmt.Println("edge = HTTP edge → Kafka (acks=all) → consumer → engine, until every row is queryable;")
-	fmt.Printf("best direct = the same rows straight into the same engine in %d-row batches, %d concurrent, as %s (the fastest of: %s rows/s on %s);\n",
+	fmt.Printf("best direct = the same rows straight into the same engine in %d-row batches, %d concurrent, as %s (the fastest of: %s on %s);\n",
 		o.directBatch, o.directWorkers, best, strings.Join(formats, ", "), ws[0].name)
 	fmt.Printf("direct %d-row = the same rows as %s in the edge's request size, %d concurrent; ratio = edge / direct\n", batch, best, workers)
 	table(report)
