@@ -112,7 +112,7 @@ func id(n, size int) []byte {
 }
 
 // workloads builds every measurement of total rows in requests of batch rows.
-func workloads(total, batch int) ([]*workload, error) {
+func workloads(total, batch int, only string) ([]*workload, error) {
 	now := time.Now()
 	res := &resourcepb.Resource{Attributes: []*commonpb.KeyValue{attr("service.name", "checkout"), attr("host.name", "web-1")}}
 	scope := &commonpb.InstrumentationScope{Name: "bench", Version: "1.0"}
@@ -193,6 +193,9 @@ func workloads(total, batch int) ([]*workload, error) {
 		"otlp-metrics", "OTLP/HTTP metrics", "OTLP/gRPC metrics", "cloudwatch-logs", "cloudtrail", "firehose"}
 	var out []*workload
 	for _, name := range order {
+		if only != "" && !strings.Contains(","+only+",", ","+name+",") {
+			continue
+		}
 		w := &workload{name: name, unit: "requests"}
 		if name == "firehose" {
 			w.unit = "deliveries"
@@ -255,15 +258,12 @@ type ingestOptions struct {
 
 func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 	total, batch, workers := o.total, o.batch, o.workers
-	all, err := workloads(total, batch)
+	ws, err := workloads(total, batch, o.only)
 	if err != nil {
 		return err
 	}
-	var ws []*workload
-	for _, w := range all {
-		if o.only == "" || strings.Contains(","+o.only+",", ","+w.name+",") {
-			ws = append(ws, w)
-		}
+	if len(ws) == 0 {
+		return fmt.Errorf("no workload named in -only %q", o.only)
 	}
 	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {
 		return err
