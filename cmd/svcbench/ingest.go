@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -311,7 +312,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 	var formats []string
 	report := [][]string{{"workload", "rows", "edge rows/s", "edge MB/s", "edge " + "req/s", "best direct rows/s", "ratio",
 		fmt.Sprintf("direct %d-row rows/s", batch), "ratio", "ack→queryable p50/p99 ms"}}
-	cpuReport := [][]string{{"workload", "edge: engine / broker / svcd = total", "best direct: engine", fmt.Sprintf("%d-row direct: engine", batch)}}
+	cpuReport := [][]string{{"workload", "edge inserts", "edge: engine / broker / svcd = total", "best direct: engine", fmt.Sprintf("%d-row direct: engine", batch)}}
 	for i, w := range ws {
 		table := fmt.Sprintf("b%d", i)
 		key := ""
@@ -355,6 +356,14 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 		edge := time.Since(start)
+		// The inserts the consumer made: parts of level 0 (merged-away parts stay listed,
+		// inactive, for minutes).
+		inserts := "n/a"
+		if n, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM system.parts WHERE database = '%s' AND (table = '%s' OR startsWith(table, '%s__')) AND level = 0", engineDB, table, table)); err == nil && len(n) == 1 {
+			if k, _ := strconv.Atoi(n[0]); k > 0 {
+				inserts = fmt.Sprintf("%s (%d rows each)", n[0], w.rowCount/k)
+			}
+		}
 		edgeCPU := perMillion(c0, pr.read(), w.rowCount)
 		<-profiled
 		lat := st.freshness(table)
@@ -418,7 +427,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 		report = append(report, []string{w.name, fmt.Sprint(w.rowCount), fmt.Sprintf("%.0f", edgeRate), fmt.Sprintf("%.1f", mb(w.bodyBytes, edge)),
 			fmt.Sprintf("%.0f %s", float64(len(w.bodies))/edge.Seconds(), w.unit),
 			fmt.Sprintf("%.0f", rate(dbest)), ratio(edgeRate, rate(dbest)), fmt.Sprintf("%.0f", rate(d1k)), ratio(edgeRate, rate(d1k)), lat})
-		cpuReport = append(cpuReport, []string{w.name, edgeCPU.String(), fmt.Sprintf("%.2f", bestCPU.engine), fmt.Sprintf("%.2f", direct1kCPU.engine)})
+		cpuReport = append(cpuReport, []string{w.name, inserts, edgeCPU.String(), fmt.Sprintf("%.2f", bestCPU.engine), fmt.Sprintf("%.2f", direct1kCPU.engine)})
 		if w.name == "plain JSON" && o.half > 0 {
 			// Ingest-to-queryable at half the saturation rate just measured.
 			if err := st.halfLoad(ctx, conn, w, headers, edgeRate/2, o.half, workers); err != nil {
