@@ -291,6 +291,12 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 	}
 	defer di.Close()
 	pr := st.procs()
+	// What the processes use when nothing is sent, per second: part of every phase's
+	// account (the broker's JVM, svcd's and the engine's background work).
+	st.quiet(ctx)
+	i0, t0 := pr.read(), time.Now()
+	time.Sleep(3 * time.Second)
+	idle := perMillion(i0, pr.read(), int(1e6*time.Since(t0).Seconds()))
 	// Warm up every process (the broker's JIT above all) and the direct formats on a
 	// slice of the first workload's rows, unmeasured.
 	if err := st.warmUp(ctx, conn, di, ws[0], engineDB, workers, o.directWorkers, o.directBatch); err != nil {
@@ -466,7 +472,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 	fmt.Printf("direct %d-row = the same rows as %s in the edge's request size, %d concurrent; ratio = edge / direct\n", batch, best, workers)
 	table(report)
 	fmt.Println()
-	fmt.Println("CPU core-seconds per million rows (user+system from /proc/<pid>/stat, before and after each phase)")
+	fmt.Printf("CPU core-seconds per million rows (user+system from /proc/<pid>/stat, before and after each phase); idle, per second: engine / broker / svcd = %s\n", idle)
 	table(cpuReport)
 	return nil
 }
@@ -510,7 +516,10 @@ func (st *stack) waitCount(ctx context.Context, engineDB, table string, n int, s
 		if time.Since(start) > 2*time.Minute {
 			return fmt.Errorf("rows not queryable after 2 minutes (%v, %v)", got, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		// Each count costs the engine about as much as SELECT 1 (a few ms of CPU): polled
+		// every 20 ms it alone used to add about a core-second per million rows to the
+		// engine's account.
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
