@@ -291,17 +291,17 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 	}
 	defer di.Close()
 	pr := st.procs()
+	// Warm up every process (the broker's JIT above all) and the direct formats on a
+	// slice of the first workload's rows, unmeasured.
+	if err := st.warmUp(ctx, conn, di, ws[0], engineDB, workers, o.directWorkers, o.directBatch); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
 	// What the processes use when nothing is sent, per second: part of every phase's
 	// account (the broker's JVM, svcd's and the engine's background work).
 	st.quiet(ctx)
 	i0, t0 := pr.read(), time.Now()
 	time.Sleep(3 * time.Second)
 	idle := perMillion(i0, pr.read(), int(1e6*time.Since(t0).Seconds()))
-	// Warm up every process (the broker's JIT above all) and the direct formats on a
-	// slice of the first workload's rows, unmeasured.
-	if err := st.warmUp(ctx, conn, di, ws[0], engineDB, workers, o.directWorkers, o.directBatch); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
-	}
 	directTable := 0
 	// newDirect creates an empty direct table shaped like the edge's.
 	newDirect := func(key string) (string, error) {
