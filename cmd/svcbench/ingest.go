@@ -370,6 +370,9 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 				inserts = fmt.Sprintf("%s (%d rows each)", n[0], w.rowCount/k)
 			}
 		}
+		// CPU is read once the merges the phase set off are done, so that every phase is
+		// charged for its own merges (small parts cost more merging).
+		st.quiet(ctx)
 		edgeCPU := perMillion(c0, pr.read(), w.rowCount)
 		<-profiled
 		lat := st.freshness(table)
@@ -393,6 +396,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 						return fmt.Errorf("%s: %w", w.name, err)
 					}
 					rates[k] = max(rates[k], float64(w.rowCount)/d.Seconds())
+					st.quiet(ctx)
 					if c := perMillion(c0, pr.read(), w.rowCount).engine; round == 0 || c < cpus[k] {
 						cpus[k] = c
 					}
@@ -416,6 +420,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
+		st.quiet(ctx)
 		direct1kCPU := perMillion(c0, pr.read(), w.rowCount)
 		st.quiet(ctx)
 		tb2, err := newDirect(key)
@@ -427,6 +432,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
+		st.quiet(ctx)
 		bestCPU := perMillion(c0, pr.read(), w.rowCount)
 		rate := func(d time.Duration) float64 { return float64(w.rowCount) / d.Seconds() }
 		edgeRate := rate(edge)
@@ -472,7 +478,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 	fmt.Printf("direct %d-row = the same rows as %s in the edge's request size, %d concurrent; ratio = edge / direct\n", batch, best, workers)
 	table(report)
 	fmt.Println()
-	fmt.Printf("CPU core-seconds per million rows (user+system from /proc/<pid>/stat, before and after each phase); idle, per second: engine / broker / svcd = %s\n", idle)
+	fmt.Printf("CPU core-seconds per million rows (user+system from /proc/<pid>/stat, before each phase and after its merges); idle, per second: engine / broker / svcd = %s\n", idle)
 	table(cpuReport)
 	return nil
 }
