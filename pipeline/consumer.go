@@ -589,8 +589,19 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 		return err
 	}
 	var rows []byte
-	for _, r := range recs {
-		rows = append(rows, r.Value...)
+	switch len(recs) {
+	case 0:
+	case 1:
+		rows = recs[0].Value // read only: no copy
+	default:
+		n := 0
+		for _, r := range recs {
+			n += len(r.Value)
+		}
+		rows = make([]byte, 0, n)
+		for _, r := range recs {
+			rows = append(rows, r.Value...)
+		}
 	}
 	if len(rows) == 0 {
 		return nil

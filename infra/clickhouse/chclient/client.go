@@ -126,13 +126,16 @@ func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) 
 // ClickHouse's HTTP interface defines, as one Native block whose JSON column carries each
 // row as text (nativeJSONBlock), and the engine parses them with its own JSON reader.
 func (c *Client) InsertRows(ctx context.Context, database, table, token string, rows []byte) error {
-	return Classify(c.conn.Exec(ctx, insertStatement(database, table, token, "Native", nativeJSONBlock(rows))))
+	// The statement and its data are written once, into the text the driver sends.
+	var b strings.Builder
+	writeInsert(&b, database, table, token, "Native")
+	nativeJSONBlock(&b, rows)
+	return Classify(c.conn.Exec(ctx, b.String()))
 }
 
-// insertStatement is an INSERT of data in format into database.table under token.
-func insertStatement(database, table, token, format string, data []byte) string {
-	var b strings.Builder
-	b.Grow(len(data) + 256)
+// writeInsert writes an INSERT into database.table under token, of data in format that
+// follows the newline it ends with.
+func writeInsert(b *strings.Builder, database, table, token, format string) {
 	b.WriteString("INSERT INTO ")
 	b.WriteString(sqlquote.Ident(database))
 	b.WriteByte('.')
@@ -144,8 +147,6 @@ func insertStatement(database, table, token, format string, data []byte) string 
 	b.WriteString(", type_json_skip_duplicated_paths = 1 FORMAT ")
 	b.WriteString(format)
 	b.WriteByte('\n')
-	b.Write(data)
-	return b.String()
 }
 
 // permanentCodes are engine error codes caused by the data itself: retrying the same

@@ -3,6 +3,7 @@ package chclient
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 )
 
 // nativeJSONBlock encodes newline-terminated JSON documents as one block of the engine's
@@ -16,35 +17,33 @@ import (
 // client_protocol_version: column count, row count, then per column its name, its type
 // and its data; for JSON the data begins with the serialization version (UInt64 1:
 // string) and each value is a length (unsigned LEB128) and the bytes.
-func nativeJSONBlock(rows []byte) []byte {
+func nativeJSONBlock(out *strings.Builder, rows []byte) {
 	n := 0
 	for line := range bytes.Lines(rows) {
 		if len(bytes.TrimRight(line, "\r\n")) > 0 {
 			n++
 		}
 	}
-	out := make([]byte, 0, len(rows)+2*n+32)
-	out = binary.AppendUvarint(out, 1)
-	out = binary.AppendUvarint(out, uint64(n))
-	out = appendString(out, "doc")
-	out = appendString(out, "JSON")
-	out = binary.LittleEndian.AppendUint64(out, jsonStringSerialization)
+	out.Grow(len(rows) + 2*n + 32)
+	var num [binary.MaxVarintLen64]byte
+	uvarint := func(v uint64) { out.Write(binary.AppendUvarint(num[:0], v)) }
+	uvarint(1)
+	uvarint(uint64(n))
+	for _, s := range []string{"doc", "JSON"} {
+		uvarint(uint64(len(s)))
+		out.WriteString(s)
+	}
+	out.Write(binary.LittleEndian.AppendUint64(num[:0], jsonStringSerialization))
 	for line := range bytes.Lines(rows) {
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
 			continue
 		}
-		out = binary.AppendUvarint(out, uint64(len(line)))
-		out = append(out, line...)
+		uvarint(uint64(len(line)))
+		out.Write(line)
 	}
-	return out
 }
 
 // jsonStringSerialization is the JSON type's serialization version whose values are
 // JSON text.
 const jsonStringSerialization = 1
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
