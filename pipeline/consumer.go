@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/semaphore"
 )
 
 // ConsumerConfig sizes batches and retries.
@@ -110,8 +109,7 @@ func (c *Consumer) Assigned(a Assignment) {
 	}
 	off, meta := a.Committed()
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &worker{c: c, a: a, in: make(chan delivery, deliveryQueue), next: off, cancel: cancel, done: make(chan struct{}),
-		queued: semaphore.NewWeighted(int64(c.cfg.MaxBytes))}
+	w := &worker{c: c, a: a, in: make(chan []Record, 4), next: off, cancel: cancel, done: make(chan struct{})}
 	if p, err := decodePlan(meta); err != nil {
 		c.cfg.Logger.Error("ignoring unreadable batch plan", "topic", id.topic, "partition", id.partition, "metadata", meta, "err", err)
 	} else {
@@ -134,15 +132,8 @@ func (c *Consumer) Revoked(topic string, partition int32) {
 	}
 }
 
-// deliveryQueue bounds the deliveries a partition's worker has not taken yet; its
-// bytes are bounded by MaxBytes (worker.queued).
-const deliveryQueue = 256
-
 // Deliver hands fetched records of one partition to its worker, blocking while the
-// worker holds a batch's worth (MaxBytes) of records it has not taken yet: that is the
-// backpressure that stops fetching when the engine is slow. Up to that, fetching goes on
-// while the worker inserts, so that the next batch is larger, not later, and one busy
-// partition does not hold back the others' deliveries.
+// worker is busy: that is the backpressure that stops fetching when the engine is slow.
 func (c *Consumer) Deliver(ctx context.Context, topic string, partition int32, recs []Record) error {
 	c.mu.Lock()
 	w := c.workers[partitionID{topic, partition}]
@@ -150,48 +141,14 @@ func (c *Consumer) Deliver(ctx context.Context, topic string, partition int32, r
 	if w == nil {
 		return nil // revoked meanwhile; the new owner reads these again
 	}
-	size := min(recordBytes(recs), int64(w.c.cfg.MaxBytes))
-	if !w.queued.TryAcquire(size) {
-		actx, cancel := context.WithCancel(ctx)
-		stop := context.AfterFunc(ctx, cancel)
-		go func() {
-			select {
-			case <-w.done:
-				cancel()
-			case <-actx.Done():
-			}
-		}()
-		err := w.queued.Acquire(actx, size)
-		stop()
-		cancel()
-		if err != nil {
-			return ctx.Err() // nil when the worker stopped
-		}
-	}
 	select {
-	case w.in <- delivery{recs: recs, size: size}:
+	case w.in <- recs:
 		return nil
 	case <-w.done:
 		return nil
 	case <-ctx.Done():
-		w.queued.Release(size)
 		return ctx.Err()
 	}
-}
-
-// delivery is fetched records on their way to a worker, and the bytes they take of its
-// queue.
-type delivery struct {
-	recs []Record
-	size int64
-}
-
-func recordBytes(recs []Record) int64 {
-	var n int64
-	for _, r := range recs {
-		n += int64(len(r.Value))
-	}
-	return n
 }
 
 // Drain makes every worker insert and commit the records it holds, then stop; it returns
@@ -293,10 +250,9 @@ func decodePlan(s string) (*plan, error) {
 type worker struct {
 	c      *Consumer
 	a      Assignment
-	in     chan delivery
-	queued *semaphore.Weighted // bytes delivered and not taken yet
-	next   int64               // first offset of the pending batch, -1 until known
-	plan   *plan               // a plan committed by an earlier owner, replayed first
+	in     chan []Record
+	next   int64 // first offset of the pending batch, -1 until known
+	plan   *plan // a plan committed by an earlier owner, replayed first
 	buf    []Record
 	bytes  int // bytes of buf
 	rows   int // rows of buf: each record holds newline-terminated rows
@@ -322,8 +278,8 @@ func (w *worker) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case d := <-w.in:
-			w.take(d)
+		case recs := <-w.in:
+			w.hold(recs)
 		case <-linger.C:
 			armed = false
 			if w.plan == nil && len(w.buf) > 0 {
@@ -338,8 +294,8 @@ func (w *worker) run(ctx context.Context) {
 			// flushed now.
 			for pending := true; pending; {
 				select {
-				case d := <-w.in:
-					w.take(d)
+				case recs := <-w.in:
+					w.hold(recs)
 				default:
 					pending = false
 				}
@@ -361,12 +317,6 @@ func (w *worker) run(ctx context.Context) {
 			armed = false
 		}
 	}
-}
-
-// take holds a delivery's records and frees its room in the queue.
-func (w *worker) take(d delivery) {
-	w.queued.Release(d.size)
-	w.hold(d.recs)
 }
 
 // hold appends fetched records to the pending batch.
