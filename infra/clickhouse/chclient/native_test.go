@@ -22,22 +22,11 @@ import (
 // InsertRows under the same token inserts nothing.
 func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 	const typed = "JSON(_time DateTime64(3, 'UTC'), _raw String, host String, source String, sourcetype String, index String)"
-	p := chtest.Start(t, clickhouse.ProcessConfig{})
-	c, err := chclient.Open(chclient.Config{URL: p.URL(), DialTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	for _, stmt := range []string{"CREATE DATABASE d",
+	c, ctx := engineWith(t, "CREATE DATABASE d",
 		"CREATE TABLE d.native (doc JSON) ENGINE = MergeTree ORDER BY tuple() SETTINGS non_replicated_deduplication_window = 100",
 		"CREATE TABLE d.text (doc JSON) ENGINE = MergeTree ORDER BY tuple()",
-		"CREATE TABLE d.typed_native (doc " + typed + ") ENGINE = MergeTree ORDER BY tuple()",
-		"CREATE TABLE d.typed_text (doc " + typed + ") ENGINE = MergeTree ORDER BY tuple()"} {
-		if err := c.Exec(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"CREATE TABLE d.typed_native (doc "+typed+") ENGINE = MergeTree ORDER BY tuple()",
+		"CREATE TABLE d.typed_text (doc "+typed+") ENGINE = MergeTree ORDER BY tuple()")
 	docs := []string{
 		`{"n":-1,"_time":"2026-11-21 05:01:02.123","_raw":"line","host":"h","index":"main"}`,
 		`{"n":-2,"_time":1763701262123,"_raw":"line 2","source":"s"}`,
@@ -98,4 +87,23 @@ func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 			t.Errorf("row %d:\n native %s\n text   %s", i, native[i], text[min(i, len(text)-1)])
 		}
 	}
+}
+
+// engineWith starts an engine, runs stmts on it and returns a client, closed when the
+// test ends.
+func engineWith(t *testing.T, stmts ...string) (*chclient.Client, context.Context) {
+	t.Helper()
+	p := chtest.Start(t, clickhouse.ProcessConfig{})
+	c, err := chclient.Open(chclient.Config{URL: p.URL(), DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	for _, stmt := range stmts {
+		if err := c.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, ctx
 }
