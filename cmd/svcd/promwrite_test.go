@@ -253,6 +253,21 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 	}
 	s.WaitPrometheus("")
 	check("granted write", "SELECT count() FROM prometheus_data WHERE id = '"+seriesID("__name__", "prw_granted")+"'", "1")
+
+	// The PromQL suite's loader: many samples in several requests, queryable on return.
+	var series []prompb.TimeSeries
+	for i := range 3 {
+		ts := prompb.TimeSeries{Labels: []prompb.Label{{Name: "__name__", Value: "prw_load"}, {Name: "i", Value: fmt.Sprint(i)}}}
+		for j := range svcdtest.PromWriteBatch/2 + 1 {
+			ts.Samples = append(ts.Samples, prompb.Sample{Value: float64(j), Timestamp: t0 + int64(j)*1000})
+		}
+		series = append(series, ts)
+	}
+	series[0].Histograms = req1.Timeseries[1].Histograms
+	s.WritePrometheus(s.AdminKey, "", series)
+	check("loaded", "SELECT count(), uniqExact(id) FROM prometheus_data WHERE id IN (SELECT id FROM prometheus_tags WHERE metric_name = 'prw_load')",
+		fmt.Sprintf("%d\t3", 3*(svcdtest.PromWriteBatch/2+1)))
+	check("loaded histograms", "SELECT count() FROM prometheus_histograms WHERE id = '"+seriesID("__name__", "prw_load", "i", "0")+"'", "1")
 }
 
 // sortedLines joins lines sorted as the engine sorts strings.
