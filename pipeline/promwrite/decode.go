@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -132,20 +133,20 @@ func invalid(format string, args ...any) error {
 // checkLabels validates a series' labels (names non-empty, UTF-8, not repeated, a
 // metric name) and drops those with empty values, which Prometheus treats as absent.
 func checkLabels(ls []promstore.Label, what string) ([]promstore.Label, error) {
+	// Sorted by name (as the series id wants them anyway), a repeated name is adjacent.
+	slices.SortFunc(ls, func(a, b promstore.Label) int { return strings.Compare(a.Name, b.Name) })
 	out := ls[:0]
-	seen := make(map[string]bool, len(ls))
 	name := false
-	for _, l := range ls {
+	for i, l := range ls {
 		if l.Name == "" {
 			return nil, invalid("%s has a label with an empty name", what)
 		}
 		if !utf8.ValidString(l.Name) || !utf8.ValidString(l.Value) {
 			return nil, invalid("%s: label %q is not valid UTF-8", what, l.Name)
 		}
-		if seen[l.Name] {
+		if i > 0 && ls[i-1].Name == l.Name {
 			return nil, invalid("%s: label %q appears twice", what, l.Name)
 		}
-		seen[l.Name] = true
 		if l.Value == "" {
 			continue
 		}

@@ -214,7 +214,22 @@ func (e *encoder) metadata(family, typ, unit, help string) {
 	e.metrics.rows++
 }
 
+// grow sizes the data table's rows for n float samples and the series rows for m
+// series of about labelBytes each, so that encoding does not keep copying them.
+func (e *encoder) grow(n, m, labelBytes int) {
+	e.data.b = make([]byte, 0, 32*n)
+	e.tags.b = make([]byte, 0, m*(48+labelBytes))
+}
+
 func (e *encoder) v1(req *prompb.WriteRequest) error {
+	n, lb := 0, 0
+	for i := range req.Timeseries {
+		n += len(req.Timeseries[i].Samples)
+		for _, l := range req.Timeseries[i].Labels {
+			lb += len(l.Name) + len(l.Value) + 2
+		}
+	}
+	e.grow(n, len(req.Timeseries), lb/max(1, len(req.Timeseries)))
 	for i := range req.Timeseries {
 		ts := &req.Timeseries[i]
 		ls := make([]promstore.Label, len(ts.Labels))
@@ -366,6 +381,11 @@ func (e *encoder) v2(req *writev2.Request) error {
 		}
 		return sym[ref], nil
 	}
+	n := 0
+	for i := range req.Timeseries {
+		n += len(req.Timeseries[i].Samples)
+	}
+	e.grow(n, len(req.Timeseries), 64)
 	for i := range req.Timeseries {
 		ts := &req.Timeseries[i]
 		ls, err := labelsV2(ts.LabelsRefs, sym, "series")
