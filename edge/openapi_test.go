@@ -25,9 +25,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/snappy"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	vErrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/prometheus/prometheus/prompb"
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
@@ -609,6 +611,7 @@ func newHarness(t *testing.T) *harness {
 	// The log-search app's routes answer only with the app installed.
 	must(svc.SetApp(ctx, h.cluster.ID, catalog.AppLogsearch, true))
 	must(svc.SetApp(ctx, h.cluster.ID, catalog.AppOpenTelemetry, true))
+	must(svc.SetApp(ctx, h.cluster.ID, catalog.AppPrometheus, true))
 
 	eng := &fakeEngine{logLines: []string{
 		`{"id":"5f2b1c0d9e8a7b6c","created_at":"2025-06-01 12:00:00.250","method":"POST","path":"/v1/query","route":"/v1/query","status":400,"source":"cli","duration_ms":1.25,"user_agent":"svc-cli/1.2.3","client_version":"1.2.3","request_size":"23","trace_id":"5b8efff798038103d269b633813fc60c","database":"default","error_code":"invalid_sql","error_message":"field \"sql\" is required","body":"{\"sql\": \"\"}"}`,
@@ -1062,6 +1065,15 @@ func TestOpenAPIAnswers(t *testing.T) {
 	if _, ok := h.m.Table(h.cluster.ID, "default", "custom_made"); ok {
 		t.Fatal("a custom-role key's OTLP export created a table")
 	}
+	// Prometheus remote write (promwrite.go).
+	prom := map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy"}
+	up, _ := (&prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{Labels: []prompb.Label{{Name: "__name__", Value: "up"}},
+		Samples: []prompb.Sample{{Value: 1, Timestamp: 1}}}}}).Marshal()
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "admin", header: prom, body: string(snappy.Encode(nil, up))}, 204, "")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "admin", header: prom, body: "nope"}, 400, "invalid_remote_write")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "admin", header: otlp, body: "{}"}, 415, "unsupported_media_type")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write?database=nope", as: "admin", header: prom, body: string(snappy.Encode(nil, up))}, 404, "database_not_found")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "read_only", header: prom, body: string(snappy.Encode(nil, up))}, 403, "forbidden")
 	json200(request{method: "DELETE", target: "/v1/apps/opentelemetry", as: "org_admin"})
 	h.expect(request{method: "POST", target: "/otlp/v1/logs", as: "admin", header: otlp, body: `{}`}, 403, "app_not_installed")
 

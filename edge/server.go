@@ -214,6 +214,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("traces"))))
 	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("logs"))))
 	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("metrics"))))
+	// The Prometheus app's remote write (promwrite.go).
+	r.POST("/prometheus/api/v1/write", s.withKey(s.Gated(catalog.AppPrometheus, s.promWrite)))
 	r.GET("/ui/", s.consolePage)
 	r.GET("/ui/assets/{file}", s.consoleAsset)
 	r.POST("/ui/login", s.consoleLogin)

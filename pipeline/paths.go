@@ -42,6 +42,9 @@ func (w *worker) recordPaths(ctx context.Context, groups []*group) error {
 	}
 	sc := w.c.shapes
 	for _, g := range groups {
+		if isPrometheus(g) {
+			continue // typed tables: no paths
+		}
 		var rows [][]byte
 		var fresh []uint64
 		sc.mu.Lock()

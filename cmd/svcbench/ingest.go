@@ -607,6 +607,11 @@ const benchPassword = "svcbench administrator password"
 // installOpenTelemetry installs the OpenTelemetry app as the bootstrap administrator,
 // for the native OTLP workloads.
 func (st *stack) installOpenTelemetry(ctx context.Context) error {
+	return st.installApp(ctx, "opentelemetry")
+}
+
+// installApp installs an app as the bootstrap administrator.
+func (st *stack) installApp(ctx context.Context, app string) error {
 	resp, err := http.Post(st.url+"/v1/auth/login", "application/json",
 		strings.NewReader(`{"username":"admin","password":"`+benchPassword+`"}`))
 	if err != nil {
@@ -618,7 +623,7 @@ func (st *stack) installOpenTelemetry(ctx context.Context) error {
 	if err != nil || login.Token == "" {
 		return fmt.Errorf("log in as the bootstrap admin: %d %v", resp.StatusCode, err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/opentelemetry?organization=default&cluster=default", nil)
+	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/"+app+"?organization=default&cluster=default", nil)
 	req.Header.Set("Authorization", "Bearer "+login.Token)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
@@ -626,7 +631,7 @@ func (st *stack) installOpenTelemetry(ctx context.Context) error {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return fmt.Errorf("install the OpenTelemetry app: %d", resp.StatusCode)
+		return fmt.Errorf("install the %s app: %d", app, resp.StatusCode)
 	}
 	return nil
 }

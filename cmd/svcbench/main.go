@@ -8,6 +8,8 @@
 //	                  on the engine
 //	svcbench cli      svc ingest of a 1M-row NDJSON file beside the edge fed by HTTP
 //	                  workers, each until queryable
+//	svcbench prometheus  remote-write samples/s through the edge until queryable,
+//	                  beside direct RowBinary inserts of the same samples
 //	svcbench workflows  N workflows at 1 s with a table sink: evaluations/s achieved
 //	                  against scheduled, schedule lag, CPU of engine, Temporal and svcd
 //
@@ -54,7 +56,7 @@ type stack struct {
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query|cli|workflows [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|cli|prometheus|workflows [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -70,6 +72,7 @@ func run(args []string) (err error) {
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
 	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
+	promSeries := fs.Int("series", 1000, "series of the prometheus benchmark (rows are its samples, batch its samples per request)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -113,6 +116,9 @@ func run(args []string) (err error) {
 		return err
 	case "cli":
 		err = benchCLI(ctx, st, *rows, *batch, *workers)
+		return err
+	case "prometheus":
+		err = benchPrometheus(ctx, st, *rows, *batch, *workers, *promSeries)
 		return err
 	case "workflows":
 		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)

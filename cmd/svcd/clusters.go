@@ -22,6 +22,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/metrics"
+	"github.com/svc-data/svc/query/promstore"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 )
@@ -304,6 +305,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
+		PrometheusDDL: promstore.DDL,
 	}, eng, n.mgr)
 	if err != nil {
 		return nil, err

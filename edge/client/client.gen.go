@@ -271,6 +271,21 @@ type ClientInterface interface {
 	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 	OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PrometheusRemoteWriteWithBody Prometheus remote write (1.0 and 2.0)
+	//
+	// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+	//
+	// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+	//
+	// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+	PrometheusRemoteWriteWithBody(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// HecEventDefaultWithBody Splunk HEC - send events (alias)
 	//
 	// Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -2201,6 +2216,31 @@ func (c *Client) OtlpExportTracesWithBody(ctx context.Context, params *OtlpExpor
 // Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 func (c *Client) OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOtlpExportTracesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PrometheusRemoteWriteWithBody Prometheus remote write (1.0 and 2.0)
+//
+// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+//
+// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+//
+// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+func (c *Client) PrometheusRemoteWriteWithBody(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrometheusRemoteWriteRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5465,6 +5505,123 @@ func NewOtlpExportTracesRequestWithBody(server string, params *OtlpExportTracesP
 			}
 
 			req.Header.Set("x-service-traces-table", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPrometheusRemoteWriteRequestWithBody constructs an http.Request for the PrometheusRemoteWrite method, with any body, and a specified content type
+func NewPrometheusRemoteWriteRequestWithBody(server string, params *PrometheusRemoteWriteParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/write")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+		if params.ContentEncoding != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Content-Encoding", *params.ContentEncoding, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Content-Encoding", headerParam1)
+		}
+
+		if params.XPrometheusRemoteWriteVersion != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Prometheus-Remote-Write-Version", *params.XPrometheusRemoteWriteVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Prometheus-Remote-Write-Version", headerParam2)
 		}
 
 	}

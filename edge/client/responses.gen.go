@@ -232,6 +232,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 	OtlpExportTracesWithResponse(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportTracesResponse, error)
 
+	// PrometheusRemoteWriteWithBodyWithResponse Prometheus remote write (1.0 and 2.0)
+	//
+	// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+	//
+	// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+	//
+	// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+	PrometheusRemoteWriteWithBodyWithResponse(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrometheusRemoteWriteResponse, error)
+
 	// HecEventDefaultWithBodyWithResponse Splunk HEC - send events (alias)
 	//
 	// Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -2547,6 +2562,112 @@ func (r OtlpExportTracesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r OtlpExportTracesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PrometheusRemoteWriteResponse204Headers the declared response headers of an HTTP 204 response for PrometheusRemoteWrite
+type PrometheusRemoteWriteResponse204Headers struct {
+	XPrometheusRemoteWriteExemplarsWritten  *int
+	XPrometheusRemoteWriteHistogramsWritten *int
+	XPrometheusRemoteWriteSamplesWritten    *int
+}
+
+// PrometheusRemoteWriteResponse503Headers the declared response headers of an HTTP 503 response for PrometheusRemoteWrite
+type PrometheusRemoteWriteResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PrometheusRemoteWriteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *IngestUnavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *PrometheusRemoteWriteResponse204Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PrometheusRemoteWriteResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON415() *Error {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON503() *IngestUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PrometheusRemoteWriteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PrometheusRemoteWriteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PrometheusRemoteWriteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PrometheusRemoteWriteResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9156,6 +9277,27 @@ func (c *ClientWithResponses) OtlpExportTracesWithResponse(ctx context.Context, 
 	return ParseOtlpExportTracesResponse(rsp)
 }
 
+// PrometheusRemoteWriteWithBodyWithResponse Prometheus remote write (1.0 and 2.0)
+//
+// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+//
+// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+//
+// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+func (c *ClientWithResponses) PrometheusRemoteWriteWithBodyWithResponse(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrometheusRemoteWriteResponse, error) {
+	rsp, err := c.PrometheusRemoteWriteWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrometheusRemoteWriteResponse(rsp)
+}
+
 // HecEventDefaultWithBodyWithResponse Splunk HEC - send events (alias)
 //
 // Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -12007,6 +12149,124 @@ func ParseOtlpExportTracesResponse(rsp *http.Response) (*OtlpExportTracesRespons
 		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
 		var headers OtlpExportTracesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePrometheusRemoteWriteResponse parses an HTTP response from a PrometheusRemoteWriteWithResponse call
+func ParsePrometheusRemoteWriteResponse(rsp *http.Response) (*PrometheusRemoteWriteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PrometheusRemoteWriteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest IngestUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 413:
+		// Content-type (text/plain) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers PrometheusRemoteWriteResponse204Headers
+		if values := rsp.Header.Values("X-Prometheus-Remote-Write-Exemplars-Written"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Prometheus-Remote-Write-Exemplars-Written", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPrometheusRemoteWriteExemplarsWritten = &value
+		}
+		if values := rsp.Header.Values("X-Prometheus-Remote-Write-Histograms-Written"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Prometheus-Remote-Write-Histograms-Written", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPrometheusRemoteWriteHistogramsWritten = &value
+		}
+		if values := rsp.Header.Values("X-Prometheus-Remote-Write-Samples-Written"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Prometheus-Remote-Write-Samples-Written", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPrometheusRemoteWriteSamplesWritten = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 503:
+		var headers PrometheusRemoteWriteResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

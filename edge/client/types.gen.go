@@ -2382,6 +2382,34 @@ type OtlpExportTracesParams struct {
 	XServiceTracesTable *string `json:"x-service-traces-table,omitempty"`
 }
 
+// PrometheusRemoteWriteParams defines parameters for PrometheusRemoteWrite.
+type PrometheusRemoteWriteParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+
+	// ContentEncoding `snappy` (the default when absent).
+	ContentEncoding *string `json:"Content-Encoding,omitempty"`
+
+	// XPrometheusRemoteWriteVersion Sent by Prometheus (`0.1.0` or `2.0.0`); informational, the message type comes from `Content-Type`.
+	XPrometheusRemoteWriteVersion *string `json:"X-Prometheus-Remote-Write-Version,omitempty"`
+}
+
 // HecEventDefaultParams defines parameters for HecEventDefault.
 type HecEventDefaultParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own

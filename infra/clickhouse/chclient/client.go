@@ -149,6 +149,29 @@ func writeInsert(b *strings.Builder, database, table, token, format string) {
 	b.WriteByte('\n')
 }
 
+var _ pipeline.RawInserter = (*Client)(nil)
+
+// InsertFormat implements pipeline.RawInserter: like InsertRows, the data travels inline
+// after FORMAT (binary formats too: the engine reads data from the first byte after the
+// newline that ends the statement).
+func (c *Client) InsertFormat(ctx context.Context, database, table, columns, format, token string, data []byte) error {
+	var b strings.Builder
+	b.Grow(len(data) + len(columns) + 256)
+	b.WriteString("INSERT INTO ")
+	b.WriteString(sqlquote.Ident(database))
+	b.WriteByte('.')
+	b.WriteString(sqlquote.Ident(table))
+	b.WriteString(" (")
+	b.WriteString(columns)
+	b.WriteString(") SETTINGS insert_deduplication_token = ")
+	b.WriteString(sqlquote.String(token))
+	b.WriteString(" FORMAT ")
+	b.WriteString(format)
+	b.WriteByte('\n')
+	b.Write(data)
+	return Classify(c.conn.Exec(ctx, b.String()))
+}
+
 // permanentCodes are engine error codes caused by the data itself: retrying the same
 // rows can never succeed. That includes a generation's CREATE refused for the types its
 // sample rows gave the sorting key (query/tables), which would otherwise be retried
