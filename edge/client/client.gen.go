@@ -729,6 +729,46 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 	GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// VerifyS3AccessWithBody Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN secret or external id appears in the answer, the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3AccessWithBody(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyS3Access Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN secret or external id appears in the answer, the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3Access(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteCluster Delete a cluster
 	//
 	// Marks the cluster `deleting`; every node stops its consumer and engine, then its data directory, Kafka topics and consumer group, databases and API keys are removed and the name is free again. Answers `{deleted: true}` once that is done, `{deleted: false}` while other work is still under way (the cluster then shows phase `deleting`).
@@ -2959,6 +2999,66 @@ func (c *Client) GetClusterMetricsByName(ctx context.Context, params *GetCluster
 // Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 func (c *Client) GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetClusterSizesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyS3AccessWithBody Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN secret or external id appears in the answer, the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *Client) VerifyS3AccessWithBody(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyS3AccessRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyS3Access Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN secret or external id appears in the answer, the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *Client) VerifyS3Access(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyS3AccessRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7316,6 +7416,73 @@ func NewGetClusterSizesRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewVerifyS3AccessRequest calls the generic VerifyS3Access builder with application/json body
+func NewVerifyS3AccessRequest(server string, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVerifyS3AccessRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewVerifyS3AccessRequestWithBody constructs an http.Request for the VerifyS3Access method, with any body, and a specified content type
+func NewVerifyS3AccessRequestWithBody(server string, params *VerifyS3AccessParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/clusters/verify-s3-access")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }

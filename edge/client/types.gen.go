@@ -2817,6 +2817,24 @@ type GetClusterMetricsByNameParams struct {
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
+// VerifyS3AccessJSONBody defines parameters for VerifyS3Access.
+type VerifyS3AccessJSONBody struct {
+	// DatabaseS3Access Lets the cluster's databases use their own buckets; immutable after cluster creation.
+	DatabaseS3Access *DatabaseS3Access `json:"database_s3_access,omitempty"`
+
+	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+	S3Storage S3StorageRequest `json:"s3_storage"`
+}
+
+// VerifyS3AccessParams defines parameters for VerifyS3Access.
+type VerifyS3AccessParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+}
+
 // DeleteClusterParams defines parameters for DeleteCluster.
 type DeleteClusterParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -3956,6 +3974,9 @@ type LoginJSONRequestBody LoginJSONBody
 
 // CreateClusterJSONRequestBody defines body for CreateCluster for application/json ContentType.
 type CreateClusterJSONRequestBody CreateClusterJSONBody
+
+// VerifyS3AccessJSONRequestBody defines body for VerifyS3Access for application/json ContentType.
+type VerifyS3AccessJSONRequestBody VerifyS3AccessJSONBody
 
 // UpdateClusterJSONRequestBody defines body for UpdateCluster for application/json ContentType.
 type UpdateClusterJSONRequestBody UpdateClusterJSONBody
