@@ -678,6 +678,7 @@ type ClientInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -699,6 +700,7 @@ type ClientInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -876,8 +878,8 @@ type ClientInterface interface {
 	// CreateDatabaseWithBody Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -889,8 +891,8 @@ type ClientInterface interface {
 	// CreateDatabase Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -2918,6 +2920,7 @@ func (c *Client) ListClusters(ctx context.Context, params *ListClustersParams, r
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -2949,6 +2952,7 @@ func (c *Client) CreateClusterWithBody(ctx context.Context, params *CreateCluste
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -3266,8 +3270,8 @@ func (c *Client) ListDatabases(ctx context.Context, params *ListDatabasesParams,
 // CreateDatabaseWithBody Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -3289,8 +3293,8 @@ func (c *Client) CreateDatabaseWithBody(ctx context.Context, params *CreateDatab
 // CreateDatabase Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //

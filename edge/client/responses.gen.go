@@ -659,6 +659,7 @@ type ClientWithResponsesInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -680,6 +681,7 @@ type ClientWithResponsesInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -875,8 +877,8 @@ type ClientWithResponsesInterface interface {
 	// CreateDatabaseWithBodyWithResponse Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -888,8 +890,8 @@ type ClientWithResponsesInterface interface {
 	// CreateDatabaseWithResponse Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -9885,6 +9887,7 @@ func (c *ClientWithResponses) ListClustersWithResponse(ctx context.Context, para
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -9912,6 +9915,7 @@ func (c *ClientWithResponses) CreateClusterWithBodyWithResponse(ctx context.Cont
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -10191,8 +10195,8 @@ func (c *ClientWithResponses) ListDatabasesWithResponse(ctx context.Context, par
 // CreateDatabaseWithBodyWithResponse Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -10210,8 +10214,8 @@ func (c *ClientWithResponses) CreateDatabaseWithBodyWithResponse(ctx context.Con
 // CreateDatabaseWithResponse Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //

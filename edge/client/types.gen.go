@@ -1659,7 +1659,7 @@ type S3Location struct {
 	Path   string `json:"path"`
 }
 
-// S3StorageRequest A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+// S3StorageRequest A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
 type S3StorageRequest struct {
 	Backups struct {
 		Bucket string  `json:"bucket"`
@@ -2771,7 +2771,7 @@ type CreateClusterJSONBody struct {
 	// Replicas Between the catalog's `min_number_of_replicas` and `max_number_of_replicas` (1 to 1 here).
 	Replicas int `json:"replicas"`
 
-	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
 	S3Storage *S3StorageRequest `json:"s3_storage,omitempty"`
 
 	// Size A size of the size catalog, identified by its (cpu_cores, memory_gib) pair.
@@ -2822,7 +2822,7 @@ type VerifyS3AccessJSONBody struct {
 	// DatabaseS3Access Lets the cluster's databases use their own buckets; immutable after cluster creation.
 	DatabaseS3Access *DatabaseS3Access `json:"database_s3_access,omitempty"`
 
-	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
 	S3Storage S3StorageRequest `json:"s3_storage"`
 }
 
@@ -2964,7 +2964,7 @@ type CreateDatabaseJSONBody struct {
 	// with a digit, without a double underscore.
 	Name Name `json:"name"`
 
-	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
 	S3Storage *S3StorageRequest `json:"s3_storage,omitempty"`
 }
 
