@@ -52,6 +52,8 @@ type node struct {
 	retry   map[uuid.UUID]*backoff
 	lastUse map[uuid.UUID]time.Time
 	queries map[uuid.UUID]*[2]int64 // reads and writes not yet sampled
+	// inflight counts the queries this node runs per cluster (autoscale.go).
+	inflight func(uuid.UUID) int
 	kick    chan struct{}
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -64,6 +66,8 @@ type clusterRun struct {
 	stopResort context.CancelFunc
 	resortDone chan struct{}
 	landed     int64 // rows landed when idleness was last checked
+	// limits the engine was started with; a resize restarts it with new ones.
+	limits engineLimits
 	// What the engine process got, read back from it after start.
 	cpu      float64
 	memory   int64
@@ -92,11 +96,12 @@ func (n *node) Start() {
 	n.reconcileAll(n.ctx)
 	ctx, stop := context.WithCancel(context.WithoutCancel(n.ctx))
 	n.stop, n.done = stop, make(chan struct{})
-	sampled := make(chan struct{})
+	sampled, scaled := make(chan struct{}), make(chan struct{})
 	go func() { defer close(sampled); n.sampleMetrics(ctx) }()
+	go func() { defer close(scaled); n.autoscale(ctx) }()
 	go func() {
 		defer close(n.done)
-		defer func() { <-sampled }()
+		defer func() { <-sampled; <-scaled }()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
@@ -187,6 +192,12 @@ func (n *node) reconcile(ctx context.Context, id uuid.UUID, now bool) {
 		}
 		_ = os.RemoveAll(n.clusterDir(id))
 	case c.Running():
+		if running && run.limits != limitsFor(c) {
+			// Resized (autoscaling): the engine restarts with the new size's limits.
+			n.stopLocal(ctx, id, run)
+			running = false
+			log.Info("cluster resized; engine restarting with the new limits", "cpu_cores", c.Size.CPUCores)
+		}
 		if !running {
 			if !now && !n.due(id) {
 				return
@@ -308,7 +319,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	if err != nil {
 		return nil, err
 	}
-	run := &clusterRun{cons: cons}
+	run := &clusterRun{cons: cons, limits: limitsFor(c)}
 	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: n.seeds, Group: pipeline.ConsumerGroup(cluster),
 		Topics: []string{ingest}, Logger: log}, cons)
 	if err != nil {
@@ -456,7 +467,15 @@ func (n *node) QueryEngine(cluster uuid.UUID) (query.Engine, error) {
 		n.reconcile(ctx, cluster, true)
 		n.touch(cluster)
 	}
-	return n.engines.QueryEngine(cluster)
+	e, err := n.engines.QueryEngine(cluster)
+	if err != nil && ok && c.Running() {
+		// Its engine is restarting (a resize): wait for the reconciler that holds it.
+		l := n.lock(cluster)
+		l.Lock()
+		l.Unlock()
+		return n.engines.QueryEngine(cluster)
+	}
+	return e, err
 }
 
 // stop closes a cluster's client and stops its embedded engine.

@@ -186,6 +186,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, n)
+	n.SetInflight(runner.Running)
 	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
 	if err != nil {
 		return err
