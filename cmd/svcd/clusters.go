@@ -52,11 +52,12 @@ type node struct {
 	retry   map[uuid.UUID]*backoff
 	lastUse map[uuid.UUID]time.Time
 	queries map[uuid.UUID]*[2]int64 // reads and writes not yet sampled
-	// inflight counts the queries this node runs per cluster (autoscale.go).
-	inflight func(uuid.UUID) int
 	kick    chan struct{}
 	stop    context.CancelFunc
 	done    chan struct{}
+
+	// inflight counts the queries this node runs per cluster (autoscale.go).
+	inflight func(uuid.UUID) int
 }
 
 // clusterRun is what this node runs for a cluster besides its engine.
