@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -106,4 +107,27 @@ func TestClusterAutoscalesWithLoad(t *testing.T) {
 	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT 1"}, key...)
 	// Quiet: back to the lower bound.
 	waitCores(1)
+}
+
+// TestMaxThreadsClampedToClusterSize: a statement asking for more threads than its
+// cluster's size has (or for 0, the engine's "auto") runs with the size's cores; fewer
+// stay as asked.
+func TestMaxThreadsClampedToClusterSize(t *testing.T) {
+	s := startControlPlane(t)
+	a := newClusterAdmin(t, s)
+	a.create("small") // 1 core
+	key := a.key("small")
+	for _, tc := range []struct{ asked, want string }{{"8", "1"}, {"0", "1"}, {"1", "1"}} {
+		var res struct{ Data []map[string]any }
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT toUInt64(getSetting('max_threads')) AS t SETTINGS max_threads = " + tc.asked}, key...).JSON(t, &res)
+		if got := fmt.Sprint(res.Data[0]["t"]); got != tc.want {
+			t.Errorf("max_threads = %s ran with %s threads, want %s", tc.asked, got, tc.want)
+		}
+	}
+	// The bootstrap cluster has no size: the statement's value stands.
+	var res struct{ Data []map[string]any }
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT toUInt64(getSetting('max_threads')) AS t SETTINGS max_threads = 3"}).JSON(t, &res)
+	if got := fmt.Sprint(res.Data[0]["t"]); got != "3" {
+		t.Errorf("bootstrap cluster: max_threads = 3 ran with %s", got)
+	}
 }
