@@ -129,7 +129,8 @@ func (n *node) Shutdown(ctx context.Context) error {
 	n.runs = map[uuid.UUID]*clusterRun{}
 	n.mu.Unlock()
 	var errs []error
-	for _, r := range runs {
+	for id, r := range runs {
+		n.flushQueries(ctx, id)
 		errs = append(errs, r.shutdown(ctx))
 	}
 	return errors.Join(errs...)
@@ -358,6 +359,7 @@ func (r *clusterRun) shutdown(ctx context.Context) error {
 
 // stopLocal drains the cluster's consumer, then stops its engine.
 func (n *node) stopLocal(ctx context.Context, id uuid.UUID, run *clusterRun) {
+	n.flushQueries(ctx, id)
 	n.mu.Lock()
 	delete(n.runs, id)
 	n.mu.Unlock()
