@@ -131,3 +131,36 @@ func TestMaxThreadsClampedToClusterSize(t *testing.T) {
 		t.Errorf("bootstrap cluster: max_threads = 3 ran with %s", got)
 	}
 }
+
+// TestClusterWakesOnIngestion: rows sent to an idle-stopped cluster resume it without a
+// query (the test only reads the cluster's phase), and land; a cluster an administrator
+// stopped stays stopped.
+func TestClusterWakesOnIngestion(t *testing.T) {
+	s := startControlPlane(t, "SVC_CLUSTER_IDLE_MINUTE=100ms")
+	a := newClusterAdmin(t, s)
+	c := a.create("sleepy")
+	key := a.key("sleepy")
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "ev"}, key...)
+	s.Must(202, "POST", "/v1/tables/ev", rows(0, 10), key...)
+	waitCountAs(t, s, key, "ev", 10)
+	a.cluster(200, "PATCH", "/v1/clusters/"+c.ID, map[string]any{"idle_timeout_minutes": 15}) // 1.5 s here
+	a.waitPhase(c.ID, "stopped", time.Minute)
+	s.Must(202, "POST", "/v1/tables/ev", rows(10, 5), key...)
+	a.waitPhase(c.ID, "ready", time.Minute)
+	a.cluster(200, "PATCH", "/v1/clusters/"+c.ID, map[string]any{"idle_timeout_minutes": 0})
+	waitCountAs(t, s, key, "ev", 15)
+
+	// Stopped by an administrator: ingestion is accepted and waits for a resume.
+	a.cluster(200, "POST", "/v1/clusters/"+c.ID+"/stop", nil)
+	s.Must(202, "POST", "/v1/tables/ev", rows(15, 5), key...)
+	// The wake check of a stopped cluster runs each reconcile; give it several.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := a.cluster(200, "GET", "/v1/clusters/"+c.ID, nil); got.Status.Phase != "stopped" {
+			t.Fatalf("an administrator's stop was undone: %s", got.Status.Phase)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.cluster(200, "POST", "/v1/clusters/"+c.ID+"/resume", nil)
+	waitCountAs(t, s, key, "ev", 20)
+}

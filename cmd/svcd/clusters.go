@@ -58,6 +58,8 @@ type node struct {
 
 	// inflight counts the queries this node runs per cluster (autoscale.go).
 	inflight func(uuid.UUID) int
+	// wakeChecked is when wakeOnIngest last looked at each idle-stopped cluster.
+	wakeChecked map[uuid.UUID]time.Time
 }
 
 // clusterRun is what this node runs for a cluster besides its engine.
@@ -243,6 +245,8 @@ func (n *node) reconcile(ctx context.Context, id uuid.UUID, now bool) {
 			if err := n.deleteCluster(ctx, c); err != nil {
 				log.Error("delete cluster; retrying", "err", err)
 			}
+		case catalog.PhaseStopped:
+			n.wakeOnIngest(ctx, c)
 		}
 	}
 }
