@@ -1208,6 +1208,10 @@ type AppId string
 
 // Cluster A cluster: its engine process, its Kafka topics and consumer, and its catalog state.
 // `status.phase` is one of `provisioning` (being brought up), `ready`, `stopping`, `stopped`, `resuming`, `deleting` and `failed` (bringing it up failed; `status.message` says why, and nodes retry with backoff). `status.ready` is true in phase `ready` only; `can_pause` is true when ready, `can_resume` when stopped or failed.
+//
+// **Idle timeout and waking.** A ready cluster with no query and no ingestion for `idle_timeout_minutes` stops itself. The next query resumes it and waits (about half a second on an idle machine). Ingestion also wakes it: rows sent to an idle-stopped cluster are accepted at once (Kafka holds them) and the cluster resumes within seconds, so they land without waiting for a query. A cluster stopped with `POST .../stop` is woken by neither: queries answer 503 `cluster_stopped` and rows wait for the resume.
+//
+// **Autoscaling.** Within `resources.minimum_size`..`maximum_size` the cluster follows load along the size catalog: when the statements running on its engine reach its cores for 3 checks in a row (a check every 15 s) it moves one size up; when they stay below the next smaller size's cores for 10 checks in a row, one size down. A move restarts the engine with the new size's limits (running statements finish first; queries arriving meanwhile wait) and shows in `resources`. A statement's `SETTINGS max_threads` above the current size's cores, or 0, runs with the size's cores.
 type Cluster struct {
 	CanPause  bool `json:"can_pause"`
 	CanResume bool `json:"can_resume"`
@@ -1217,7 +1221,7 @@ type Cluster struct {
 	DatabaseS3Access *DatabaseS3Access  `json:"database_s3_access"`
 	Id               openapi_types.UUID `json:"id"`
 
-	// IdleTimeoutMinutes 0 disables automatic idling.
+	// IdleTimeoutMinutes 0 disables automatic idling; otherwise 15 to 43,200. See the description of the schema for what wakes an idle cluster.
 	IdleTimeoutMinutes int    `json:"idle_timeout_minutes"`
 	Name               string `json:"name"`
 
