@@ -24,16 +24,7 @@ type verifyS3Request struct {
 // the buckets, and a probe object written, read back and deleted. Organization
 // administrators only; the answer names each check and never a credential.
 func (s *Server) verifyS3Access(ctx *fasthttp.RequestCtx, p *Principal) {
-	if err := userOnly(p, "verify storage"); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	if err := needOrganization(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
-	}
-	if p.OrgRole != catalog.RoleAdmin {
-		writeError(ctx, forbidden("verify storage (organization administrators only)"))
+	if !orgAdmin(ctx, p, "verify storage") {
 		return
 	}
 	var req verifyS3Request
@@ -67,4 +58,22 @@ func (s *Server) verifyS3Access(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	writeJSON(ctx, 200, s.deps.Storage.Verify(s.work(), v))
+}
+
+// orgAdmin answers the error and false unless p is a user administering the selected
+// organization.
+func orgAdmin(ctx *fasthttp.RequestCtx, p *Principal, what string) bool {
+	if err := userOnly(p, what); err != nil {
+		writeError(ctx, err)
+		return false
+	}
+	if err := needOrganization(ctx, p); err != nil {
+		writeError(ctx, err)
+		return false
+	}
+	if p.OrgRole != catalog.RoleAdmin {
+		writeError(ctx, forbidden(what+" (organization administrators only)"))
+		return false
+	}
+	return true
 }

@@ -88,14 +88,8 @@ func (n *node) autoscale(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n.mu.Lock()
-		ids := make([]uuid.UUID, 0, len(n.runs))
-		for id := range n.runs {
-			ids = append(ids, id)
-		}
-		n.mu.Unlock()
 		seen := map[uuid.UUID]bool{}
-		for _, id := range ids {
+		for _, id := range n.runningIDs() {
 			seen[id] = true
 			if states[id] == nil {
 				states[id] = &scaleState{}
@@ -182,4 +176,15 @@ func (n *node) checkLoad(ctx context.Context, id uuid.UUID, st *scaleState) erro
 	default:
 	}
 	return nil
+}
+
+// runningIDs are the clusters running on this node now.
+func (n *node) runningIDs() []uuid.UUID {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ids := make([]uuid.UUID, 0, len(n.runs))
+	for id := range n.runs {
+		ids = append(ids, id)
+	}
+	return ids
 }

@@ -33,13 +33,7 @@ func (n *node) sampleMetrics(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n.mu.Lock()
-		ids := make([]uuid.UUID, 0, len(n.runs))
-		for id := range n.runs {
-			ids = append(ids, id)
-		}
-		n.mu.Unlock()
-		for _, id := range ids {
+		for _, id := range n.runningIDs() {
 			if err := n.sample(ctx, id); err != nil && ctx.Err() == nil {
 				n.log.Warn("sample cluster metrics", "cluster", id, "err", err)
 			}
