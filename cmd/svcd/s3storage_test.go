@@ -118,8 +118,20 @@ func TestDatabaseOnS3(t *testing.T) {
 	if after := read(); !reflect.DeepEqual(after, before) {
 		t.Fatalf("after restart %d rows, want the %d read before", len(after), len(before))
 	}
-	if after, err := cfg.ListObjects(ctx, bucket, "lake/data/"); err != nil || len(after) == 0 {
+	after, err := cfg.ListObjects(ctx, bucket, "lake/data/")
+	if err != nil || len(after) == 0 {
 		t.Fatalf("objects after restart: %d, %v", len(after), err)
+	}
+
+	// The rows are read from the bucket, not a local copy: with the objects gone the
+	// engine cannot answer.
+	for _, k := range after {
+		if _, err := cfg.S3Client().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, err := s.Do("POST", "/v1/query", map[string]string{"sql": "SELECT id, v FROM lake.events ORDER BY id"}); err != nil || r.Status == 200 && bytes.Contains(r.Body, []byte("row-0")) {
+		t.Fatalf("rows still read with their objects deleted: %v %d", err, r.Status)
 	}
 
 	// The secret reaches the engine in its environment only: not in a log, the engine's
