@@ -381,8 +381,9 @@ func (n *node) stopLocal(ctx context.Context, id uuid.UUID, run *clusterRun) {
 // deleteCluster removes a deleting cluster's databases, keys, data and topics, then
 // records it deleted (which frees its name). Every step may run again.
 func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
-	if n.cfg.ClickHouseURL != "" {
-		// A shared server keeps the data: drop the cluster's databases there.
+	if n.cfg.ClickHouseURL != "" || n.onS3(c) {
+		// A shared server keeps the data, and so does a customer's bucket: drop the
+		// cluster's databases through the engine, which deletes their objects.
 		eng, err := n.engines.start(ctx, c.ID, limitsFor(c))
 		if err != nil {
 			return err
@@ -416,6 +417,19 @@ func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
 		}
 	}
 	return n.cat.ClusterDeleteDone(ctx, c.ID)
+}
+
+// onS3 reports whether any of the cluster's databases keeps data in a customer bucket.
+func (n *node) onS3(c *catalog.Cluster) bool {
+	if c.S3 != nil {
+		return true
+	}
+	for _, d := range n.model.Databases(c.ID) {
+		if d.S3 != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // checkIdle stops a ready cluster nobody queried and nothing was ingested into for its

@@ -154,3 +154,39 @@ func TestDatabaseOnS3(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClusterOnS3: a cluster created with s3_storage keeps the tables of its databases
+// (here `default`, which has no storage of its own) in the bucket, and deleting the
+// cluster deletes their objects.
+func TestClusterOnS3(t *testing.T) {
+	env, cfg, bucket := s3Storage(t)
+	s := startControlPlane(t, env...)
+	a := newClusterAdmin(t, s)
+	c := a.cluster(200, "POST", "/v1/clusters", map[string]any{"name": "lakehouse", "replicas": 1,
+		"size": map[string]any{"cpu_cores": 1, "memory_gib": 4},
+		"s3_storage": map[string]any{"data": map[string]string{"bucket": bucket, "path": "cl/data"},
+			"backups": map[string]string{"bucket": bucket, "path": "cl/backups"}}})
+	key := a.key("lakehouse")
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "ev"}, key...)
+	s.Must(202, "POST", "/v1/tables/ev", rows(0, 50), key...)
+	waitCountAs(t, s, key, "ev", 50)
+	ctx := context.Background()
+	if keys, err := cfg.ListObjects(ctx, bucket, "cl/data/"); err != nil || len(keys) == 0 {
+		t.Fatalf("objects of the cluster's default database: %d, %v", len(keys), err)
+	}
+	a.do(200, "DELETE", "/v1/clusters/"+c.ID, nil)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r, err := s.Do("GET", "/v1/clusters/"+c.ID+"?organization=default", nil, a.auth...)
+		if err == nil && r.Status == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster not deleted: %v %v", r, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if keys, err := cfg.ListObjects(ctx, bucket, "cl/data/"); err != nil || len(keys) != 0 {
+		t.Fatalf("objects left after the cluster was deleted: %v, %v", keys, err)
+	}
+}
