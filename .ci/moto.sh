@@ -8,7 +8,7 @@ case $1 in
 start)
   py=$3
   mkdir -p "$dir"
-  "$0" stop "$dir"
+  bash "$0" stop "$dir"
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   setsid "$py" -m moto.server -H 127.0.0.1 -p "$port" >"$dir/moto.log" 2>&1 </dev/null &
   echo $! >"$dir/pid"

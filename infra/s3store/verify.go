@@ -71,11 +71,11 @@ func (c Config) Verify(ctx context.Context, r Request) Result {
 		out, err := stsc.AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(r.RoleARN),
 			RoleSessionName: aws.String("svc-verify-s3-access"), ExternalId: nonEmpty(r.ExternalID), DurationSeconds: aws.Int32(900)})
 		if err != nil {
-			return fail("assume_role", fmt.Sprintf("could not assume role %s with the external id: %s", r.RoleARN, describe(err)))
+			return fail("assume_role", "could not assume the role with the external id: "+codeOnly(err))
 		}
 		cr := out.Credentials
 		creds = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(aws.ToString(cr.AccessKeyId), aws.ToString(cr.SecretAccessKey), aws.ToString(cr.SessionToken)))
-		pass("assume_role", "assumed role "+r.RoleARN)
+		pass("assume_role", "assumed the role")
 		if msg, ok := c.checkRole(ctx, creds, r); !ok {
 			return fail("role", msg)
 		} else {
@@ -130,26 +130,26 @@ func (c Config) checkRole(ctx context.Context, creds aws.CredentialsProvider, r 
 	ic := iam.NewFromConfig(c.awsConfig(creds))
 	role, err := ic.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
 	if err != nil {
-		return fmt.Sprintf("could not read role %s: %s", name, describe(err)), false
+		return "could not read the role: " + codeOnly(err), false
 	}
 	if r.ExternalID != "" {
 		ids := trustedExternalIDs(aws.ToString(role.Role.AssumeRolePolicyDocument))
 		if len(ids) == 0 {
-			return fmt.Sprintf("the trust policy of role %s does not require an external id (condition sts:ExternalId)", name), false
+			return "the role's trust policy does not require an external id (condition sts:ExternalId)", false
 		}
 		found := false
 		for _, id := range ids {
 			found = found || id == r.ExternalID
 		}
 		if !found {
-			return fmt.Sprintf("the trust policy of role %s requires a different external id", name), false
+			return "the role's trust policy requires a different external id", false
 		}
 	}
 	tags, err := ic.ListRoleTags(ctx, &iam.ListRoleTagsInput{RoleName: aws.String(name)})
 	if err != nil {
-		return fmt.Sprintf("could not read the tags of role %s: %s", name, describe(err)), false
+		return "could not read the role's tags: " + codeOnly(err), false
 	}
-	return c.tagged("role "+name, r.BucketTag, func(yield func(k, v string)) {
+	return c.tagged("the role", r.BucketTag, func(yield func(k, v string)) {
 		for _, t := range tags.Tags {
 			yield(aws.ToString(t.Key), aws.ToString(t.Value))
 		}
@@ -261,6 +261,15 @@ func code(err error) string {
 		return ae.ErrorCode()
 	}
 	return ""
+}
+
+// codeOnly names an error by the storage's code alone: the messages of role errors
+// name the role, which answers never repeat (role_arn is only ever in requests).
+func codeOnly(err error) string {
+	if c := code(err); c != "" {
+		return c
+	}
+	return "the storage did not answer"
 }
 
 // describe names an error by the storage's code and message; other errors (the network)

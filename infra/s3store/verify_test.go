@@ -95,7 +95,7 @@ func TestVerify(t *testing.T) {
 		{"no service credentials", s3store.Config{Endpoint: c.Endpoint, Region: c.Region, TagDomain: c.TagDomain}, good, "credentials", "SVC_S3_ACCESS_KEY_ID"},
 		{"role missing", c, with(func(r *s3store.Request) { r.RoleARN = arn("no-such-role-" + f.tag) }), "role", "NoSuchEntity"},
 		{"external id differs", c, with(func(r *s3store.Request) { r.ExternalID = "wrong" }), "role", "different external id"},
-		{"role untagged", c, with(func(r *s3store.Request) { r.RoleARN = arn(f.roleUntagged) }), "role", "has no tag svc-data.dev/cluster"},
+		{"role untagged", c, with(func(r *s3store.Request) { r.RoleARN = arn(f.roleUntagged) }), "role", "the role has no tag svc-data.dev/cluster"},
 		{"data bucket missing", c, with(func(r *s3store.Request) { r.Data.Bucket = "missing-" + f.tag }), "data_bucket", "missing-" + f.tag},
 		{"backups bucket missing", c, with(func(r *s3store.Request) { r.Backups.Bucket = "missing-" + f.tag }), "backups_bucket", "not reachable"},
 		{"data bucket untagged", c, with(func(r *s3store.Request) { r.Data.Bucket = f.untagged }), "data_bucket_tag", "has no tag"},
@@ -105,8 +105,8 @@ func TestVerify(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := tc.cfg.Verify(ctx, tc.req)
 			t.Logf("%+v", res)
-			if strings.Contains(fmt.Sprint(res), c.SecretAccessKey) {
-				t.Fatal("the answer holds the service's secret")
+			if strings.Contains(fmt.Sprint(res), c.SecretAccessKey) || strings.Contains(fmt.Sprint(res), "role/") || strings.Contains(fmt.Sprint(res), f.ext) {
+				t.Fatal("the answer holds the service's secret, the role or the external id")
 			}
 			if tc.failCheck == "" {
 				if !res.Verified {
