@@ -157,7 +157,8 @@ func TestDatabaseOnS3(t *testing.T) {
 
 // TestClusterOnS3: a cluster created with s3_storage keeps the tables of its databases
 // (here `default`, which has no storage of its own) in the bucket, and deleting the
-// cluster deletes their objects.
+// cluster deletes their objects; a database's own bucket must use the external id of
+// the cluster's database_s3_access.
 func TestClusterOnS3(t *testing.T) {
 	env, cfg, bucket := s3Storage(t)
 	s := startControlPlane(t, env...)
@@ -165,8 +166,18 @@ func TestClusterOnS3(t *testing.T) {
 	c := a.cluster(200, "POST", "/v1/clusters", map[string]any{"name": "lakehouse", "replicas": 1,
 		"size": map[string]any{"cpu_cores": 1, "memory_gib": 4},
 		"s3_storage": map[string]any{"data": map[string]string{"bucket": bucket, "path": "cl/data"},
-			"backups": map[string]string{"bucket": bucket, "path": "cl/backups"}}})
+			"backups": map[string]string{"bucket": bucket, "path": "cl/backups"}, "external_id": "ext-1"},
+		"database_s3_access": map[string]string{"external_id": "ext-1", "database_bucket_tag": "team-a"}})
 	key := a.key("lakehouse")
+	// A database with its own bucket uses the cluster's database_s3_access external id.
+	own := func(ext string) map[string]any {
+		return map[string]any{"name": "own", "s3_storage": map[string]any{"data": map[string]string{"bucket": bucket, "path": "own/data"},
+			"backups": map[string]string{"bucket": bucket, "path": "own/backups"}, "external_id": ext}}
+	}
+	if r := s.Must(400, "POST", "/v1/databases", own("ext-2"), key...); !bytes.Contains(r.Body, []byte(`"field":"s3_storage"`)) {
+		t.Fatalf("another external id: %s", r.Body)
+	}
+	s.Must(200, "POST", "/v1/databases", own("ext-1"), key...)
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "ev"}, key...)
 	s.Must(202, "POST", "/v1/tables/ev", rows(0, 50), key...)
 	waitCountAs(t, s, key, "ev", 50)
