@@ -164,7 +164,7 @@ func (n *node) checkLoad(ctx context.Context, id uuid.UUID, st *scaleState) erro
 	if to.CPUCores < c.Size.CPUCores {
 		reason = fmt.Sprintf("fewer than %d statements running for %d checks", cores(to), downChecks)
 	}
-	if _, err := n.cat.ResizeCluster(ctx, id, c.Size, to, reason); err != nil {
+	if err := n.cat.ResizeCluster(ctx, id, c.Size, to, reason); err != nil {
 		if errors.Is(err, catalog.ErrConflict) {
 			return nil // another node moved it, or it is no longer ready
 		}

@@ -47,16 +47,17 @@ func within(z, lo, hi ClusterSize) bool {
 // ResizeCluster moves a ready cluster from size `from` to `to`, which must lie within its
 // autoscaling bounds. It is decided on the cluster's stream at its exact version: when
 // the size is no longer `from` (another node resized it first) it answers ErrConflict.
-func (s *Service) ResizeCluster(ctx context.Context, id uuid.UUID, from, to ClusterSize, reason string) (*Cluster, error) {
-	err := s.retry(ctx, func() (uint64, error) {
+func (s *Service) ResizeCluster(ctx context.Context, id uuid.UUID, from, to ClusterSize, reason string) error {
+	return s.retry(ctx, func() (uint64, error) {
 		var version uint64
+		seen := false
 		var size, lo, hi ClusterSize
 		phase := PhaseProvisioning
 		it := s.store.ReadStream(ctx, clusterStream(id), 0)
 		defer it.Close()
 		for it.Next(ctx) {
 			e := it.Event()
-			version = e.Version
+			version, seen = e.Version, true
 			switch e.Type {
 			case EvClusterCreated:
 				v, err := decode[ClusterCreated](e)
@@ -84,7 +85,7 @@ func (s *Service) ResizeCluster(ctx context.Context, id uuid.UUID, from, to Clus
 			return 0, err
 		}
 		switch {
-		case version == 0:
+		case !seen:
 			return 0, fmt.Errorf("%w: cluster %s", ErrNotFound, id)
 		case size != from || phase != PhaseReady:
 			return 0, fmt.Errorf("%w: cluster %s is %s at %v cores, not ready at %v", ErrConflict, id, phase, size.CPUCores, from.CPUCores)
@@ -94,12 +95,4 @@ func (s *Service) ResizeCluster(ctx context.Context, id uuid.UUID, from, to Clus
 		return s.append(ctx, clusterStream(id), es.Exact(version), newEvent(EvClusterResized,
 			ClusterResized{ID: id, From: from, Size: to, Reason: reason, At: s.now()}))
 	})
-	if err != nil {
-		return nil, err
-	}
-	c, ok := s.model.Cluster(id)
-	if !ok {
-		return nil, fmt.Errorf("%w: cluster %s", ErrNotFound, id)
-	}
-	return c, nil
 }
