@@ -88,6 +88,8 @@ type Deps struct {
 	Searcher Searcher
 	// Workflows is the workflow API's domain; a disabled one answers 503.
 	Workflows *workflows.Service
+	// Storage verifies customer object storage (verify-s3-access); nil answers 503.
+	Storage StorageVerifier
 }
 
 // SearchService is the log-search language as the edge needs it.
@@ -170,6 +172,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/metrics", s.withKey(s.getMetrics))
 	r.GET("/v1/clusters/metrics", s.withKey(s.clusterMetricsByName))
 	r.GET("/v1/clusters/{cluster_id}/metrics", s.withKey(s.clusterMetricsByID))
+	r.POST("/v1/clusters/verify-s3-access", s.withKey(s.verifyS3Access))
 	r.GET("/v1/connectors/{connector_id}", s.withKey(s.getConnector))
 	r.GET("/v1/keys", s.withKey(s.listKeys))
 	r.POST("/v1/keys", s.withKey(s.createKey))

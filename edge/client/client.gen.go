@@ -693,6 +693,7 @@ type ClientInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -714,6 +715,7 @@ type ClientInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -743,6 +745,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 	GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyS3AccessWithBody Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3AccessWithBody(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyS3Access Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3Access(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteCluster Delete a cluster
 	//
@@ -851,8 +893,8 @@ type ClientInterface interface {
 	// CreateDatabaseWithBody Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -864,8 +906,8 @@ type ClientInterface interface {
 	// CreateDatabase Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -2918,6 +2960,7 @@ func (c *Client) ListClusters(ctx context.Context, params *ListClustersParams, r
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -2949,6 +2992,7 @@ func (c *Client) CreateClusterWithBody(ctx context.Context, params *CreateCluste
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -2999,6 +3043,66 @@ func (c *Client) GetClusterMetricsByName(ctx context.Context, params *GetCluster
 // Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 func (c *Client) GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetClusterSizesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyS3AccessWithBody Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *Client) VerifyS3AccessWithBody(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyS3AccessRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyS3Access Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *Client) VerifyS3Access(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyS3AccessRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3206,8 +3310,8 @@ func (c *Client) ListDatabases(ctx context.Context, params *ListDatabasesParams,
 // CreateDatabaseWithBody Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -3229,8 +3333,8 @@ func (c *Client) CreateDatabaseWithBody(ctx context.Context, params *CreateDatab
 // CreateDatabase Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -7473,6 +7577,73 @@ func NewGetClusterSizesRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewVerifyS3AccessRequest calls the generic VerifyS3Access builder with application/json body
+func NewVerifyS3AccessRequest(server string, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVerifyS3AccessRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewVerifyS3AccessRequestWithBody constructs an http.Request for the VerifyS3Access method, with any body, and a specified content type
+func NewVerifyS3AccessRequestWithBody(server string, params *VerifyS3AccessParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/clusters/verify-s3-access")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }

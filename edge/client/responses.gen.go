@@ -674,6 +674,7 @@ type ClientWithResponsesInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -695,6 +696,7 @@ type ClientWithResponsesInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -728,6 +730,46 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 	GetClusterSizesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClusterSizesResponse, error)
+
+	// VerifyS3AccessWithBodyWithResponse Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3AccessWithBodyWithResponse(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error)
+
+	// VerifyS3AccessWithResponse Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3AccessWithResponse(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error)
 
 	// DeleteClusterWithResponse Delete a cluster
 	//
@@ -850,8 +892,8 @@ type ClientWithResponsesInterface interface {
 	// CreateDatabaseWithBodyWithResponse Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -863,8 +905,8 @@ type ClientWithResponsesInterface interface {
 	// CreateDatabaseWithResponse Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -4276,6 +4318,112 @@ func (r GetClusterSizesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetClusterSizesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type VerifyS3AccessResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Checks The checks run, in order; the last one failed when `verified` is false.
+		Checks []struct {
+			Message string `json:"message"`
+
+			// Name `credentials`, `assume_role`, `role`, `data_bucket`, `data_bucket_tag`, `data_probe`, `backups_bucket`, `backups_bucket_tag` or `backups_probe`.
+			Name string `json:"name"`
+			Ok   bool   `json:"ok"`
+		} `json:"checks"`
+
+		// Message `verified: ...`, or the first failed check as `<check>: <reason>`.
+		Message string `json:"message"`
+
+		// Verified Every check passed.
+		Verified bool `json:"verified"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON200() *struct {
+	// Checks The checks run, in order; the last one failed when `verified` is false.
+	Checks []struct {
+		Message string `json:"message"`
+
+		// Name `credentials`, `assume_role`, `role`, `data_bucket`, `data_bucket_tag`, `data_probe`, `backups_bucket`, `backups_bucket_tag` or `backups_probe`.
+		Name string `json:"name"`
+		Ok   bool   `json:"ok"`
+	} `json:"checks"`
+
+	// Message `verified: ...`, or the first failed check as `<check>: <reason>`.
+	Message string `json:"message"`
+
+	// Verified Every check passed.
+	Verified bool `json:"verified"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r VerifyS3AccessResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VerifyS3AccessResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VerifyS3AccessResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VerifyS3AccessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9881,6 +10029,7 @@ func (c *ClientWithResponses) ListClustersWithResponse(ctx context.Context, para
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -9908,6 +10057,7 @@ func (c *ClientWithResponses) CreateClusterWithBodyWithResponse(ctx context.Cont
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -9958,6 +10108,58 @@ func (c *ClientWithResponses) GetClusterSizesWithResponse(ctx context.Context, r
 		return nil, err
 	}
 	return ParseGetClusterSizesResponse(rsp)
+}
+
+// VerifyS3AccessWithBodyWithResponse Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *ClientWithResponses) VerifyS3AccessWithBodyWithResponse(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error) {
+	rsp, err := c.VerifyS3AccessWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyS3AccessResponse(rsp)
+}
+
+// VerifyS3AccessWithResponse Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *ClientWithResponses) VerifyS3AccessWithResponse(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error) {
+	rsp, err := c.VerifyS3Access(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyS3AccessResponse(rsp)
 }
 
 // DeleteClusterWithResponse Delete a cluster
@@ -10135,8 +10337,8 @@ func (c *ClientWithResponses) ListDatabasesWithResponse(ctx context.Context, par
 // CreateDatabaseWithBodyWithResponse Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -10154,8 +10356,8 @@ func (c *ClientWithResponses) CreateDatabaseWithBodyWithResponse(ctx context.Con
 // CreateDatabaseWithResponse Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -13582,6 +13784,82 @@ func ParseGetClusterSizesResponse(rsp *http.Response) (*GetClusterSizesResponse,
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVerifyS3AccessResponse parses an HTTP response from a VerifyS3AccessWithResponse call
+func ParseVerifyS3AccessResponse(rsp *http.Response) (*VerifyS3AccessResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VerifyS3AccessResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Checks The checks run, in order; the last one failed when `verified` is false.
+			Checks []struct {
+				Message string `json:"message"`
+
+				// Name `credentials`, `assume_role`, `role`, `data_bucket`, `data_bucket_tag`, `data_probe`, `backups_bucket`, `backups_bucket_tag` or `backups_probe`.
+				Name string `json:"name"`
+				Ok   bool   `json:"ok"`
+			} `json:"checks"`
+
+			// Message `verified: ...`, or the first failed check as `<check>: <reason>`.
+			Message string `json:"message"`
+
+			// Verified Every check passed.
+			Verified bool `json:"verified"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
