@@ -1,6 +1,7 @@
 package chengine
 
 import (
+	"bytes"
 	"compress/gzip"
 	"compress/zlib"
 	"context"
@@ -229,7 +230,32 @@ func streamableFormat(format string) bool {
 		"jsoncompactstringseachrow", "rowbinary", "tskv", "lineasstring", "rawblob", "null":
 		return true
 	}
-	return false
+	return headerLines(format) > 0
+}
+
+// headerLines is the number of header lines a streamable format with a header opens with.
+// chdb repeats them at the top of every chunk; serveStream sends them once. Their names and
+// types are JSON strings, so each header is one line.
+func headerLines(format string) int {
+	switch strings.ToLower(format) {
+	case "jsoncompacteachrowwithnames", "jsoncompactstringseachrowwithnames":
+		return 1
+	case "jsoncompacteachrowwithnamesandtypes", "jsoncompactstringseachrowwithnamesandtypes":
+		return 2
+	}
+	return 0
+}
+
+// dropLines returns chunk without its first n lines.
+func dropLines(chunk []byte, n int) []byte {
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			return nil
+		}
+		chunk = chunk[i+1:]
+	}
+	return chunk
 }
 
 func (r *request) timezone(info serverInfo) string {

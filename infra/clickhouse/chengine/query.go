@@ -193,13 +193,23 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 	}
 	defer stream.Close()
 
+	// A format with a header sends it once (chdb opens every chunk with it).
+	header, chunks := headerLines(req.format), 0
+	next := func() ([]byte, error) {
+		c, err := stream.Next()
+		if err == nil && header > 0 && chunks > 0 {
+			c = dropLines(c, header)
+		}
+		chunks++
+		return c, err
+	}
 	// Output is held until it fills the buffer or, for a statement that produces slowly,
 	// until it has been held for a while.
 	var held []byte
 	var chunk []byte
 	t0 := time.Now()
 	for len(held) < streamBuffer && (len(held) == 0 || time.Since(t0) < streamHold) {
-		chunk, err = stream.Next()
+		chunk, err = next()
 		if err != nil {
 			break
 		}
@@ -239,7 +249,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 	sent := len(held)
 	held = nil
 	for {
-		chunk, err = stream.Next()
+		chunk, err = next()
 		if errors.Is(err, io.EOF) {
 			if !ended() {
 				err = newException(codeUnknownException, "the engine ended the result stream before the statement ended; retry the query")
