@@ -39,3 +39,19 @@ type Summary struct {
 	// Known is false when the engine reported nothing.
 	Known bool
 }
+
+// LineEngine is an Engine that can also hand out a result as the engine encodes it, one
+// line per row, so that formats close to the engine's own are served without decoding
+// every value (see lines.go).
+type LineEngine interface {
+	// StreamLines runs a statement with its result encoded in the engine format named.
+	StreamLines(ctx context.Context, sql, format string, opt Options) (Lines, error)
+}
+
+// Lines is a result streamed as lines of the engine's encoding.
+type Lines interface {
+	// Next returns the next line without its newline, valid until the next call; io.EOF
+	// after the last. An engine error after the first line comes back here.
+	Next() ([]byte, error)
+	Close() error
+}

@@ -177,14 +177,28 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		return nil, err
 	}
 	finish := func() { cancel(); r.running.done(key) }
-	rows, err := eng.Stream(qctx, st.SQL, Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings})
-	if err != nil {
+	failed := func(err error) error {
 		canceled := qctx.Err() != nil
 		finish()
 		if canceled {
-			return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
+			return &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 		}
-		return nil, explainPathType(st, engineError(err, env))
+		return explainPathType(st, engineError(err, env))
+	}
+	opts := Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings}
+	if le, ok := eng.(LineEngine); ok && req.Format == "JSONEachRow" && len(st.Writes) == 0 && !st.EmptyResult {
+		// lines.go: served from the engine's own encoding when the result's types allow.
+		ls, sp, first, err := runLines(qctx, le, st, opts)
+		if err != nil {
+			return nil, failed(err)
+		}
+		if ls != nil {
+			return &lineResult{queryID: req.QueryID, lines: ls, sp: sp, first: first, env: env, finish: finish, canceled: qctx.Err}, nil
+		}
+	}
+	rows, err := eng.Stream(qctx, st.SQL, opts)
+	if err != nil {
+		return nil, failed(err)
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
 		finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}
