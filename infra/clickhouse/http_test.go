@@ -276,14 +276,14 @@ func killStreamingInsert(t *testing.T, lines int) {
 	}
 }
 
-// A streamed result in a format with header lines carries them once, although chdb opens
-// every chunk with them.
+// A result in a format with header lines carries them once, although chdb opens every
+// chunk of a stream with them (300,000 rows come in several chunks).
 func TestStreamedHeaderOnce(t *testing.T) {
 	base, _ := chtest.Engine(t)
 	for format, header := range map[string]int{"JSONCompactEachRowWithNamesAndTypes": 2, "JSONCompactEachRowWithNames": 1} {
 		a := post(t, base, url.Values{"default_format": {format}}, strings.NewReader("SELECT number AS n, toString(number) AS s FROM numbers(300000)"), nil)
-		if a.status != 200 || a.header.Get("X-ClickHouse-Summary") != "" {
-			t.Fatalf("%s: status %d, summary %q: want a streamed 200", format, a.status, a.header.Get("X-ClickHouse-Summary"))
+		if a.status != 200 {
+			t.Fatalf("%s: status %d", format, a.status)
 		}
 		lines := strings.Split(strings.TrimSuffix(a.body, "\n"), "\n")
 		if len(lines) != header+300000 || lines[0] != `["n", "s"]` {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
@@ -60,16 +61,26 @@ func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.
 		resp.Body.Close()
 		return nil, fmt.Errorf("engine answered in %s, not %s", got, format)
 	}
-	return &lines{body: resp.Body, r: bufio.NewReaderSize(resp.Body, 256<<10), tag: resp.Header.Get("X-ClickHouse-Exception-Tag")}, nil
+	r, _ := readers.Get().(*bufio.Reader)
+	if r == nil {
+		r = bufio.NewReaderSize(nil, 64<<10)
+	}
+	r.Reset(resp.Body)
+	l := &lines{resp: resp, r: r, tag: resp.Header.Get("X-ClickHouse-Exception-Tag")}
+	l.sum.set(resp.Header.Get(summaryHeader))
+	return l, nil
 }
 
 type lines struct {
-	body io.ReadCloser
+	resp *http.Response
 	r    *bufio.Reader
 	tag  string
 	long []byte
 	err  error
+	sum  summary
 }
+
+func (l *lines) Summary() query.Summary { return l.sum.get() }
 
 func (l *lines) Next() ([]byte, error) {
 	if l.err != nil {
@@ -99,6 +110,8 @@ func (l *lines) Next() ([]byte, error) {
 			l.err = errors.New("engine result ended within a line")
 		} else {
 			l.err = io.EOF
+			// A streamed answer's summary follows its body.
+			l.sum.set(l.resp.Trailer.Get(summaryHeader))
 		}
 	default:
 		l.err = Classify(err)
@@ -106,7 +119,21 @@ func (l *lines) Next() ([]byte, error) {
 	return nil, l.err
 }
 
-func (l *lines) Close() error { return l.body.Close() }
+func (l *lines) Close() error {
+	if l.r == nil {
+		return nil
+	}
+	l.r.Reset(nil)
+	readers.Put(l.r)
+	l.r = nil
+	if l.err == nil {
+		l.err = errors.New("lines closed")
+	}
+	return l.resp.Body.Close()
+}
+
+// readers are the line readers' buffers, reused: a statement's answer is often a few bytes.
+var readers sync.Pool
 
 var exceptionCode = regexp.MustCompile(`^Code:\s*(\d+)\.\s*`)
 
