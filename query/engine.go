@@ -54,4 +54,7 @@ type Lines interface {
 	// after the last. An engine error after the first line comes back here.
 	Next() ([]byte, error)
 	Close() error
+	// Summary is what the engine reported about the statement; complete once Next
+	// returned io.EOF.
+	Summary() Summary
 }

@@ -11,11 +11,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/format"
 	"github.com/svc-data/svc/query/statement"
 )
 
-// A read in JSONEachRow is served from the engine's own encoding when every column of its
+// A read in JSON or JSONEachRow is served from the engine's own encoding when every column of its
 // result is an integer, a String or a Bool (possibly Nullable or LowCardinality): the
 // engine writes the rows as JSONCompactEachRowWithNamesAndTypes, and each line is rewritten
 // into the API's object with a byte scan, instead of decoding every value into Go and
@@ -63,6 +64,7 @@ func lineKindOf(typ string) (lineKind, bool) {
 
 // splicer rewrites the engine's JSONCompactEachRow lines into JSONEachRow objects.
 type splicer struct {
+	cols     []format.Column
 	keys     [][]byte // `{"name":` then `,"name":` ...
 	kinds    []lineKind
 	nullable []bool
@@ -86,6 +88,7 @@ func newSplicer(namesLine, typesLine []byte) (*splicer, bool) {
 			key[0] = '{'
 		}
 		key = append(format.AppendJSONString(key, n), ':')
+		s.cols = append(s.cols, format.Column{Name: n, Type: types[i]})
 		s.keys, s.kinds, s.nullable = append(s.keys, key), append(s.kinds, k), append(s.nullable, null)
 	}
 	return s, true
@@ -93,7 +96,7 @@ func newSplicer(namesLine, typesLine []byte) (*splicer, bool) {
 
 var errLineShape = errors.New("engine row does not have the shape of its types")
 
-// appendRow appends the JSONEachRow object of one engine line, with its newline.
+// appendRow appends the JSON object of one engine line.
 func (s *splicer) appendRow(b, line []byte) ([]byte, error) {
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '[' {
@@ -117,7 +120,7 @@ func (s *splicer) appendRow(b, line []byte) ([]byte, error) {
 	if i = skipSpace(line, i); i >= len(line) || line[i] != ']' || skipSpace(line, i+1) != len(line) {
 		return b, errLineShape
 	}
-	return append(b, '}', '\n'), nil
+	return append(b, '}'), nil
 }
 
 func skipSpace(b []byte, i int) int {
@@ -283,20 +286,38 @@ func hexRune(s []byte) (rune, int, bool) {
 	return r, 4, true
 }
 
-// runLines starts a read through LineEngine. It returns nil and no error when the result's
-// types are not served from the engine's encoding; the statement must then run the usual
-// way.
-func runLines(ctx context.Context, eng LineEngine, st *statement.Statement, opt Options) (Lines, *splicer, []byte, error) {
+// codeNoActiveStream is what libchdb answers a stream of a result without rows in a format
+// with a header (while Native yields its header block): the statement then runs row by row,
+// which knows the columns of an empty result.
+const codeNoActiveStream = 1002
+
+// linesServed reports whether a request's result may be served from the engine's lines:
+// a read in a format whose rows are plain JSON objects.
+func linesServed(req Request, st *statement.Statement) bool {
+	return (req.Format == "JSON" || req.Format == "JSONEachRow") && len(st.Writes) == 0 && !st.EmptyResult
+}
+
+// runLines starts a read through LineEngine. It returns no Lines and no error when the
+// result is not served from the engine's encoding (a type the rewrite does not serve, or
+// an empty JSON result, whose meta only the row-by-row path knows); the statement must then
+// run the usual way.
+func runLines(ctx context.Context, eng LineEngine, req Request, st *statement.Statement, opt Options) (Lines, *splicer, []byte, error) {
 	ls, err := eng.StreamLines(ctx, st.SQL, linesFormat, opt)
+	if ex, ok := engineerr.As(err); ok && ex.Code == codeNoActiveStream && strings.Contains(ex.Message, "No active streaming query") {
+		return nil, nil, nil, nil
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	names, err := ls.Next()
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) && req.Format == "JSONEachRow" {
 		return ls, nil, nil, nil // no rows: nothing to write
 	}
 	if err != nil {
 		ls.Close()
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
 		return nil, nil, nil, err
 	}
 	names = append([]byte(nil), names...)
@@ -327,21 +348,24 @@ func runLines(ctx context.Context, eng LineEngine, st *statement.Statement, opt 
 	return ls, sp, first, nil
 }
 
-// lineResult is a JSONEachRow response rewritten from the engine's lines.
+// lineResult is a response rewritten from the engine's lines.
 type lineResult struct {
-	queryID  string
-	lines    Lines
-	sp       *splicer // nil: no rows
-	first    []byte   // nil: no rows
-	env      statement.Env
-	finish   func()
-	canceled func() error
+	queryID    string
+	format     string
+	start      time.Time
+	lines      Lines
+	sp         *splicer // nil: no rows and no header
+	first      []byte   // nil: no rows
+	env        statement.Env
+	finish     func()
+	canceled   func() error
+	hideCounts bool // as result.hideCounts
 }
 
 func (r *lineResult) QueryID() string { return r.queryID }
 
 func (r *lineResult) ContentType() string {
-	w, _ := format.New("JSONEachRow", nil, nil)
+	w, _ := format.New(r.format, nil, nil)
 	return w.ContentType()
 }
 
@@ -349,37 +373,51 @@ func (r *lineResult) WriteTo(out *bufio.Writer) error {
 	defer out.Flush()
 	defer r.finish()
 	defer r.lines.Close()
-	if r.first == nil {
-		return nil
-	}
 	// Rows go out in large writes (the edge's writer is small, and each of its flushes is
 	// an HTTP chunk and a system call).
 	bw := bufio.NewWriterSize(out, 64<<10)
 	defer bw.Flush()
-	w, _ := format.New("JSONEachRow", bw, nil)
+	w, err := format.New(r.format, bw, nil)
+	if err != nil {
+		return err
+	}
+	ow, ok := format.AsObjectWriter(w)
+	if !ok {
+		return fmt.Errorf("format %s has no object rows", r.format)
+	}
+	cols := []format.Column{}
+	if r.sp != nil {
+		cols = r.sp.cols
+	}
+	if err := w.Begin(cols); err != nil {
+		return err
+	}
 	var buf []byte
-	line := r.first
+	var returned uint64
 	lastFlush := time.Now()
-	for {
-		var err error
+	for line := r.first; line != nil; {
 		if buf, err = r.sp.appendRow(buf[:0], line); err != nil {
 			e := fmt.Errorf("rewrite engine row: %w", err)
 			_ = w.Fail(e)
 			return e
 		}
-		if _, err := bw.Write(buf); err != nil {
+		if err := ow.RowObject(buf); err != nil {
 			return err // the client went away
 		}
+		returned++
 		if time.Since(lastFlush) > time.Second {
 			// As the row-by-row path: a slow result reaches the client as it comes.
 			lastFlush = time.Now()
 			if err := bw.Flush(); err != nil {
 				return err
 			}
+			if err := out.Flush(); err != nil {
+				return err
+			}
 		}
 		line, err = r.lines.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			break
 		}
 		if err != nil {
 			e := engineError(err, r.env)
@@ -390,4 +428,12 @@ func (r *lineResult) WriteTo(out *bufio.Writer) error {
 			return e
 		}
 	}
+	stats := format.Stats{Elapsed: time.Since(r.start)}
+	if r.hideCounts {
+		stats.RowsRead = returned
+	} else {
+		sum := r.lines.Summary()
+		stats.RowsRead, stats.BytesRead = sum.RowsRead, sum.BytesRead
+	}
+	return w.End(stats)
 }

@@ -17,7 +17,7 @@ import (
 
 // rowByRow renders a result the way the API does without the engine's encoding: every
 // value decoded (Native) and written by the format writer.
-func rowByRow(t *testing.T, c *chclient.Client, sql string) []byte {
+func rowByRow(t *testing.T, c *chclient.Client, name, sql string) []byte {
 	t.Helper()
 	rows, err := c.Stream(context.Background(), sql, query.Options{})
 	if err != nil {
@@ -26,7 +26,7 @@ func rowByRow(t *testing.T, c *chclient.Client, sql string) []byte {
 	defer rows.Close()
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
-	w, _ := format.New("JSONEachRow", bw, nil)
+	w, _ := format.New(name, bw, nil)
 	if err := w.Begin(rows.Columns()); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func rowByRow(t *testing.T, c *chclient.Client, sql string) []byte {
 }
 
 // spliced renders a result from the engine's own encoding, as the API serves JSONEachRow.
-func spliced(t *testing.T, c *chclient.Client, sql string, settings map[string]string) ([]byte, bool) {
+func spliced(t *testing.T, c *chclient.Client, name, sql string, settings map[string]string) ([]byte, bool) {
 	t.Helper()
 	ls, err := c.StreamLines(context.Background(), sql, query.LinesFormat, query.Options{Settings: settings})
 	if err != nil {
@@ -65,7 +65,7 @@ func spliced(t *testing.T, c *chclient.Client, sql string, settings map[string]s
 	if len(lines) < 2 {
 		t.Fatalf("%d lines: no header", len(lines))
 	}
-	out, ok, err := query.SpliceLines(lines[0], lines[1], lines[2:])
+	out, ok, err := query.SpliceLines(name, lines[0], lines[1], lines[2:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,25 +88,31 @@ func TestSplicedRowsMatchRowByRow(t *testing.T) {
 		toLowCardinality(toString(number % 5)) AS lc, CAST(if(number % 5 = 0, NULL, number % 2 = 0) AS Nullable(Bool)) AS nb,
 		'key "quoted"' AS ` + "`odd \"name\"/é`" + `
 		FROM numbers(100000)`
-	want := rowByRow(t, c, sql)
-	for _, quote := range []string{"0", "1"} {
-		got, ok := spliced(t, c, sql, map[string]string{"output_format_json_quote_64bit_integers": quote, "output_format_json_escape_forward_slashes": quote})
-		if !ok {
-			t.Fatal("types not served from the engine's encoding")
-		}
-		if !bytes.Equal(got, want) {
-			wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
-			for i := range min(len(wl), len(gl)) {
-				if !bytes.Equal(wl[i], gl[i]) {
-					t.Fatalf("quote %s: line %d:\n got %q\nwant %q", quote, i, gl[i], wl[i])
-				}
+	for _, name := range []string{"JSONEachRow", "JSON"} {
+		want := rowByRow(t, c, name, sql)
+		for _, quote := range []string{"0", "1"} {
+			got, ok := spliced(t, c, name, sql, map[string]string{"output_format_json_quote_64bit_integers": quote, "output_format_json_escape_forward_slashes": quote})
+			if !ok {
+				t.Fatal("types not served from the engine's encoding")
 			}
-			t.Fatalf("quote %s: %d lines, want %d", quote, len(gl), len(wl))
+			if !bytes.Equal(got, want) {
+				wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
+				for i := range min(len(wl), len(gl)) {
+					if !bytes.Equal(wl[i], gl[i]) {
+						at := 0
+						for at < min(len(wl[i]), len(gl[i])) && wl[i][at] == gl[i][at] {
+							at++
+						}
+						t.Fatalf("%s, quote %s: line %d differs at byte %d:\n got %.300q\nwant %.300q", name, quote, i, at, gl[i][max(0, at-100):], wl[i][max(0, at-100):])
+					}
+				}
+				t.Fatalf("%s, quote %s: %d lines, want %d", name, quote, len(gl), len(wl))
+			}
 		}
 	}
 	// Other types run row by row.
 	for _, sql := range []string{"SELECT 1.5 AS f", "SELECT now() AS t", "SELECT [1] AS a", "SELECT toInt128(1) AS i", "SELECT 1 AS n, toDecimal32(1, 2) AS d"} {
-		if _, ok := spliced(t, c, sql, nil); ok {
+		if _, ok := spliced(t, c, "JSON", sql, nil); ok {
 			t.Errorf("%s: served from the engine's encoding", sql)
 		}
 	}

@@ -186,14 +186,15 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		return explainPathType(st, engineError(err, env))
 	}
 	opts := Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings}
-	if le, ok := eng.(LineEngine); ok && req.Format == "JSONEachRow" && len(st.Writes) == 0 && !st.EmptyResult {
+	if le, ok := eng.(LineEngine); ok && linesServed(req, st) {
 		// lines.go: served from the engine's own encoding when the result's types allow.
-		ls, sp, first, err := runLines(qctx, le, st, opts)
+		ls, sp, first, err := runLines(qctx, le, req, st, opts)
 		if err != nil {
 			return nil, failed(err)
 		}
 		if ls != nil {
-			return &lineResult{queryID: req.QueryID, lines: ls, sp: sp, first: first, env: env, finish: finish, canceled: qctx.Err}, nil
+			return &lineResult{queryID: req.QueryID, format: req.Format, start: start, lines: ls, sp: sp, first: first, env: env,
+				finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}, nil
 		}
 	}
 	rows, err := eng.Stream(qctx, st.SQL, opts)
