@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -22,30 +21,24 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Micros
 // engineRaw posts sql to the engine's HTTP interface as it is and reads the answer
 // whole: the engine's own fastest path for a format, with nothing decoded.
 func (st *stack) engineRaw(ctx context.Context, sql string) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", st.engine.URL(), strings.NewReader(sql))
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	n, err := io.Copy(io.Discard, resp.Body)
-	if err == nil && resp.StatusCode != 200 {
-		err = fmt.Errorf("engine answered %d to %.80s", resp.StatusCode, sql)
-	}
-	return n, err
+	return readWhole(ctx, "engine", st.engine.URL(), "", []byte(sql))
 }
 
 // apiRaw posts a query to the API and reads the answer whole.
 func (st *stack) apiRaw(ctx context.Context, sql, format string) (int64, error) {
 	body, _ := json.Marshal(map[string]string{"sql": sql, "format": format})
-	req, err := http.NewRequestWithContext(ctx, "POST", st.url+"/v1/query", bytes.NewReader(body))
+	return readWhole(ctx, "API", st.url+"/v1/query", "Bearer "+st.key, body)
+}
+
+// readWhole posts body and reads the answer to its end, returning its size.
+func readWhole(ctx context.Context, who, url, auth string, body []byte) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+st.key)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err
@@ -53,7 +46,7 @@ func (st *stack) apiRaw(ctx context.Context, sql, format string) (int64, error) 
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
 	if err == nil && resp.StatusCode != 200 {
-		err = fmt.Errorf("API answered %d to %.80s", resp.StatusCode, sql)
+		err = fmt.Errorf("%s answered %d to %.80s", who, resp.StatusCode, body)
 	}
 	return n, err
 }
