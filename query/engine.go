@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 
 	"github.com/svc-data/svc/query/format"
 )
@@ -47,6 +48,10 @@ type LineEngine interface {
 	// StreamLines runs a statement with its result encoded in the engine format named.
 	StreamLines(ctx context.Context, sql, format string, opt Options) (Lines, error)
 }
+
+// ErrNotLines is returned by StreamLines when the engine answered in another format than the
+// one asked for: the statement then runs the usual way.
+var ErrNotLines = errors.New("the engine answered in another format")
 
 // Lines is a result streamed as lines of the engine's encoding.
 type Lines interface {

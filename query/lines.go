@@ -303,7 +303,8 @@ func linesServed(req Request, st *statement.Statement) bool {
 // run the usual way.
 func runLines(ctx context.Context, eng LineEngine, req Request, st *statement.Statement, opt Options) (Lines, *splicer, []byte, error) {
 	ls, err := eng.StreamLines(ctx, st.SQL, linesFormat, opt)
-	if ex, ok := engineerr.As(err); ok && ex.Code == codeNoActiveStream && strings.Contains(ex.Message, "No active streaming query") {
+	if ex, ok := engineerr.As(err); ok && ex.Code == codeNoActiveStream && strings.Contains(ex.Message, "No active streaming query") ||
+		errors.Is(err, ErrNotLines) {
 		return nil, nil, nil, nil
 	}
 	if err != nil {

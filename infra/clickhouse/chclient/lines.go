@@ -59,7 +59,7 @@ func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.
 	if got := resp.Header.Get("X-ClickHouse-Format"); got != "" && !strings.EqualFold(got, format) {
 		// A FORMAT clause in the statement won over the one asked for.
 		resp.Body.Close()
-		return nil, fmt.Errorf("engine answered in %s, not %s", got, format)
+		return nil, fmt.Errorf("%w: %s, not %s", query.ErrNotLines, got, format)
 	}
 	r, _ := readers.Get().(*bufio.Reader)
 	if r == nil {
