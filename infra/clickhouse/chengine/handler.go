@@ -34,7 +34,6 @@ type request struct {
 	protocol      int  // client_protocol_version
 	waitEnd       bool // wait_end_of_query
 	framedRows    bool // output_format_json_array_of_rows: JSONEachRow gains a prefix and suffix
-	progressTuned bool // interactive_delay is among the settings (see fastEnd)
 	maxQuerySize  int64
 	sessionTZ     string
 	body          io.Reader // the rest of the request after the analysed head
@@ -159,7 +158,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.serveHello(w, sess, req)
 	case streamingKinds[st.Kind] && streamableFormat(req.format) && !req.waitEnd && !req.framedRows:
 		// (wait_end_of_query=1 asks for the whole result before the status: buffered.)
-		err = s.serveStream(w, r, sess, req, run, !req.progressTuned && !st.NamesProgressTiming)
+		err = s.serveStream(w, r, sess, req, run)
 		if errors.Is(err, errStreamCutShort) {
 			// libchdb ended the stream before the statement ended, and nothing went out yet:
 			// stop the stray statement and run it again buffered, on a fresh connection.
@@ -333,8 +332,6 @@ func (s *Server) decode(r *http.Request) (*request, error) {
 				req.sessionTZ = v
 			case "output_format_json_array_of_rows":
 				req.framedRows = isTrue(v)
-			case "interactive_delay":
-				req.progressTuned = true
 			}
 		}
 	}

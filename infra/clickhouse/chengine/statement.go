@@ -188,10 +188,6 @@ type statement struct {
 	// KillQueryID is set for KILL QUERY WHERE query_id = '...'.
 	KillQueryID string
 	KillSync    bool
-	// NamesProgressTiming is set when the statement names interactive_delay anywhere (a
-	// SETTINGS clause at any depth), or does not lex: the engine may then send progress
-	// packets at another pace than its default (see fastEnd).
-	NamesProgressTiming bool
 }
 
 // insertPlan rewrites an INSERT with data into one that reads the data from a file.
@@ -269,14 +265,10 @@ func analyze(text string, complete bool) (*statement, error) {
 		if depth == 0 {
 			toks = append(toks, tk)
 		}
-		if (tk.kind == tWord || tk.kind == tQuoted) && strings.EqualFold(strings.Trim(text[tk.start:tk.end], "`\""), "interactive_delay") {
-			st.NamesProgressTiming = true
-		}
 	}
 	if l.err != nil {
 		// Leave the diagnosis to the engine's parser; a statement that does not lex does not
 		// parse either.
-		st.NamesProgressTiming = true
 		return st, nil
 	}
 	for i, tk := range toks {

@@ -154,28 +154,6 @@ func FuzzAnalyze(f *testing.F) {
 	})
 }
 
-// A statement that names interactive_delay anywhere may get progress packets early, so its
-// streamed end is always checked (serveStream's fastEnd).
-func TestAnalyzeNamesProgressTiming(t *testing.T) {
-	for text, want := range map[string]bool{
-		"SELECT 1": false,
-		"SELECT 'interactive_delay', 1 /* interactive_delay */":                       false,
-		"SELECT 1 SETTINGS interactive_delay = 1":                                     true,
-		"SELECT * FROM (SELECT 1 SETTINGS Interactive_Delay = 1)":                     true,
-		"SELECT 1 SETTINGS `interactive_delay` = 1":                                   true,
-		"SELECT 1 SETTINGS max_threads = 1, interactive_delay = 1 FORMAT JSONEachRow": true,
-		"SELECT 'unterminated":                                                        true,
-	} {
-		st, err := analyze(text, true)
-		if err != nil {
-			t.Fatalf("analyze(%q): %v", text, err)
-		}
-		if st.NamesProgressTiming != want {
-			t.Errorf("analyze(%q).NamesProgressTiming = %v, want %v", text, st.NamesProgressTiming, want)
-		}
-	}
-}
-
 // A connection keeps the state of its prologue for the next request with the same one.
 func TestPrologueKey(t *testing.T) {
 	a := prologueKey("db", [][2]string{{"readonly", "2"}, {"max_threads", "1"}})
