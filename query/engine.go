@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 
 	"github.com/svc-data/svc/query/format"
 )
@@ -38,4 +39,27 @@ type Summary struct {
 	WrittenBytes uint64
 	// Known is false when the engine reported nothing.
 	Known bool
+}
+
+// LineEngine is an Engine that can also hand out a result as the engine encodes it, one
+// line per row, so that formats close to the engine's own are served without decoding
+// every value (see lines.go).
+type LineEngine interface {
+	// StreamLines runs a statement with its result encoded in the engine format named.
+	StreamLines(ctx context.Context, sql, format string, opt Options) (Lines, error)
+}
+
+// ErrNotLines is returned by StreamLines when the engine answered in another format than the
+// one asked for: the statement then runs the usual way.
+var ErrNotLines = errors.New("the engine answered in another format")
+
+// Lines is a result streamed as lines of the engine's encoding.
+type Lines interface {
+	// Next returns the next line without its newline, valid until the next call; io.EOF
+	// after the last. An engine error after the first line comes back here.
+	Next() ([]byte, error)
+	Close() error
+	// Summary is what the engine reported about the statement; complete once Next
+	// returned io.EOF.
+	Summary() Summary
 }

@@ -187,14 +187,29 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		return nil, err
 	}
 	finish := func() { cancel(); r.running.done(key) }
-	rows, err := eng.Stream(qctx, st.SQL, Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings})
-	if err != nil {
+	failed := func(err error) error {
 		canceled := qctx.Err() != nil
 		finish()
 		if canceled {
-			return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
+			return &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 		}
-		return nil, explainPathType(st, engineError(err, env))
+		return explainPathType(st, engineError(err, env))
+	}
+	opts := Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings}
+	if le, ok := eng.(LineEngine); ok && linesServed(req, st) {
+		// lines.go: served from the engine's own encoding when the result's types allow.
+		ls, sp, first, err := runLines(qctx, le, req, st, opts)
+		if err != nil {
+			return nil, failed(err)
+		}
+		if ls != nil {
+			return &lineResult{queryID: req.QueryID, format: req.Format, start: start, lines: ls, sp: sp, first: first, env: env,
+				finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}, nil
+		}
+	}
+	rows, err := eng.Stream(qctx, st.SQL, opts)
+	if err != nil {
+		return nil, failed(err)
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
 		finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}
@@ -303,7 +318,7 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 			return err // the client went away
 		}
 		r.returned++
-		if time.Since(lastProgress) > time.Second {
+		if r.returned%1024 == 0 && time.Since(lastProgress) > time.Second { // the clock costs as much as a row
 			lastProgress = time.Now()
 			read, bytes := r.readCounts()
 			if err := w.Progress(read, bytes, time.Since(r.start)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -272,5 +273,26 @@ func killStreamingInsert(t *testing.T, lines int) {
 	var n uint64
 	if err := conn.QueryRow(ctx, "SELECT count() FROM t").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("count = %d, %v after a killed insert", n, err)
+	}
+}
+
+// A result in a format with header lines carries them once, although chdb opens every
+// chunk of a stream with them (300,000 rows come in several chunks).
+func TestStreamedHeaderOnce(t *testing.T) {
+	base, _ := chtest.Engine(t)
+	for format, header := range map[string]int{"JSONCompactEachRowWithNamesAndTypes": 2, "JSONCompactEachRowWithNames": 1} {
+		a := post(t, base, url.Values{"default_format": {format}}, strings.NewReader("SELECT number AS n, toString(number) AS s FROM numbers(300000)"), nil)
+		if a.status != 200 {
+			t.Fatalf("%s: status %d", format, a.status)
+		}
+		lines := strings.Split(strings.TrimSuffix(a.body, "\n"), "\n")
+		if len(lines) != header+300000 || lines[0] != `["n", "s"]` {
+			t.Fatalf("%s: %d lines, first %q", format, len(lines), lines[0])
+		}
+		for i, l := range lines[header:] {
+			if want := fmt.Sprintf(`[%d, "%d"]`, i, i); l != want {
+				t.Fatalf("%s: row %d = %q, want %q", format, i, l, want)
+			}
+		}
 	}
 }

@@ -81,3 +81,22 @@ func New(name string, w *bufio.Writer, hints []string) (Writer, error) {
 	}
 	panic("unreachable")
 }
+
+// ObjectWriter is a Writer whose rows are JSON objects keyed by column name (JSON,
+// JSONEachRow): RowObject writes one row given as that object, already encoded as Row
+// would encode it.
+type ObjectWriter interface {
+	Writer
+	RowObject(obj []byte) error
+}
+
+// AsObjectWriter returns w as an ObjectWriter when its rows are plain JSON objects.
+func AsObjectWriter(w Writer) (ObjectWriter, bool) {
+	switch x := w.(type) {
+	case *jsonWriter:
+		return x, !x.compact
+	case *eachRowWriter:
+		return x, !x.progress
+	}
+	return nil, false
+}

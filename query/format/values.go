@@ -380,3 +380,7 @@ func sortedKeys(rv reflect.Value) []reflect.Value {
 	}
 	return out
 }
+
+// AppendJSONString appends s as a JSON string, exactly as the JSON formats render a
+// String value.
+func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }

@@ -59,6 +59,18 @@ func (j *jsonWriter) Row(values []any) error {
 	return err
 }
 
+// RowObject implements ObjectWriter (not for JSONCompact).
+func (j *jsonWriter) RowObject(obj []byte) error {
+	if j.rows > 0 {
+		if err := j.w.WriteByte(','); err != nil {
+			return err
+		}
+	}
+	j.rows++
+	_, err := j.w.Write(obj)
+	return err
+}
+
 func (j *jsonWriter) Progress(uint64, uint64, time.Duration) error { return nil }
 
 func (j *jsonWriter) End(s Stats) error {
@@ -149,6 +161,14 @@ func (e *eachRowWriter) Row(values []any) error {
 	e.buf = b
 	_, err := e.w.Write(b)
 	return err
+}
+
+// RowObject implements ObjectWriter (not for JSONEachRowWithProgress).
+func (e *eachRowWriter) RowObject(obj []byte) error {
+	if _, err := e.w.Write(obj); err != nil {
+		return err
+	}
+	return e.w.WriteByte('\n')
 }
 
 func (e *eachRowWriter) Progress(rows, bytes uint64, elapsed time.Duration) error {

@@ -64,6 +64,9 @@ func BenchmarkSearchVsSQL(b *testing.B) {
 		{"chart_split", `* | chart count OVER host BY region`,
 			"SELECT doc.host AS h, countIf(doc.region.:String = 'ap'), countIf(doc.region.:String = 'eu-west'), countIf(doc.region.:String = 'us-east'), countIf(doc.region IS NULL) FROM " + table +
 				" WHERE " + window + " AND h != '' GROUP BY h ORDER BY h"},
+		{"timechart_split", `* | timechart span=1h count BY region`,
+			"SELECT toStartOfHour(doc._time) AS t, countIf(doc.region.:String = 'ap'), countIf(doc.region.:String = 'eu-west'), countIf(doc.region.:String = 'us-east'), countIf(doc.region IS NULL) FROM " + table +
+				" WHERE " + window + " GROUP BY t ORDER BY t WITH FILL FROM toDateTime('2024-01-01 00:00:00', 'UTC') TO toDateTime('2024-01-02 00:00:00', 'UTC') STEP 3600"},
 	}
 	ctx := context.Background()
 	for _, c := range cases {

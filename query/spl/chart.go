@@ -320,22 +320,22 @@ func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, b
 	if p.opts.bottom {
 		dir = "ASC"
 	}
+	// One statement, one read of the input: the NULL series (counted in rows) is a group
+	// of its own, kept beside the first n others by LIMIT n BY.
+	isNull := "toUInt8(" + splitCol + " IS NULL) AS is_null, CAST(" + splitCol + " AS Nullable(String)) AS value, "
 	var ranked string
 	if len(p.aggs) == 1 {
 		// One aggregate: the sum of its value over the rows.
 		a := p.aggs[0]
 		score := toNum(sqlExpr{a.sql(""), a.outKind()}).s
-		ranked = "SELECT 0 AS is_null, CAST(" + splitCol + " AS Nullable(String)) AS value, toFloat64(coalesce(sum(score), 0)) AS score FROM (SELECT " +
-			rowCol + ", " + splitCol + ", " + score + " AS score FROM " + in + " WHERE " + splitCol + " IS NOT NULL GROUP BY " +
-			rowCol + ", " + splitCol + ") GROUP BY " + splitCol
+		ranked = "SELECT " + isNull + "if(" + splitCol + " IS NULL, toFloat64(sum(n)), toFloat64(coalesce(sum(score), 0))) AS score FROM (SELECT " +
+			rowCol + ", " + splitCol + ", " + score + " AS score, count() AS n FROM " + in + " GROUP BY " + rowCol + ", " + splitCol +
+			") GROUP BY " + splitCol
 	} else {
 		// Several aggregates: event frequency.
-		ranked = "SELECT 0 AS is_null, CAST(" + splitCol + " AS Nullable(String)) AS value, toFloat64(count()) AS score FROM " + in +
-			" WHERE " + splitCol + " IS NOT NULL GROUP BY " + splitCol
+		ranked = "SELECT " + isNull + "toFloat64(count()) AS score FROM " + in + " GROUP BY " + splitCol
 	}
-	ranked += " ORDER BY score " + dir + ", value ASC LIMIT " + itoa(n)
-	sql := c.with(in, false) + "SELECT * FROM (" + ranked + ") UNION ALL SELECT 1, CAST(NULL AS Nullable(String)), toFloat64(count()) FROM " + in +
-		" WHERE " + splitCol + " IS NULL"
+	sql := c.with(in, false) + ranked + " ORDER BY is_null ASC, score " + dir + ", value ASC LIMIT " + itoa(n) + " BY is_null"
 	c.resolved = append(c.resolved, sql)
 	rows, err := c.opts.Resolver.RankSeries(c.ctx, sql)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,9 +35,11 @@ type Config struct {
 	DialTimeout time.Duration
 }
 
-// Client is one engine's clickhouse-go connection pool.
+// Client is one engine's clickhouse-go connection pool, and a plain HTTP client for results
+// streamed as the engine encodes them (StreamLines).
 type Client struct {
 	conn driver.Conn
+	raw  rawHTTP
 }
 
 var _ pipeline.Engine = (*Client)(nil)
@@ -79,11 +82,17 @@ func Open(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open engine %s: %w", u.Host, err)
 	}
-	return &Client{conn: conn}, nil
+	raw := rawHTTP{base: u.Scheme + "://" + u.Host + "/", user: opts.Auth.Username, password: opts.Auth.Password,
+		client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConns: cfg.MaxConns, MaxIdleConnsPerHost: cfg.MaxConns,
+			DialContext: (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext}}}
+	return &Client{conn: conn, raw: raw}, nil
 }
 
 // Close closes the pool.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	c.raw.client.CloseIdleConnections()
+	return c.conn.Close()
+}
 
 // Ping checks that the engine answers.
 func (c *Client) Ping(ctx context.Context) error { return c.conn.Ping(ctx) }

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func connect(t *testing.T) *Conn {
+func connect(t testing.TB) *Conn {
 	t.Helper()
 	lib := os.Getenv("SVC_CHDB_LIB")
 	if lib == "" {

@@ -1,6 +1,7 @@
 package chengine
 
 import (
+	"bytes"
 	"compress/gzip"
 	"compress/zlib"
 	"context"
@@ -184,19 +185,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log.Debug("statement done", slog.String("kind", st.Kind), slog.Duration("took", time.Since(t0)))
 }
 
-// acquire takes a connection for the request and applies its database and settings.
+// acquire takes a connection for the request and applies its database and settings, unless
+// the connection has exactly those from an earlier request (session.state).
 func (s *Server) acquire(ctx context.Context, req *request, st *statement, readOnly bool) (*session, error) {
-	sess, err := s.pool.get(ctx)
+	settings := req.prologueSettings(readOnly)
+	key := prologueKey(req.database, settings)
+	sess, err := s.pool.get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
+	if sess.state != key {
+		err = nil
+		if sess.state != "" {
+			err = s.pool.reset(sess)
+		}
+		if err == nil {
+			err = s.prologue(sess, req.database, settings)
+		}
+		if err != nil {
+			sess.dirty = true
+			go s.pool.put(sess)
+			return nil, err
+		}
+		sess.state = key
+	}
 	if !statelessKinds[st.Kind] || st.Temporary {
 		sess.dirty = true
-	}
-	if err := s.prologue(sess, req, readOnly); err != nil {
-		sess.dirty = true
-		go s.pool.put(sess)
-		return nil, err
 	}
 	return sess, nil
 }
@@ -228,7 +242,32 @@ func streamableFormat(format string) bool {
 		"jsoncompactstringseachrow", "rowbinary", "tskv", "lineasstring", "rawblob", "null":
 		return true
 	}
-	return false
+	return headerLines(format) > 0
+}
+
+// headerLines is the number of header lines a streamable format with a header opens with.
+// chdb repeats them at the top of every chunk; serveStream sends them once. Their names and
+// types are JSON strings, so each header is one line.
+func headerLines(format string) int {
+	switch strings.ToLower(format) {
+	case "jsoncompacteachrowwithnames", "jsoncompactstringseachrowwithnames":
+		return 1
+	case "jsoncompacteachrowwithnamesandtypes", "jsoncompactstringseachrowwithnamesandtypes":
+		return 2
+	}
+	return 0
+}
+
+// dropLines returns chunk without its first n lines.
+func dropLines(chunk []byte, n int) []byte {
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			return nil
+		}
+		chunk = chunk[i+1:]
+	}
+	return chunk
 }
 
 func (r *request) timezone(info serverInfo) string {
@@ -297,6 +336,9 @@ func (s *Server) decode(r *http.Request) (*request, error) {
 		}
 	}
 
+	// Names are unique (a map's keys), so their order changes nothing but prologueKey.
+	slices.SortFunc(req.settings, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+
 	body, err := decodeBody(r)
 	if err != nil {
 		return nil, err
@@ -362,22 +404,43 @@ func decodeBody(r *http.Request) (io.Reader, error) {
 	}
 }
 
-// prologue applies the request's database and settings to its connection. They are undone by
-// replacing the connection afterwards (the session is marked dirty).
-func (s *Server) prologue(sess *session, req *request, readOnly bool) error {
-	settings := req.settings
+// prologueSettings are the settings a request applies to its connection.
+func (r *request) prologueSettings(readOnly bool) [][2]string {
+	settings := r.settings
 	if readOnly && !slices.ContainsFunc(settings, func(kv [2]string) bool { return kv[0] == "readonly" }) {
 		// As ClickHouse: a GET cannot modify data.
 		settings = append(slices.Clone(settings), [2]string{"readonly", "2"})
 	}
-	if req.database != "" {
-		sess.dirty = true
-		if _, err := sess.conn.Query("USE "+sqlquote.Ident(req.database), "TabSeparated"); err != nil {
+	return settings
+}
+
+// prologueKey identifies the session state a database and settings leave on a fresh
+// connection: "" for none. Settings apply in order, so the key keeps it.
+func prologueKey(database string, settings [][2]string) string {
+	if database == "" && len(settings) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Quote(database))
+	for _, kv := range settings {
+		b.WriteByte('\n')
+		b.WriteString(strconv.Quote(kv[0]))
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(kv[1]))
+	}
+	return b.String()
+}
+
+// prologue applies a database and settings to a fresh connection. They stay until the
+// connection is replaced (pool.reset), which happens before a request that needs another
+// state runs on it.
+func (s *Server) prologue(sess *session, database string, settings [][2]string) error {
+	if database != "" {
+		if _, err := sess.conn.Query("USE "+sqlquote.Ident(database), "TabSeparated"); err != nil {
 			return err
 		}
 	}
 	if len(settings) > 0 {
-		sess.dirty = true
 		var b strings.Builder
 		b.WriteString("SET ")
 		for i, kv := range settings {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/svc-data/svc/infra/clickhouse/chdb"
@@ -12,46 +13,80 @@ import (
 
 // session is one pooled engine connection. A request holds it from its first statement to its
 // last; dirty marks a connection whose session state (settings, current database, query
-// parameters, temporary tables) the request may have changed.
+// parameters, temporary tables) the request may have changed in ways state does not record.
+// state is the prologue (database and settings, see prologueKey) applied to the connection
+// since it was opened: a request whose prologue is the same runs on it without applying it
+// again.
 type session struct {
 	conn  *chdb.Conn
 	dirty bool
+	state string
 }
 
 // pool holds the engine connections requests run on. Its capacity is fixed; a request that
-// finds none free waits up to the acquire timeout and is then refused with 503.
+// finds none free waits up to the acquire timeout and is then refused with 503. A request
+// takes a free connection whose state matches its prologue when there is one, else a fresh
+// one, else any (which is then replaced before use).
 type pool struct {
 	connect func() (*chdb.Conn, error)
-	free    chan *session
+	slots   chan struct{} // one token per free connection
+	mu      sync.Mutex
+	free    []*session
 	size    int
 	wait    time.Duration
 	log     *slog.Logger
 }
 
 func newPool(size int, wait time.Duration, connect func() (*chdb.Conn, error), log *slog.Logger) (*pool, error) {
-	p := &pool{connect: connect, free: make(chan *session, size), size: size, wait: wait, log: log}
+	p := &pool{connect: connect, slots: make(chan struct{}, size), size: size, wait: wait, log: log}
 	for range size {
 		c, err := connect()
 		if err != nil {
 			return nil, errors.Join(err, p.closeFree())
 		}
-		p.free <- &session{conn: c}
+		p.release(&session{conn: c})
 	}
 	return p, nil
 }
 
-// get returns a free connection, waiting up to the acquire timeout.
-func (p *pool) get(ctx context.Context) (*session, error) {
+func (p *pool) release(s *session) {
+	p.mu.Lock()
+	p.free = append(p.free, s)
+	p.mu.Unlock()
+	p.slots <- struct{}{}
+}
+
+// take removes the best free connection for state; a token must be held.
+func (p *pool) take(state string) *session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	best := len(p.free) - 1 // the most recently used
+	for i := len(p.free) - 1; i >= 0; i-- {
+		if p.free[i].state == state {
+			best = i
+			break
+		}
+		if p.free[i].state == "" && p.free[best].state != "" {
+			best = i
+		}
+	}
+	s := p.free[best]
+	p.free = append(p.free[:best], p.free[best+1:]...)
+	return s
+}
+
+// get returns a free connection, preferably one in state, waiting up to the acquire timeout.
+func (p *pool) get(ctx context.Context, state string) (*session, error) {
 	select {
-	case s := <-p.free:
-		return p.ready(s)
+	case <-p.slots:
+		return p.ready(p.take(state))
 	default:
 	}
 	t := time.NewTimer(p.wait)
 	defer t.Stop()
 	select {
-	case s := <-p.free:
-		return p.ready(s)
+	case <-p.slots:
+		return p.ready(p.take(state))
 	case <-t.C:
 		ex := newException(codeTooManySimultaneous,
 			"all %d engine connections stayed busy for %s; raise chengine --pool, lower the client's concurrency, or retry later",
@@ -71,35 +106,40 @@ func (p *pool) ready(s *session) (*session, error) {
 	}
 	c, err := p.connect()
 	if err != nil {
-		p.free <- s
+		p.release(s)
 		ex := newException(codeUnknownException, "engine connection unavailable: %v; see the engine log", err)
 		ex.status = 503
 		return nil, ex
 	}
-	s.conn = c
+	s.conn, s.state = c, ""
 	return s, nil
 }
 
-// put returns s to the pool. A dirty connection is replaced by a fresh one: chdb sessions keep
-// SET, USE, query parameters and temporary tables, and nothing of one request may reach the
-// next. A reconnect costs well under a millisecond.
+// reset replaces s's connection by a fresh one: chdb sessions keep SET, USE, query
+// parameters and temporary tables, and nothing of one request may reach the next. A
+// reconnect costs well under a millisecond.
+func (p *pool) reset(s *session) error {
+	s.dirty, s.state = false, ""
+	old := s.conn
+	c, err := p.connect()
+	s.conn = c
+	if old != nil {
+		// The new connection opens before the old one closes, so the engine never sees its
+		// last connection go.
+		_ = old.Close()
+	}
+	return err
+}
+
+// put returns s to the pool; a dirty connection is replaced first.
 func (p *pool) put(s *session) {
 	if s.dirty {
-		s.dirty = false
-		old := s.conn
-		c, err := p.connect()
-		if err != nil {
+		if err := p.reset(s); err != nil {
 			p.log.Error("replace engine connection", slog.Any("error", err))
-			c = nil
-		}
-		s.conn = c
-		if old != nil {
-			// The new connection opens before the old one closes, so the engine never sees its
-			// last connection go.
-			_ = old.Close()
+			s.conn = nil
 		}
 	}
-	p.free <- s
+	p.release(s)
 }
 
 // closeFree closes the connections that are free now.
@@ -107,8 +147,8 @@ func (p *pool) closeFree() error {
 	var errs []error
 	for {
 		select {
-		case s := <-p.free:
-			if s.conn != nil {
+		case <-p.slots:
+			if s := p.take(""); s.conn != nil {
 				errs = append(errs, s.conn.Close())
 			}
 		default:
@@ -122,8 +162,8 @@ func (p *pool) drain(ctx context.Context) error {
 	var errs []error
 	for n := 0; n < p.size; n++ {
 		select {
-		case s := <-p.free:
-			if s.conn != nil {
+		case <-p.slots:
+			if s := p.take(""); s.conn != nil {
 				errs = append(errs, s.conn.Close())
 			}
 		case <-ctx.Done():

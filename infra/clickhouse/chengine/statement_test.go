@@ -153,3 +153,22 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// A connection keeps the state of its prologue for the next request with the same one.
+func TestPrologueKey(t *testing.T) {
+	a := prologueKey("db", [][2]string{{"readonly", "2"}, {"max_threads", "1"}})
+	for _, other := range []string{
+		prologueKey("", [][2]string{{"readonly", "2"}, {"max_threads", "1"}}),
+		prologueKey("db", [][2]string{{"readonly", "2"}}),
+		prologueKey("db", [][2]string{{"readonly", "2"}, {"max_threads", "2"}}),
+		prologueKey("db", [][2]string{{"readonly", "2\nmax_threads=1"}}),
+		prologueKey("", nil),
+	} {
+		if other == a {
+			t.Errorf("key %q shared by two prologues", a)
+		}
+	}
+	if prologueKey("", nil) != "" || a != prologueKey("db", [][2]string{{"readonly", "2"}, {"max_threads", "1"}}) {
+		t.Error("keys are not stable")
+	}
+}

@@ -12,7 +12,7 @@
 WITH
   s0 AS (SELECT doc._time AS `@_time`, doc.`status` AS `@status`, doc.`host` AS `@host` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
   s1 AS (SELECT CAST(`@status` AS Nullable(String)) AS c1, `@status` AS c2, nullIf(`@host`, '') AS c3 FROM s0 WHERE (CAST(`@status` AS Nullable(String)) IS NOT NULL))
-SELECT * FROM (SELECT 0 AS is_null, CAST(c3 AS Nullable(String)) AS value, toFloat64(coalesce(sum(score), 0)) AS score FROM (SELECT c1, c3, count() AS score FROM s1 WHERE c3 IS NOT NULL GROUP BY c1, c3) GROUP BY c3 ORDER BY score DESC, value ASC LIMIT 11) UNION ALL SELECT 1, CAST(NULL AS Nullable(String)), toFloat64(count()) FROM s1 WHERE c3 IS NULL
+SELECT toUInt8(c3 IS NULL) AS is_null, CAST(c3 AS Nullable(String)) AS value, if(c3 IS NULL, toFloat64(sum(n)), toFloat64(coalesce(sum(score), 0))) AS score FROM (SELECT c1, c3, count() AS score, count() AS n FROM s1 GROUP BY c1, c3) GROUP BY c3 ORDER BY is_null ASC, score DESC, value ASC LIMIT 11 BY is_null
 
 -- main:
 WITH

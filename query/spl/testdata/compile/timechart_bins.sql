@@ -12,7 +12,7 @@
 WITH
   s0 AS (SELECT doc._time AS `@_time`, doc.`bytes` AS `@bytes`, doc.`host` AS `@host` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
   s1 AS (SELECT fromUnixTimestamp64Milli(toInt64((intDiv(toUnixTimestamp64Milli(`@_time`), 3600000) - (toUnixTimestamp64Milli(`@_time`) % 3600000 < 0)) * 3600000), 'UTC') AS c1, nullIf(`@host`, '') AS c2, `@bytes` AS c3 FROM s0)
-SELECT * FROM (SELECT 0 AS is_null, CAST(c2 AS Nullable(String)) AS value, toFloat64(coalesce(sum(score), 0)) AS score FROM (SELECT c1, c2, toFloat64OrNull(CAST(if(countIf((toFloat64OrNull(CAST(c3 AS Nullable(String))) IS NOT NULL)) > 0, CAST(max(toFloat64OrNull(CAST(c3 AS Nullable(String)))) AS Dynamic), CAST(max(CAST(c3 AS Nullable(String))) AS Dynamic)) AS Nullable(String))) AS score FROM s1 WHERE c2 IS NOT NULL GROUP BY c1, c2) GROUP BY c2 ORDER BY score DESC, value ASC LIMIT 11) UNION ALL SELECT 1, CAST(NULL AS Nullable(String)), toFloat64(count()) FROM s1 WHERE c2 IS NULL
+SELECT toUInt8(c2 IS NULL) AS is_null, CAST(c2 AS Nullable(String)) AS value, if(c2 IS NULL, toFloat64(sum(n)), toFloat64(coalesce(sum(score), 0))) AS score FROM (SELECT c1, c2, toFloat64OrNull(CAST(if(countIf((toFloat64OrNull(CAST(c3 AS Nullable(String))) IS NOT NULL)) > 0, CAST(max(toFloat64OrNull(CAST(c3 AS Nullable(String)))) AS Dynamic), CAST(max(CAST(c3 AS Nullable(String))) AS Dynamic)) AS Nullable(String))) AS score, count() AS n FROM s1 GROUP BY c1, c2) GROUP BY c2 ORDER BY is_null ASC, score DESC, value ASC LIMIT 11 BY is_null
 
 -- main:
 WITH

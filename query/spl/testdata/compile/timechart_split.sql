@@ -16,7 +16,7 @@
 WITH
   s0 AS (SELECT doc._time AS `@_time`, doc.`bytes` AS `@bytes`, doc.`host` AS `@host` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
   s1 AS (SELECT fromUnixTimestamp64Milli(toInt64((intDiv((toUnixTimestamp64Milli(`@_time`) - 345600000), 1209600000) - ((toUnixTimestamp64Milli(`@_time`) - 345600000) % 1209600000 < 0)) * 1209600000 + 345600000), 'UTC') AS c1, nullIf(`@host`, '') AS c2, `@bytes` AS c3 FROM s0)
-SELECT * FROM (SELECT 0 AS is_null, CAST(c2 AS Nullable(String)) AS value, toFloat64(count()) AS score FROM s1 WHERE c2 IS NOT NULL GROUP BY c2 ORDER BY score DESC, value ASC LIMIT 101) UNION ALL SELECT 1, CAST(NULL AS Nullable(String)), toFloat64(count()) FROM s1 WHERE c2 IS NULL
+SELECT toUInt8(c2 IS NULL) AS is_null, CAST(c2 AS Nullable(String)) AS value, toFloat64(count()) AS score FROM s1 GROUP BY c2 ORDER BY is_null ASC, score DESC, value ASC LIMIT 101 BY is_null
 
 -- main:
 WITH
