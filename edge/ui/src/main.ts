@@ -267,14 +267,26 @@ async function runSearch() {
   side.replaceChildren(el("p", { class: "status" }, "Fields load after the events…"));
   $<HTMLButtonElement>("cancel").disabled = false;
   const t0 = performance.now();
+  performance.clearMarks();
+  performance.clearMeasures();
+  performance.clearResourceTimings();
+  performance.mark("search:start");
   try {
     const res: Search = await api("POST", "/ui/api/spl/search", body, scopeParams());
     if (my !== seq) return;
+    performance.mark("search:parsed", { detail: res.statistics.elapsed * 1000 });
     renderSearch(res);
     status.textContent = `${res.rows.toLocaleString("en")} ${res.result_kind === "events" ? "events" : "results"}${res.truncated ? " (truncated)" : ""} in ${res.statistics.elapsed.toFixed(3)} s · ${res.statistics.rows_read.toLocaleString("en")} rows read`;
     $("search-view").dataset.state = "done";
+    performance.mark("search:dom");
     // Painted: the frame after the DOM changes has been drawn.
-    requestAnimationFrame(() => setTimeout(() => { $("search-view").dataset.paintMs = String(performance.now() - t0); }, 0));
+    requestAnimationFrame(() => {
+      performance.mark("search:frame");
+      setTimeout(() => {
+        performance.mark("search:painted");
+        $("search-view").dataset.paintMs = String(performance.now() - t0);
+      }, 0);
+    });
     if (res.result_kind === "events") {
       // Field statistics cost several times the search; they come in a second request
       // so that the timeline and the events are on screen first.
@@ -345,9 +357,12 @@ function clearResults() {
 
 function renderSearch(res: Search) {
   renderStages(res.stages);
+  performance.mark("search:stages");
   renderTimeline(res.timeline);
+  performance.mark("search:timeline");
   if (res.result_kind === "events") {
     renderEvents(res);
+    performance.mark("search:events");
     $("stats-table").replaceChildren();
     $("chart").replaceChildren();
     selectTab("events");
