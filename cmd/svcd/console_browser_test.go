@@ -689,6 +689,11 @@ func TestBenchConsole(t *testing.T) {
 	mr, mp := median(raw), median(page)
 	fmt.Printf("console over %d events, median of %d runs:\n  raw API call                         %8.1f ms  1.00\n  Enter → timeline + 100 events painted %7.1f ms  %.2f\n",
 		events, runs, mr, mp, mp/mr)
+	own := make([]float64, len(page))
+	for i := range own {
+		own[i] = phases["total"][i] - phases["2 server (to first byte)"][i]
+	}
+	fmt.Printf("  the page's own cost (Enter → painted minus its request's time to first byte): median %.1f ms\n", median(own))
 	fmt.Println("where the page's time went (median of each phase, ms):")
 	for _, k := range slices.Sorted(maps.Keys(phases)) {
 		fmt.Printf("  %-28s %8.1f\n", k, median(phases[k]))
