@@ -283,18 +283,19 @@ async function runSearch() {
     performance.mark("search:dom");
     // Painted: the frame after the DOM changes has been drawn. Nothing else is asked of
     // the service (on the same machine, often) until then.
-    await new Promise<void>((painted) => {
-      requestAnimationFrame(() => {
-        performance.mark("search:frame");
-        setTimeout(() => {
-          performance.mark("search:painted");
-          $("search-view").dataset.paintMs = String(performance.now() - t0);
-          painted();
-        }, 0);
-      });
-      // A hidden page draws no frames: the fields do not wait for one.
-      setTimeout(painted, 250);
-    });
+    // A hidden page draws no frames: its fields do not wait for one.
+    if (!document.hidden) {
+      await new Promise<void>((painted) =>
+        requestAnimationFrame(() => {
+          performance.mark("search:frame");
+          setTimeout(() => {
+            performance.mark("search:painted");
+            $("search-view").dataset.paintMs = String(performance.now() - t0);
+            painted();
+          }, 0);
+        }),
+      );
+    }
     if (my !== seq) return;
     if (res.result_kind === "events") {
       // Field statistics cost several times the search; they come in a second request
