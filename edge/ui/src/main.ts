@@ -240,11 +240,22 @@ $("search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSe
 async function runSearch() {
   const spl = $<HTMLTextAreaElement>("spl").value.trim();
   if (!spl) return;
-  completer?.close();
+  performance.clearMarks();
+  performance.clearMeasures();
+  performance.clearResourceTimings();
+  performance.mark("search:start");
+  const t0 = performance.now();
   const { earliest, latest } = range();
   const body: Record<string, unknown> = { spl, include_field_statistics: false };
   if (earliest) body.earliest = earliest;
   if (latest) body.latest = latest;
+  const my = ++seq;
+  const id = newID("ui-search");
+  body.query_id = id;
+  // The request goes out first; the page updates while the service searches.
+  const pending: Promise<Search> = api("POST", "/ui/api/spl/search", body, scopeParams());
+  running = { id, abort: new AbortController() };
+  completer?.close();
   url.searchParams.set("view", "search");
   url.searchParams.set("q", spl);
   url.searchParams.set("earliest", earliest);
@@ -253,11 +264,7 @@ async function runSearch() {
   url.searchParams.set("cluster", scope.cluster);
   url.searchParams.set("db", scope.database);
   history.replaceState(null, "", url);
-  const my = ++seq;
   delete $("search-view").dataset.paintMs;
-  const id = newID("ui-search");
-  running = { id, abort: new AbortController() };
-  body.query_id = id;
   const status = $("search-status");
   clearError($("search-error"));
   status.textContent = "Searching…";
@@ -266,15 +273,30 @@ async function runSearch() {
   side.dataset.state = "loading";
   side.replaceChildren(el("p", { class: "status" }, "Fields load after the events…"));
   $<HTMLButtonElement>("cancel").disabled = false;
-  const t0 = performance.now();
   try {
-    const res: Search = await api("POST", "/ui/api/spl/search", body, scopeParams());
+    const res = await pending;
     if (my !== seq) return;
+    performance.mark("search:parsed", { detail: res.statistics.elapsed * 1000 });
     renderSearch(res);
     status.textContent = `${res.rows.toLocaleString("en")} ${res.result_kind === "events" ? "events" : "results"}${res.truncated ? " (truncated)" : ""} in ${res.statistics.elapsed.toFixed(3)} s · ${res.statistics.rows_read.toLocaleString("en")} rows read`;
     $("search-view").dataset.state = "done";
-    // Painted: the frame after the DOM changes has been drawn.
-    requestAnimationFrame(() => setTimeout(() => { $("search-view").dataset.paintMs = String(performance.now() - t0); }, 0));
+    performance.mark("search:dom");
+    // Painted: the frame after the DOM changes has been drawn. Nothing else is asked of
+    // the service (on the same machine, often) until then.
+    // A hidden page draws no frames: its fields do not wait for one.
+    if (!document.hidden) {
+      await new Promise<void>((painted) =>
+        requestAnimationFrame(() => {
+          performance.mark("search:frame");
+          setTimeout(() => {
+            performance.mark("search:painted");
+            $("search-view").dataset.paintMs = String(performance.now() - t0);
+            painted();
+          }, 0);
+        }),
+      );
+    }
+    if (my !== seq) return;
     if (res.result_kind === "events") {
       // Field statistics cost several times the search; they come in a second request
       // so that the timeline and the events are on screen first.
@@ -343,15 +365,21 @@ function clearResults() {
   $("stats-panel").querySelector<HTMLElement>(".chart-controls")!.hidden = true;
 }
 
+// renderSearch changes the DOM without reading layout back (plot widths come from a
+// ResizeObserver), so the frame after it lays the page out once.
 function renderSearch(res: Search) {
-  renderStages(res.stages);
-  renderTimeline(res.timeline);
   if (res.result_kind === "events") {
     renderEvents(res);
+    performance.mark("search:events");
     $("stats-table").replaceChildren();
     $("chart").replaceChildren();
     selectTab("events");
-  } else {
+  }
+  renderStages(res.stages);
+  performance.mark("search:stages");
+  renderTimeline(res.timeline);
+  performance.mark("search:timeline");
+  if (res.result_kind !== "events") {
     $("events").replaceChildren();
     $("more-events").hidden = true;
     renderTable($("stats-table") as HTMLTableElement, res.meta, res.data);
@@ -383,14 +411,30 @@ function plotWidth(node: HTMLElement) {
   return Math.max(240, node.clientWidth - 2);
 }
 
+// The timeline's width, kept by a ResizeObserver on the search view it spans, so that
+// drawing it never forces a layout: the frame after the search lays the page out once.
+// (The timeline's 1 px borders and plotWidth's 2 px margin.)
+let timelineWidth = 0;
+new ResizeObserver((entries) => {
+  const w = entries[entries.length - 1].contentRect.width;
+  if (w <= 0) return; // hidden (the SQL page)
+  const width = Math.max(240, Math.floor(w) - 4);
+  if (width === timelineWidth) return;
+  timelineWidth = width;
+  if (timelinePlot) timelinePlot.setSize({ width, height: 130 });
+}).observe($("search-view"));
+
+// The x range of the timeline's data (bucket starts to the last bucket's end).
+let timelineRange: [number, number] = [0, 1];
+
 function renderTimeline(buckets: Search["timeline"]) {
   const node = $("timeline");
-  timelinePlot?.destroy();
-  timelinePlot = null;
-  node.replaceChildren();
   node.dataset.buckets = String(buckets.length);
   node.dataset.total = String(buckets.reduce((a, b) => a + b.count, 0));
   if (buckets.length === 0) {
+    timelinePlot?.destroy();
+    timelinePlot = null;
+    node.replaceChildren();
     node.hidden = true;
     return;
   }
@@ -398,14 +442,20 @@ function renderTimeline(buckets: Search["timeline"]) {
   const xs = buckets.map((b) => Date.parse(b.time) / 1000);
   const ys = buckets.map((b) => b.count);
   const span = buckets[0].span_seconds;
+  timelineRange = [xs[0], xs[xs.length - 1] + span];
   node.setAttribute("aria-label", `Events over time: ${buckets.length} buckets of ${span} s, ${node.dataset.total} events`);
+  if (timelinePlot) {
+    // The same plot, new data: its scales are set again from the data.
+    timelinePlot.setData([xs, ys]);
+    return;
+  }
   timelinePlot = new uPlot(
     {
-      width: plotWidth(node),
+      width: timelineWidth || plotWidth(node),
       height: 130,
       legend: { show: false },
       cursor: { drag: { x: true, y: false, setScale: false } },
-      scales: { x: { time: true, range: [xs[0], xs[xs.length - 1] + span] }, y: { range: (_u: any, _min: number, max: number) => [0, Math.max(1, max)] } },
+      scales: { x: { time: true, range: () => timelineRange }, y: { range: (_u: any, _min: number, max: number) => [0, Math.max(1, max)] } },
       axes: [{ space: 60 }, { size: 44, space: 30 }],
       series: [{}, { label: "events", fill: barColor, stroke: barColor, width: 0, paths: uPlot.paths.bars({ size: [0.8, 100], align: 1 }), points: { show: false } }],
       hooks: {
@@ -427,7 +477,6 @@ function renderTimeline(buckets: Search["timeline"]) {
 }
 
 addEventListener("resize", () => {
-  if (timelinePlot) timelinePlot.setSize({ width: plotWidth($("timeline")), height: 130 });
   if (chartPlot) chartPlot.setSize({ width: plotWidth($("chart")), height: 260 });
 });
 
@@ -449,24 +498,40 @@ function fmt(v: unknown): string {
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
+const escapeHTML = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// eventFields are the fields of an event shown in its table (all but _raw, without nulls).
+function eventFields(ev: Record<string, unknown>): [string, unknown][] {
+  return Object.entries(ev).filter(([k, v]) => k !== "_raw" && v !== null && v !== undefined);
+}
+
+// moreEvents appends the next page of events as one HTML string; an event's field table
+// is built when its details are first opened.
 function moreEvents() {
   const ol = $("events");
   const next = shownEvents.slice(eventsShown, eventsShown + eventsPage);
-  for (const ev of next) {
+  let html = "";
+  next.forEach((ev, j) => {
     const raw = ev._raw !== undefined ? fmt(ev._raw) : JSON.stringify(ev);
-    const rows = Object.entries(ev)
-      .filter(([k, v]) => k !== "_raw" && v !== null && v !== undefined)
-      .map(([k, v]) => el("tr", {}, el("th", { scope: "row" }, k), el("td", {}, fmt(v))));
-    ol.append(
-      el("li", {},
-        el("time", {}, fmt(ev._time)),
-        el("div", {}, el("pre", {}, raw), el("details", {}, el("summary", {}, `${rows.length} fields`), el("table", {}, el("tbody", {}, ...rows))))),
-    );
-  }
+    html += `<li data-i="${eventsShown + j}"><time>${escapeHTML(fmt(ev._time))}</time><div><pre>${escapeHTML(raw)}</pre>` +
+      `<details><summary>${eventFields(ev).length} fields</summary></details></div></li>`;
+  });
+  ol.insertAdjacentHTML("beforeend", html);
   eventsShown += next.length;
   ol.dataset.count = String(eventsShown);
   $("more-events").hidden = eventsShown >= shownEvents.length;
 }
+$("events").addEventListener(
+  "toggle",
+  (e) => {
+    const d = e.target as HTMLDetailsElement;
+    const i = Number(d.closest("li")?.dataset.i);
+    if (!d.open || d.querySelector("table") || !shownEvents[i]) return;
+    const rows = eventFields(shownEvents[i]).map(([k, v]) => el("tr", {}, el("th", { scope: "row" }, k), el("td", {}, fmt(v))));
+    d.append(el("table", {}, el("tbody", {}, ...rows)));
+  },
+  true, // toggle does not bubble
+);
 $("more-events").addEventListener("click", moreEvents);
 
 // ---- fields -------------------------------------------------------------------------
