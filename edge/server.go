@@ -88,6 +88,8 @@ type Deps struct {
 	Searcher Searcher
 	// Workflows is the workflow API's domain; a disabled one answers 503.
 	Workflows *workflows.Service
+	// Prometheus is the Prometheus app's query API; nil answers 503.
+	Prometheus PromQuery
 }
 
 // SearchService is the log-search language as the edge needs it.
@@ -214,6 +216,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("traces"))))
 	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("logs"))))
 	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("metrics"))))
+	// The Prometheus app's query API (promql.go).
+	s.promRoutes(func(p string, h fasthttp.RequestHandler) { r.GET(p, h) }, func(p string, h fasthttp.RequestHandler) { r.POST(p, h) })
 	r.GET("/ui/", s.consolePage)
 	r.GET("/ui/assets/{file}", s.consoleAsset)
 	r.POST("/ui/login", s.consoleLogin)

@@ -96,3 +96,8 @@ func (r *Runner) EngineError(err error, cluster uuid.UUID) error {
 func (r *Runner) MayInsert(cluster uuid.UUID, p statement.Principal, db, table string) bool {
 	return statement.MayInsert(p, accessView{m: r.model, cluster: cluster}, db, table)
 }
+
+// MayReadWhole is statement.MayReadWhole in a cluster.
+func (r *Runner) MayReadWhole(cluster uuid.UUID, p statement.Principal, db, table string) bool {
+	return statement.MayReadWhole(p, accessView{m: r.model, cluster: cluster}, db, table)
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/projections/es"
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/promapi"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/splsearch"
 	"github.com/svc-data/svc/query/tables"
@@ -177,6 +178,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, n)
+	promAPI := promapi.New(promapi.Config{Logger: log}, n)
+	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
 	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
 	if err != nil {
 		return err
@@ -195,6 +198,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Clusters:   n,
 		Search:     edge.SPLValidator,
 		Workflows:  wf,
+		Prometheus: promAPI,
 	})
 	if err != nil {
 		return err

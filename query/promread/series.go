@@ -1,0 +1,190 @@
+package promread
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/util/annotations"
+)
+
+type fsample struct {
+	t int64
+	f float64
+}
+
+type hsample struct {
+	t int64
+	h *histogram.FloatHistogram
+}
+
+// seriesSet is a storage.SeriesSet over series read whole, sorted by labels.
+type seriesSet struct {
+	series []*series
+	i      int
+}
+
+func (s *seriesSet) Next() bool {
+	if s.i >= len(s.series) {
+		return false
+	}
+	s.i++
+	return true
+}
+
+func (s *seriesSet) At() storage.Series              { return s.series[s.i-1] }
+func (*seriesSet) Err() error                        { return nil }
+func (*seriesSet) Warnings() annotations.Annotations { return nil }
+func (s *series) Labels() labels.Labels              { return s.labels }
+func (s *series) Iterator(chunkenc.Iterator) chunkenc.Iterator {
+	return &iterator{s: s, fi: -1, hi: -1}
+}
+
+// iterator walks a series' float samples and histograms merged by time. At one timestamp
+// holding both, the float wins (a stale marker written over a histogram series is a
+// float).
+type iterator struct {
+	s      *series
+	fi, hi int  // positions of the current sample in floats and hists
+	onHist bool // the current sample is hists[hi]
+	done   bool
+}
+
+func (it *iterator) Next() chunkenc.ValueType {
+	if it.done {
+		return chunkenc.ValNone
+	}
+	// Advance past the current sample.
+	if it.fi < 0 && it.hi < 0 {
+		it.fi, it.hi = 0, 0
+	} else if it.onHist {
+		it.hi++
+	} else {
+		it.fi++
+	}
+	return it.pick()
+}
+
+// pick makes the earlier of floats[fi] and hists[hi] current.
+func (it *iterator) pick() chunkenc.ValueType {
+	fs, hs := it.s.floats, it.s.hists
+	// A histogram at the same time as a float is dropped.
+	for it.hi < len(hs) && it.fi < len(fs) && hs[it.hi].t == fs[it.fi].t {
+		it.hi++
+	}
+	switch {
+	case it.fi < len(fs) && (it.hi >= len(hs) || fs[it.fi].t < hs[it.hi].t):
+		it.onHist = false
+		return chunkenc.ValFloat
+	case it.hi < len(hs):
+		it.onHist = true
+		return chunkenc.ValFloatHistogram
+	}
+	it.done = true
+	return chunkenc.ValNone
+}
+
+func (it *iterator) Seek(t int64) chunkenc.ValueType {
+	if it.done {
+		return chunkenc.ValNone
+	}
+	if it.fi < 0 && it.hi < 0 {
+		it.fi, it.hi = 0, 0
+		if it.pick() == chunkenc.ValNone {
+			return chunkenc.ValNone
+		}
+	}
+	if it.AtT() >= t {
+		return it.valueType()
+	}
+	for it.fi < len(it.s.floats) && it.s.floats[it.fi].t < t {
+		it.fi++
+	}
+	for it.hi < len(it.s.hists) && it.s.hists[it.hi].t < t {
+		it.hi++
+	}
+	return it.pick()
+}
+
+func (it *iterator) valueType() chunkenc.ValueType {
+	if it.onHist {
+		return chunkenc.ValFloatHistogram
+	}
+	return chunkenc.ValFloat
+}
+
+func (it *iterator) At() (int64, float64) {
+	s := it.s.floats[it.fi]
+	return s.t, s.f
+}
+
+func (*iterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	panic("promread: AtHistogram on a float histogram series") // Next never answers ValHistogram
+}
+
+func (it *iterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	s := it.s.hists[it.hi]
+	if fh == nil {
+		return s.t, s.h.Copy()
+	}
+	s.h.CopyTo(fh)
+	return s.t, fh
+}
+
+func (it *iterator) AtT() int64 {
+	if it.onHist {
+		return it.s.hists[it.hi].t
+	}
+	return it.s.floats[it.fi].t
+}
+
+// AtST is the start timestamp, which the store does not keep: 0, unknown.
+func (*iterator) AtST() int64 { return 0 }
+func (*iterator) Err() error  { return nil }
+
+// histogramFromRow rebuilds a native histogram from a histogramsSQL row.
+func histogramFromRow(v []any) (hsample, error) {
+	ts, ok1 := v[1].(int64)
+	hint, ok2 := v[2].(uint8)
+	schema, ok3 := v[3].(int32)
+	if !ok1 || !ok2 || !ok3 {
+		return hsample{}, fmt.Errorf("histogram row: unexpected types %T %T %T", v[1], v[2], v[3])
+	}
+	f := func(i int) float64 { b, _ := v[i].(uint64); return math.Float64frombits(b) }
+	spans := func(i int) []histogram.Span {
+		offs, _ := v[i].([]int32)
+		lens, _ := v[i+1].([]uint32)
+		if len(offs) == 0 {
+			return nil
+		}
+		out := make([]histogram.Span, len(offs))
+		for j := range offs {
+			out[j] = histogram.Span{Offset: offs[j], Length: lens[j]}
+		}
+		return out
+	}
+	floats := func(i int) []float64 {
+		b, _ := v[i].([]float64)
+		if len(b) == 0 {
+			return nil
+		}
+		return b
+	}
+	h := &histogram.FloatHistogram{
+		CounterResetHint: histogram.CounterResetHint(hint),
+		Schema:           schema,
+		ZeroThreshold:    f(4),
+		ZeroCount:        f(5),
+		Count:            f(6),
+		Sum:              f(7),
+		PositiveSpans:    spans(8),
+		PositiveBuckets:  floats(10),
+		NegativeSpans:    spans(11),
+		NegativeBuckets:  floats(13),
+		CustomValues:     floats(14),
+	}
+	return hsample{t: ts, h: h}, nil
+}

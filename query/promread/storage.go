@@ -1,0 +1,245 @@
+package promread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/svc-data/svc/query/promstore"
+	"github.com/svc-data/svc/query/sqlquote"
+)
+
+// A Sample is one float sample (H nil) or native histogram of a series.
+type Sample struct {
+	T int64
+	F float64
+	H *histogram.FloatHistogram
+}
+
+// SeriesSamples are samples of one series.
+type SeriesSamples struct {
+	Labels  labels.Labels
+	Samples []Sample
+}
+
+// A Loader stores series in the promstore tables. The conformance tests load through it:
+// SQLLoader inserts directly; the remote-write path is another Loader.
+type Loader interface {
+	Load(ctx context.Context, batch []SeriesSamples) error
+}
+
+// Execer runs a statement without a result.
+type Execer interface {
+	Exec(ctx context.Context, sql string) error
+}
+
+// SQLLoader inserts series straight into the promstore tables of Database (which must
+// exist), each value's bits kept, for tests and benchmarks.
+type SQLLoader struct {
+	Engine   Execer
+	Database string
+}
+
+// loadChunk bounds the samples of one INSERT statement (its text stays well under the
+// engine's max_query_size).
+const loadChunk = 4000
+
+// Load implements Loader.
+func (l SQLLoader) Load(ctx context.Context, batch []SeriesSamples) error {
+	var tags, data, hists []string
+	flush := func(tbl string, rows *[]string, cols, sel string) error {
+		if len(*rows) == 0 {
+			return nil
+		}
+		sql := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (SELECT arrayJoin([%s]) AS c)", table(l.Database, tbl), cols, sel, strings.Join(*rows, ","))
+		*rows = (*rows)[:0]
+		if err := l.Engine.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("load into %s: %w", tbl, err)
+		}
+		return nil
+	}
+	const (
+		dataCols = "id, timestamp, value"
+		dataSel  = "toUUID(c.1), fromUnixTimestamp64Milli(toInt64(c.2), 'UTC'), reinterpretAsFloat64(toUInt64(c.3))"
+		histCols = "id, timestamp, counter_reset_hint, schema, zero_threshold, zero_count, count, sum, positive_spans, positive_buckets, negative_spans, negative_buckets, custom_values"
+		histSel  = "toUUID(c.1), fromUnixTimestamp64Milli(toInt64(c.2), 'UTC'), c.3, c.4, reinterpretAsFloat64(toUInt64(c.5)), c.6, c.7, reinterpretAsFloat64(toUInt64(c.8)), " +
+			"CAST(c.9, 'Array(Tuple(offset Int32, length UInt32))'), CAST(c.10, 'Array(Float64)'), CAST(c.11, 'Array(Tuple(offset Int32, length UInt32))'), CAST(c.12, 'Array(Float64)'), CAST(c.13, 'Array(Float64)')"
+		tagCols = "id, metric_name, tags, min_time, max_time"
+		tagSel  = "toUUID(c.1), c.2, CAST(c.3, 'Map(LowCardinality(String), String)'), fromUnixTimestamp64Milli(toInt64(c.4), 'UTC'), fromUnixTimestamp64Milli(toInt64(c.5), 'UTC')"
+	)
+	for _, s := range batch {
+		if len(s.Samples) == 0 {
+			continue
+		}
+		id := SeriesID(s.Labels)
+		q := sqlquote.String(id.String())
+		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, smp := range s.Samples {
+			mint, maxt = min(mint, smp.T), max(maxt, smp.T)
+			if smp.H == nil {
+				data = append(data, fmt.Sprintf("(%s,%d,%d)", q, smp.T, math.Float64bits(smp.F)))
+			} else {
+				h := smp.H
+				hists = append(hists, fmt.Sprintf("(%s,%d,%d,%d,%d,%s,%s,%d,%s,%s,%s,%s,%s)", q, smp.T, uint8(h.CounterResetHint), h.Schema,
+					math.Float64bits(h.ZeroThreshold), floatSQL(h.ZeroCount), floatSQL(h.Count), math.Float64bits(h.Sum),
+					spansSQL(h.PositiveSpans), floatsSQL(h.PositiveBuckets), spansSQL(h.NegativeSpans), floatsSQL(h.NegativeBuckets), floatsSQL(h.CustomValues)))
+			}
+			if len(data) >= loadChunk {
+				if err := flush(promstore.DataTable, &data, dataCols, dataSel); err != nil {
+					return err
+				}
+			}
+			if len(hists) >= loadChunk/8 {
+				if err := flush(promstore.HistogramsTable, &hists, histCols, histSel); err != nil {
+					return err
+				}
+			}
+		}
+		var pairs []string
+		name := ""
+		s.Labels.Range(func(lb labels.Label) {
+			if lb.Name == promstore.MetricNameLabel {
+				name = lb.Value
+				return
+			}
+			pairs = append(pairs, sqlquote.String(lb.Name), sqlquote.String(lb.Value))
+		})
+		tags = append(tags, fmt.Sprintf("(%s,%s,map(%s),%d,%d)", q, sqlquote.String(name), strings.Join(pairs, ","), mint, maxt))
+		if len(tags) >= loadChunk/4 {
+			if err := flush(promstore.TagsTable, &tags, tagCols, tagSel); err != nil {
+				return err
+			}
+		}
+	}
+	return errors.Join(flush(promstore.DataTable, &data, dataCols, dataSel),
+		flush(promstore.HistogramsTable, &hists, histCols, histSel),
+		flush(promstore.TagsTable, &tags, tagCols, tagSel))
+}
+
+// SeriesID is promstore.SeriesID of Prometheus labels.
+func SeriesID(ls labels.Labels) uuid.UUID {
+	var l []promstore.Label
+	ls.Range(func(lb labels.Label) { l = append(l, promstore.Label{Name: lb.Name, Value: lb.Value}) })
+	return promstore.SeriesID(l)
+}
+
+// floatSQL is a float literal the engine reads back exactly (bucket counts are never NaN).
+func floatSQL(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	return "toFloat64(" + strconv.FormatFloat(f, 'g', -1, 64) + ")"
+}
+
+func floatsSQL(fs []float64) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = floatSQL(f)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func spansSQL(ss []histogram.Span) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = fmt.Sprintf("(toInt32(%d),toUInt32(%d))", s.Offset, s.Length)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// Storage is a storage.Storage whose appends go through a Loader and whose queries are a
+// Queryable: the promqltest suite runs the upstream engine on it. Appended samples are
+// loaded at Commit.
+type Storage struct {
+	*Queryable
+	Loader Loader
+	// OnClose runs at Close (dropping the test database, say).
+	OnClose func() error
+}
+
+var _ storage.Storage = (*Storage)(nil)
+
+// AppenderV2 implements storage.AppendableV2.
+func (s *Storage) AppenderV2(ctx context.Context) storage.AppenderV2 {
+	return &appender{s: s, ctx: ctx, series: map[uint64]*SeriesSamples{}}
+}
+
+// Appender implements storage.Appendable; only AppenderV2 is supported (its methods
+// panic on the nil interface).
+func (*Storage) Appender(context.Context) storage.Appender { return v1Appender{} }
+
+type v1Appender struct{ storage.Appender }
+
+// ChunkQuerier implements storage.ChunkQueryable: not supported.
+func (*Storage) ChunkQuerier(int64, int64) (storage.ChunkQuerier, error) {
+	return nil, errors.New("promread: chunk queries are not supported")
+}
+
+// StartTime implements storage.Storage.
+func (*Storage) StartTime() (int64, error) { return math.MinInt64, nil }
+
+// Close implements storage.Storage.
+func (s *Storage) Close() error {
+	if s.OnClose != nil {
+		f := s.OnClose
+		s.OnClose = nil
+		return f()
+	}
+	return nil
+}
+
+type appender struct {
+	s      *Storage
+	ctx    context.Context
+	series map[uint64]*SeriesSamples
+	order  []uint64
+}
+
+func (a *appender) Append(_ storage.SeriesRef, ls labels.Labels, _, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, _ storage.AppendV2Options) (storage.SeriesRef, error) {
+	key := ls.Hash()
+	ss := a.series[key]
+	if ss == nil {
+		ss = &SeriesSamples{Labels: ls.Copy()}
+		a.series[key] = ss
+		a.order = append(a.order, key)
+	}
+	smp := Sample{T: t, F: v}
+	switch {
+	case fh != nil:
+		smp.H = fh.Copy()
+	case h != nil:
+		smp.H = h.ToFloat(nil)
+	}
+	ss.Samples = append(ss.Samples, smp)
+	return storage.SeriesRef(key), nil
+}
+
+func (a *appender) Commit() error {
+	batch := make([]SeriesSamples, 0, len(a.order))
+	for _, k := range a.order {
+		ss := a.series[k]
+		sort.SliceStable(ss.Samples, func(i, j int) bool { return ss.Samples[i].T < ss.Samples[j].T })
+		batch = append(batch, *ss)
+	}
+	a.series, a.order = map[uint64]*SeriesSamples{}, nil
+	return a.s.Loader.Load(a.ctx, batch)
+}
+
+func (a *appender) Rollback() error {
+	a.series, a.order = map[uint64]*SeriesSamples{}, nil
+	return nil
+}
