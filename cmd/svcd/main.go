@@ -178,7 +178,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, n)
-	promAPI := promapi.New(promapi.Config{Logger: log}, n)
+	promAPI := promapi.New(promapi.Config{Logger: log, Timeout: cfg.PromQLTimeout, MaxSamples: cfg.PromQLMaxSamples}, n)
 	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
 	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
 	if err != nil {

@@ -53,6 +53,18 @@ type API struct {
 
 // New builds the API on the clusters' engines.
 func New(cfg Config, engines query.Engines) *API {
+	a := build(cfg, storageOf{promread.ContextQueryable()}, promread.ContextExemplars())
+	a.engines = engines
+	return a
+}
+
+// NewOver builds the API over one storage, whatever the request's target: the same
+// code over the upstream in-memory storage is what the tests compare answers with.
+func NewOver(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQueryable) *API {
+	return build(cfg, q, eq)
+}
+
+func build(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQueryable) *API {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Minute
 	}
@@ -77,10 +89,9 @@ func New(cfg Config, engines query.Engines) *API {
 		NoStepSubqueryIntervalFn: func(int64) int64 { return time.Minute.Milliseconds() },
 		Parser:                   p,
 	})
-	a := &API{cfg: cfg, engines: engines, engine: engine}
-	q := promread.ContextQueryable()
+	a := &API{cfg: cfg, engine: engine}
 	reg := prometheus.NewRegistry()
-	api := v1.NewAPI(engine, storageOf{q}, nil, promread.ContextExemplars(),
+	api := v1.NewAPI(engine, q, nil, eq,
 		nil, nil, nil,
 		func() config.Config { return config.DefaultConfig },
 		map[string]string{},
@@ -123,6 +134,10 @@ type Request struct {
 
 // Serve answers one request of the API (r's path under Prefix) for tenant req.
 func (a *API) Serve(w http.ResponseWriter, r *http.Request, req Request) {
+	if a.engines == nil {
+		a.router.ServeHTTP(w, r)
+		return
+	}
 	eng, err := a.engines.QueryEngine(req.Cluster)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the cluster's engine is not available: "+err.Error())
