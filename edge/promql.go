@@ -8,7 +8,6 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
-	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/promapi"
 	"github.com/svc-data/svc/query/promstore"
 )
@@ -22,34 +21,30 @@ type PromQuery interface {
 // needs a whole-table SELECT grant on.
 var promReadTables = []string{promstore.TagsTable, promstore.DataTable, promstore.HistogramsTable}
 
-// promQuery serves the Prometheus app's query endpoints (promapi.Paths under
-// /prometheus/api/v1) for the selected database: readable keys and organization members;
-// custom-role keys only with SELECT on the app's tables. Answers and errors are
-// Prometheus's own envelope, which Grafana and promtool read.
+// promQuery serves the Prometheus app's query endpoints (under /prometheus/api/v1) for the selected database: readable keys and organization members;
+// custom-role keys only with SELECT on the app's tables. The API's answers and errors are
+// Prometheus's own envelope, which Grafana and promtool read; authentication, permission
+// and database errors are this service's, as on every route.
 func (s *Server) promQuery(ctx *fasthttp.RequestCtx, p *Principal) {
 	if s.deps.Prometheus == nil {
 		writePromError(ctx, 503, "unavailable", "the Prometheus query API is not configured on this node")
 		return
 	}
 	if !p.can(actQuery) {
-		writePromError(ctx, 403, "bad_data", "this key may not query (a readable key or an organization member is needed)")
+		writeError(ctx, forbidden("query (a readable key or an organization member is needed)"))
 		return
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		if ae, ok := err.(*APIError); ok {
-			writePromError(ctx, ae.Status, "bad_data", ae.Message)
-			return
-		}
-		writePromError(ctx, 500, "internal", err.Error())
+		writeError(ctx, err)
 		return
 	}
 	if p.CustomRole() {
 		sp := statementPrincipal(p)
 		for _, t := range promReadTables {
 			if !s.deps.Query.MayReadWhole(p.ClusterID, sp, db.Name, t) {
-				writePromError(ctx, 403, "bad_data", "no role of this key may read "+db.Name+"."+t+
-					" (ask an administrator to GRANT SELECT ON "+db.Name+"."+t+" to one of your roles)")
+				writeError(ctx, apiErr(403, "forbidden", "no role of this key may read "+db.Name+"."+t,
+					"ask an administrator to GRANT SELECT ON "+db.Name+"."+t+" to one of your roles"))
 				return
 			}
 		}
@@ -113,17 +108,5 @@ func (w *promWriter) Write(b []byte) (int, error) {
 func (w *promWriter) finish() {
 	if !w.flushed {
 		w.WriteHeader(http.StatusOK)
-	}
-}
-
-// promRoutes registers the query endpoints, each gated by the Prometheus app, with the
-// methods Prometheus serves them with.
-func (s *Server) promRoutes(get, post func(path string, h fasthttp.RequestHandler)) {
-	h := s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery))
-	for _, p := range promapi.Paths {
-		get(promapi.Prefix+p, h)
-		if promapi.PostPaths[p] {
-			post(promapi.Prefix+p, h)
-		}
 	}
 }

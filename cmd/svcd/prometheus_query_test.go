@@ -267,7 +267,7 @@ func TestPrometheusQueryAPIMatchesUpstream(t *testing.T) {
 	var rk struct{ Token string }
 	s.Must(200, "POST", "/v1/keys", map[string]any{"name": "roles", "database_roles": []string{"prom_reader"}}).JSON(t, &rk)
 	r = s.Must(403, "GET", "/prometheus/api/v1/query?query=http_requests_total&time="+mid, nil, "Authorization", "Bearer "+rk.Token)
-	if !strings.Contains(string(r.Body), `"errorType"`) || !strings.Contains(string(r.Body), "GRANT SELECT") {
+	if !strings.Contains(string(r.Body), `"forbidden"`) || !strings.Contains(string(r.Body), "GRANT SELECT") {
 		t.Errorf("custom role without grant: %s", r.Body)
 	}
 	for _, tbl := range []string{"prometheus_tags", "prometheus_data", "prometheus_histograms"} {

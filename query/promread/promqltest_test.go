@@ -93,6 +93,7 @@ func TestUpstreamPromQLSuite(t *testing.T) {
 			blankKnownFailing(base, lines)
 		}
 		t.Run(base, func(t *testing.T) {
+			t.Parallel() // files are independent; engine statements wait on the engine, not the CPU
 			for _, seg := range segments(lines) {
 				t.Run(fmt.Sprintf("segment_%d", seg.line), func(t *testing.T) {
 					promqltest.RunTestWithStorage(t, seg.text, engine, st.storage)

@@ -138,17 +138,7 @@ func (qr *querier) loadSeries(ctx context.Context, t Target, ms []*labels.Matche
 	for rows.Next() {
 		v := rows.Values()
 		id, _ := v[0].(uuid.UUID)
-		name, _ := v[1].(string)
-		tags, _ := v[2].(map[string]string)
-		b.Reset()
-		b.Add(promstore.MetricNameLabel, name)
-		for k, val := range tags {
-			if val != "" {
-				b.Add(k, val)
-			}
-		}
-		b.Sort()
-		ls := b.Labels()
+		ls := labelsOf(&b, v[1], v[2])
 		if !matchesAll(ms, ls) {
 			continue
 		}
@@ -182,91 +172,93 @@ func (qr *querier) Select(ctx context.Context, _ bool, hints *storage.SelectHint
 	if hints != nil {
 		mint, maxt = max(mint, hints.Start), min(maxt, hints.End)
 	}
-	ss, sel, err := qr.loadSeries(ctx, t, ms, mint, maxt)
+	var ss []*series
+	if hints != nil && hints.Func == "series" {
+		ss, _, err = qr.loadSeries(ctx, t, ms, mint, maxt)
+	} else {
+		ss, err = qr.loadWithSamples(ctx, t, ms, mint, maxt)
+	}
 	if err != nil {
 		return storage.ErrSeriesSet(err)
 	}
 	if hints != nil && hints.Limit > 0 && len(ss) > hints.Limit {
 		ss = ss[:hints.Limit]
 	}
-	if len(ss) == 0 || (hints != nil && hints.Func == "series") {
-		return &seriesSet{series: ss}
-	}
-	if err := qr.loadSamples(ctx, t, ss, sel, mint, maxt); err != nil {
-		return storage.ErrSeriesSet(err)
-	}
 	return &seriesSet{series: ss}
 }
 
-// loadSamples fills ss's float samples and histograms between mint and maxt.
-func (qr *querier) loadSamples(ctx context.Context, t Target, ss []*series, sel string, mint, maxt int64) error {
-	byID := make(map[uuid.UUID]*series, len(ss))
-	for _, s := range ss {
-		byID[s.id] = s
+// loadWithSamples reads the series the matchers select with their samples between mint
+// and maxt (selectSQL), verified with the matchers and sorted by labels.
+func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) ([]*series, error) {
+	sel, err := seriesSQL(t.Database, ms, mint, maxt)
+	if err != nil {
+		return nil, err
 	}
+	rows, err := qr.stream(ctx, t, selectSQL(t.Database, sel, mint, maxt))
+	if err != nil {
+		if missing(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer rows.Close()
 	limit := t.MaxSamples
 	if limit <= 0 {
 		limit = DefaultMaxSamples
 	}
 	n := 0
-	rows, err := qr.stream(ctx, t, samplesSQL(t.Database, sel, mint, maxt))
-	if err != nil && !missing(err) {
-		return err
-	}
-	if err == nil {
-		for rows.Next() {
-			v := rows.Values()
-			id, _ := v[0].(uuid.UUID)
-			s := byID[id]
-			ts, _ := v[1].([]int64)
-			bits, _ := v[2].([]uint64)
-			if s == nil || len(ts) != len(bits) {
-				continue
-			}
-			if n += len(ts); n > limit {
-				rows.Close()
-				return ErrTooManySamples
-			}
-			s.floats = make([]fsample, len(ts))
-			for i := range ts {
-				s.floats[i] = fsample{t: ts[i], f: math.Float64frombits(bits[i])}
-			}
-			// groupArray keeps the subquery's order in practice, not by contract.
-			if !slices.IsSortedFunc(s.floats, func(a, b fsample) int { return cmpInt(a.t, b.t) }) {
-				slices.SortStableFunc(s.floats, func(a, b fsample) int { return cmpInt(a.t, b.t) })
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return err
-		}
-	}
-	hrows, err := qr.stream(ctx, t, histogramsSQL(t.Database, sel, mint, maxt))
-	if err != nil {
-		if missing(err) {
-			return nil
-		}
-		return err
-	}
-	defer hrows.Close()
-	for hrows.Next() {
-		v := hrows.Values()
-		id, _ := v[0].(uuid.UUID)
-		s := byID[id]
-		if s == nil {
+	var out []*series
+	b := labels.NewScratchBuilder(8)
+	for rows.Next() {
+		v := rows.Values()
+		ls := labelsOf(&b, v[1], v[2])
+		if !matchesAll(ms, ls) {
 			continue
 		}
-		if n++; n > limit {
-			return ErrTooManySamples
+		s := &series{labels: ls}
+		s.id, _ = v[0].(uuid.UUID)
+		ts, _ := v[3].([]int64)
+		bits, _ := v[4].([]uint64)
+		if len(ts) != len(bits) {
+			return nil, fmt.Errorf("series %s: %d timestamps, %d values", s.id, len(ts), len(bits))
 		}
-		h, err := histogramFromRow(v)
+		hs, err := histogramsOf(v[5:])
 		if err != nil {
-			return err
+			return nil, err
 		}
-		s.hists = append(s.hists, h)
+		if n += len(ts) + len(hs); n > limit {
+			return nil, ErrTooManySamples
+		}
+		s.floats = make([]fsample, len(ts))
+		for i := range ts {
+			s.floats[i] = fsample{t: ts[i], f: math.Float64frombits(bits[i])}
+		}
+		if !slices.IsSortedFunc(s.floats, func(a, b fsample) int { return cmpInt(a.t, b.t) }) {
+			slices.SortStableFunc(s.floats, func(a, b fsample) int { return cmpInt(a.t, b.t) })
+		}
+		s.hists = hs
+		out = append(out, s)
 	}
-	return hrows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].labels, out[j].labels) < 0 })
+	return out, nil
+}
+
+// labelsOf builds a series' labels from the tags table's metric_name and tags.
+func labelsOf(b *labels.ScratchBuilder, name, tags any) labels.Labels {
+	n, _ := name.(string)
+	m, _ := tags.(map[string]string)
+	b.Reset()
+	b.Add(promstore.MetricNameLabel, n)
+	for k, val := range m {
+		if val != "" {
+			b.Add(k, val)
+		}
+	}
+	b.Sort()
+	return b.Labels()
 }
 
 func cmpInt(a, b int64) int {

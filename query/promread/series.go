@@ -3,6 +3,7 @@ package promread
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
@@ -145,18 +146,34 @@ func (it *iterator) AtT() int64 {
 func (*iterator) AtST() int64 { return 0 }
 func (*iterator) Err() error  { return nil }
 
-// histogramFromRow rebuilds a native histogram from a histogramsSQL row.
-func histogramFromRow(v []any) (hsample, error) {
-	ts, ok1 := v[1].(int64)
-	hint, ok2 := v[2].(uint8)
-	schema, ok3 := v[3].(int32)
-	if !ok1 || !ok2 || !ok3 {
-		return hsample{}, fmt.Errorf("histogram row: unexpected types %T %T %T", v[1], v[2], v[3])
+// histogramsOf rebuilds a series' native histograms from selectSQL's histogram arrays
+// (timestamps, hints, schemas, zero thresholds, zero counts, counts, sums as bits; span
+// offsets and lengths, buckets, positive then negative; custom values), ordered by time.
+func histogramsOf(v []any) ([]hsample, error) {
+	ts, _ := v[0].([]int64)
+	if len(ts) == 0 {
+		return nil, nil
 	}
-	f := func(i int) float64 { b, _ := v[i].(uint64); return math.Float64frombits(b) }
-	spans := func(i int) []histogram.Span {
-		offs, _ := v[i].([]int32)
-		lens, _ := v[i+1].([]uint32)
+	hints, _ := v[1].([]uint8)
+	schemas, _ := v[2].([]int32)
+	var bits [4][]uint64
+	for i := range bits {
+		bits[i], _ = v[3+i].([]uint64)
+	}
+	po, _ := v[7].([][]int32)
+	pl, _ := v[8].([][]uint32)
+	pb, _ := v[9].([][]float64)
+	no, _ := v[10].([][]int32)
+	nl, _ := v[11].([][]uint32)
+	nb, _ := v[12].([][]float64)
+	cv, _ := v[13].([][]float64)
+	n := len(ts)
+	for _, l := range []int{len(hints), len(schemas), len(bits[0]), len(bits[1]), len(bits[2]), len(bits[3]), len(po), len(pl), len(pb), len(no), len(nl), len(nb), len(cv)} {
+		if l != n {
+			return nil, fmt.Errorf("histogram arrays of unequal length (%d, %d): unexpected column types %T", n, l, v[7])
+		}
+	}
+	spans := func(offs []int32, lens []uint32) []histogram.Span {
 		if len(offs) == 0 {
 			return nil
 		}
@@ -166,25 +183,28 @@ func histogramFromRow(v []any) (hsample, error) {
 		}
 		return out
 	}
-	floats := func(i int) []float64 {
-		b, _ := v[i].([]float64)
-		if len(b) == 0 {
+	orNil := func(f []float64) []float64 {
+		if len(f) == 0 {
 			return nil
 		}
-		return b
+		return f
 	}
-	h := &histogram.FloatHistogram{
-		CounterResetHint: histogram.CounterResetHint(hint),
-		Schema:           schema,
-		ZeroThreshold:    f(4),
-		ZeroCount:        f(5),
-		Count:            f(6),
-		Sum:              f(7),
-		PositiveSpans:    spans(8),
-		PositiveBuckets:  floats(10),
-		NegativeSpans:    spans(11),
-		NegativeBuckets:  floats(13),
-		CustomValues:     floats(14),
+	out := make([]hsample, n)
+	for i := range n {
+		out[i] = hsample{t: ts[i], h: &histogram.FloatHistogram{
+			CounterResetHint: histogram.CounterResetHint(hints[i]),
+			Schema:           schemas[i],
+			ZeroThreshold:    math.Float64frombits(bits[0][i]),
+			ZeroCount:        math.Float64frombits(bits[1][i]),
+			Count:            math.Float64frombits(bits[2][i]),
+			Sum:              math.Float64frombits(bits[3][i]),
+			PositiveSpans:    spans(po[i], pl[i]),
+			PositiveBuckets:  orNil(pb[i]),
+			NegativeSpans:    spans(no[i], nl[i]),
+			NegativeBuckets:  orNil(nb[i]),
+			CustomValues:     orNil(cv[i]),
+		}}
 	}
-	return hsample{t: ts, h: h}, nil
+	slices.SortStableFunc(out, func(a, b hsample) int { return cmpInt(a.t, b.t) })
+	return out, nil
 }
