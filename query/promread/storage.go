@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/prometheus/model/histogram"
@@ -163,12 +164,55 @@ func spansSQL(ss []histogram.Span) string {
 
 // Storage is a storage.Storage whose appends go through a Loader and whose queries are a
 // Queryable: the promqltest suite runs the upstream engine on it. Appended samples are
-// loaded at Commit.
+// loaded at Commit. Selections are memoized until the next Commit: the suite evaluates
+// each expression several times (instant, range, shifted by @), and an identical
+// selection of unchanged data reads the same rows, so each distinct one reaches the
+// engine once.
 type Storage struct {
 	*Queryable
 	Loader Loader
 	// OnClose runs at Close (dropping the test database, say).
 	OnClose func() error
+
+	mu   sync.Mutex
+	memo map[string][]*series
+}
+
+// Querier implements storage.Queryable, memoizing selections.
+func (s *Storage) Querier(mint, maxt int64) (storage.Querier, error) {
+	q, err := s.Queryable.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	return &memoQuerier{querier: q.(*querier), s: s}, nil
+}
+
+type memoQuerier struct {
+	*querier
+	s *Storage
+}
+
+func (m *memoQuerier) Select(ctx context.Context, sortSeries bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	key := fmt.Sprintf("%d %d %v", m.mint, m.maxt, ms)
+	if hints != nil {
+		key += fmt.Sprintf(" %d %d %s %d", hints.Start, hints.End, hints.Func, hints.Limit)
+	}
+	m.s.mu.Lock()
+	ss, ok := m.s.memo[key]
+	m.s.mu.Unlock()
+	if ok {
+		return &seriesSet{series: ss}
+	}
+	set := m.querier.Select(ctx, sortSeries, hints, ms...)
+	if r, ok := set.(*seriesSet); ok {
+		m.s.mu.Lock()
+		if m.s.memo == nil {
+			m.s.memo = map[string][]*series{}
+		}
+		m.s.memo[key] = r.series
+		m.s.mu.Unlock()
+	}
+	return set
 }
 
 var _ storage.Storage = (*Storage)(nil)
@@ -236,6 +280,9 @@ func (a *appender) Commit() error {
 		batch = append(batch, *ss)
 	}
 	a.series, a.order = map[uint64]*SeriesSamples{}, nil
+	a.s.mu.Lock()
+	a.s.memo = nil
+	a.s.mu.Unlock()
 	return a.s.Loader.Load(a.ctx, batch)
 }
 
