@@ -425,28 +425,7 @@ const benchPassword = "svcbench administrator password"
 // installOpenTelemetry installs the OpenTelemetry app as the bootstrap administrator,
 // for the native OTLP workloads.
 func (st *stack) installOpenTelemetry(ctx context.Context) error {
-	resp, err := http.Post(st.url+"/v1/auth/login", "application/json",
-		strings.NewReader(`{"username":"admin","password":"`+benchPassword+`"}`))
-	if err != nil {
-		return err
-	}
-	var login struct{ Token string }
-	err = json.NewDecoder(resp.Body).Decode(&login)
-	resp.Body.Close()
-	if err != nil || login.Token == "" {
-		return fmt.Errorf("log in as the bootstrap admin: %d %v", resp.StatusCode, err)
-	}
-	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/opentelemetry?organization=default&cluster=default", nil)
-	req.Header.Set("Authorization", "Bearer "+login.Token)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("install the OpenTelemetry app: %d", resp.StatusCode)
-	}
-	return nil
+	return st.installApp(ctx, "opentelemetry")
 }
 
 // exportGRPC sends one export request as an OTLP/gRPC Export of signal into table.

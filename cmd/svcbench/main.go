@@ -10,6 +10,9 @@
 //	                  workers, each until queryable
 //	svcbench workflows  N workflows at 1 s with a table sink: evaluations/s achieved
 //	                  against scheduled, schedule lag, CPU of engine, Temporal and svcd
+//	svcbench prometheus -workload prom-query  query_range latency of rate and sum by
+//	                  rate over 1,000 series x 1 day through svcd, beside the same
+//	                  PromQL on Prometheus's in-memory TSDB head
 //
 // It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
 package main
@@ -53,7 +56,7 @@ type stack struct {
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query|cli|workflows [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|cli|workflows|prometheus [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -65,6 +68,10 @@ func run(args []string) (err error) {
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
 	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
+	workload := fs.String("workload", "", "prometheus: comma-separated parts to run, prom-query (default all)")
+	promSeries := fs.Int("series", 1000, "prometheus prom-query: series, each a day at 15 s")
+	promStep := fs.Duration("step", 5*time.Minute, "prometheus prom-query: query_range step")
+	promRuns := fs.Int("runs", 5, "prometheus prom-query: runs of each query (the median is reported)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -98,6 +105,11 @@ func run(args []string) (err error) {
 		return err
 	case "workflows":
 		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)
+		return err
+	case "prometheus":
+		if *workload == "" || strings.Contains(*workload, "prom-query") {
+			err = benchPromQuery(ctx, st, *promSeries, *promStep, *promRuns)
+		}
 		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])
