@@ -50,19 +50,28 @@ type SQLLoader struct {
 	Database string
 }
 
-// loadChunk bounds the samples of one INSERT statement (its text stays well under the
-// engine's max_query_size).
-const loadChunk = 4000
+// loadChunk bounds the text of one INSERT statement's rows, well under the engine's
+// max_query_size (256 KiB).
+const loadChunk = 96 << 10
+
+// chunk is the rows of one INSERT statement being built.
+type chunk struct {
+	rows []string
+	n    int // bytes of rows
+}
+
+func (c *chunk) add(r string) { c.rows = append(c.rows, r); c.n += len(r) + 1 }
+func (c *chunk) full() bool   { return c.n >= loadChunk }
 
 // Load implements Loader.
 func (l SQLLoader) Load(ctx context.Context, batch []SeriesSamples) error {
-	var tags, data, hists []string
-	flush := func(tbl string, rows *[]string, cols, sel string) error {
-		if len(*rows) == 0 {
+	var tags, data, hists chunk
+	flush := func(tbl string, c *chunk, cols, sel string) error {
+		if len(c.rows) == 0 {
 			return nil
 		}
-		sql := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (SELECT arrayJoin([%s]) AS c)", table(l.Database, tbl), cols, sel, strings.Join(*rows, ","))
-		*rows = (*rows)[:0]
+		sql := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (SELECT arrayJoin([%s]) AS c)", table(l.Database, tbl), cols, sel, strings.Join(c.rows, ","))
+		c.rows, c.n = c.rows[:0], 0
 		if err := l.Engine.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("load into %s: %w", tbl, err)
 		}
@@ -87,19 +96,19 @@ func (l SQLLoader) Load(ctx context.Context, batch []SeriesSamples) error {
 		for _, smp := range s.Samples {
 			mint, maxt = min(mint, smp.T), max(maxt, smp.T)
 			if smp.H == nil {
-				data = append(data, fmt.Sprintf("(%s,%d,%d)", q, smp.T, math.Float64bits(smp.F)))
+				data.add(fmt.Sprintf("(%s,%d,%d)", q, smp.T, math.Float64bits(smp.F)))
 			} else {
 				h := smp.H
-				hists = append(hists, fmt.Sprintf("(%s,%d,%d,%d,%d,%s,%s,%d,%s,%s,%s,%s,%s)", q, smp.T, uint8(h.CounterResetHint), h.Schema,
+				hists.add(fmt.Sprintf("(%s,%d,%d,%d,%d,%s,%s,%d,%s,%s,%s,%s,%s)", q, smp.T, uint8(h.CounterResetHint), h.Schema,
 					math.Float64bits(h.ZeroThreshold), floatSQL(h.ZeroCount), floatSQL(h.Count), math.Float64bits(h.Sum),
 					spansSQL(h.PositiveSpans), floatsSQL(h.PositiveBuckets), spansSQL(h.NegativeSpans), floatsSQL(h.NegativeBuckets), floatsSQL(h.CustomValues)))
 			}
-			if len(data) >= loadChunk {
+			if data.full() {
 				if err := flush(promstore.DataTable, &data, dataCols, dataSel); err != nil {
 					return err
 				}
 			}
-			if len(hists) >= loadChunk/8 {
+			if hists.full() {
 				if err := flush(promstore.HistogramsTable, &hists, histCols, histSel); err != nil {
 					return err
 				}
@@ -114,8 +123,8 @@ func (l SQLLoader) Load(ctx context.Context, batch []SeriesSamples) error {
 			}
 			pairs = append(pairs, sqlquote.String(lb.Name), sqlquote.String(lb.Value))
 		})
-		tags = append(tags, fmt.Sprintf("(%s,%s,map(%s),%d,%d)", q, sqlquote.String(name), strings.Join(pairs, ","), mint, maxt))
-		if len(tags) >= loadChunk/4 {
+		tags.add(fmt.Sprintf("(%s,%s,map(%s),%d,%d)", q, sqlquote.String(name), strings.Join(pairs, ","), mint, maxt))
+		if tags.full() {
 			if err := flush(promstore.TagsTable, &tags, tagCols, tagSel); err != nil {
 				return err
 			}
@@ -277,6 +286,7 @@ func (a *appender) Commit() error {
 	for _, k := range a.order {
 		ss := a.series[k]
 		sort.SliceStable(ss.Samples, func(i, j int) bool { return ss.Samples[i].T < ss.Samples[j].T })
+		setCounterResetHints(ss.Samples)
 		batch = append(batch, *ss)
 	}
 	a.series, a.order = map[uint64]*SeriesSamples{}, nil
@@ -284,6 +294,24 @@ func (a *appender) Commit() error {
 	a.s.memo = nil
 	a.s.mu.Unlock()
 	return a.s.Loader.Load(a.ctx, batch)
+}
+
+// setCounterResetHints gives histograms of unknown counter-reset state the hint
+// Prometheus's TSDB gives them on append, which a Prometheus remote-write sender then
+// transmits: after another histogram, CounterReset when the counts went down, else
+// NotCounterReset.
+func setCounterResetHints(ss []Sample) {
+	for i := 1; i < len(ss); i++ {
+		h, prev := ss[i].H, ss[i-1].H
+		if h == nil || prev == nil || h.CounterResetHint != histogram.UnknownCounterReset {
+			continue
+		}
+		if h.DetectReset(prev) {
+			h.CounterResetHint = histogram.CounterReset
+		} else {
+			h.CounterResetHint = histogram.NotCounterReset
+		}
+	}
 }
 
 func (a *appender) Rollback() error {
