@@ -71,7 +71,44 @@ func (s *engineStore) storage(t testing.TB) storage.Storage {
 // knownFailing are the built-in evals (file:line of the eval command) that do not pass
 // on this storage, each with the reason. They are blanked out of the file before it runs;
 // PROMQLTEST_ALL=1 runs them too, to measure.
-var knownFailing = map[string]string{}
+var knownFailing = map[string]string{
+	"start_timestamps.test:8": noST,
+	"start_timestamps.test:13": noST,
+	"start_timestamps.test:18": noST,
+	"start_timestamps.test:24": noST,
+	"start_timestamps.test:29": noST,
+	"start_timestamps.test:34": noST,
+	"start_timestamps.test:47": noST,
+	"start_timestamps.test:71": noST,
+	"start_timestamps.test:79": noST,
+	"start_timestamps.test:87": noST,
+	"start_timestamps.test:149": noST,
+	"start_timestamps.test:174": noST,
+	"start_timestamps.test:194": noST,
+	"start_timestamps.test:259": noST,
+	"start_timestamps.test:282": noST,
+	"start_timestamps.test:299": noST,
+	"start_timestamps.test:326": noST,
+	"start_timestamps.test:418": noST,
+	"start_timestamps.test:422": noST,
+	"start_timestamps.test:438": noST,
+	"start_timestamps.test:441": noST,
+	"start_timestamps.test:444": noST,
+	"start_timestamps.test:448": noST,
+	"start_timestamps.test:465": noST,
+	"start_timestamps.test:471": noST,
+	"start_timestamps.test:477": noST,
+	"start_timestamps.test:490": noST,
+	"start_timestamps.test:507": noST,
+	"start_timestamps.test:515": noST,
+	"start_timestamps.test:520": noST,
+	"start_timestamps.test:536": noST,
+}
+
+// noST: the promstore layout (ClickHouse's TimeSeries tables) keeps no start timestamps,
+// so the iterator's AtST is 0 (unknown) and the engine's start-timestamp-aware rate,
+// increase, irate, resets and start_timestamp() cannot see the starts these tests write.
+const noST = "start timestamps are not stored"
 
 // TestUpstreamPromQLSuite runs every built-in PromQL test file of the pinned Prometheus
 // module against the engine-backed storage, each eval a subtest named by its line. Files
