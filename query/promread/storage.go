@@ -297,18 +297,17 @@ func (a *appender) Commit() error {
 }
 
 // setCounterResetHints gives histograms of unknown counter-reset state the hint
-// Prometheus's TSDB gives them on append, which a Prometheus remote-write sender then
-// transmits: after another histogram, CounterReset when the counts went down, else
-// NotCounterReset.
+// Prometheus's TSDB reads back for them, which a Prometheus remote-write sender then
+// transmits: NotCounterReset after a counter histogram whose counts did not go down;
+// unknown after a reset or a gauge histogram (the TSDB starts a new chunk there, whose
+// first histogram reads back unknown: prometheus/prometheus#15346).
 func setCounterResetHints(ss []Sample) {
 	for i := 1; i < len(ss); i++ {
 		h, prev := ss[i].H, ss[i-1].H
-		if h == nil || prev == nil || h.CounterResetHint != histogram.UnknownCounterReset {
+		if h == nil || prev == nil || h.CounterResetHint != histogram.UnknownCounterReset || prev.CounterResetHint == histogram.GaugeType {
 			continue
 		}
-		if h.DetectReset(prev) {
-			h.CounterResetHint = histogram.CounterReset
-		} else {
+		if !h.DetectReset(prev) {
 			h.CounterResetHint = histogram.NotCounterReset
 		}
 	}
