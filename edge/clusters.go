@@ -140,6 +140,10 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 			return
 		}
 		spec.S3 = &catalog.S3Storage{Data: *r.Data, Backups: *r.Backups, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+		if err := s.deps.Tables.CheckStorage(spec.S3); err != nil {
+			writeError(ctx, err)
+			return
+		}
 	}
 	if d := req.DatabaseS3Access; d != nil {
 		if d.ExternalID == "" || d.DatabaseBucketTag == "" {

@@ -112,24 +112,29 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	if buf.Rows == 0 {
 		return 0, nil
 	}
+	err := s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
+		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: buf.B})
+	if err != nil {
+		return 0, err
+	}
+	return buf.Rows, nil
+}
+
+// accept writes accepted rows to the log, returning once it acknowledged them.
+func (s *Server) accept(a pipeline.Accepted) error {
 	// A bounded number of inserts wait for the log at once: beyond it, clients are told
 	// to come back rather than piling up memory here.
 	select {
 	case s.inflight <- struct{}{}:
 		defer func() { <-s.inflight }()
 	case <-time.After(s.cfg.IngestWait):
-		return 0, &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
+		return &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
 			Message: "too many inserts in flight; nothing of this request was stored",
 			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"}
 	}
 	actx, cancel := context.WithTimeout(context.Background(), s.cfg.IngestTimeout)
 	defer cancel()
-	err := s.deps.Ingest.Accept(actx, pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
-		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: buf.B})
-	if err != nil {
-		return 0, err
-	}
-	return buf.Rows, nil
+	return s.deps.Ingest.Accept(actx, a)
 }
 
 // decodeError maps a decoder's error to the API's: 413 for size limits, 415 for content

@@ -25,12 +25,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/snappy"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	vErrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/prometheus/prometheus/prompb"
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
+	"github.com/svc-data/svc/infra/s3store"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/pipeline/transform"
 	"github.com/svc-data/svc/projections/catalog"
@@ -523,6 +526,21 @@ func (fakeOps) DeadLetters(_ context.Context, _ uuid.UUID, q pipeline.DeadLetter
 		Table: "events", Reason: "Code: 117. duplicate path", Row: `{"a":1,"a":2}`, Source: "svc.x.ingest/0/3", Received: time.Now().UTC()}}}, nil
 }
 
+// fakeStorage is configured object storage whose verification fails on bucket "missing"
+// (infra/s3store tests the real checks against an S3-compatible server).
+type fakeStorage struct{}
+
+func (fakeStorage) Configured() bool               { return true }
+func (fakeStorage) DiskSetting(b, p string) string { return "" }
+func (fakeStorage) Verify(_ context.Context, r s3store.Request) s3store.Result {
+	if r.Data.Bucket == "missing" {
+		return s3store.Result{Message: "data_bucket: bucket missing is not reachable: NotFound",
+			Checks: []s3store.Check{{Name: "data_bucket", Message: "bucket missing is not reachable: NotFound"}}}
+	}
+	return s3store.Result{Verified: true, Message: "verified: the service can use the storage",
+		Checks: []s3store.Check{{Name: "data_bucket", OK: true, Message: "bucket " + r.Data.Bucket + " is reachable"}}}
+}
+
 type fakeClusters struct{}
 
 func (fakeClusters) ReconcileCluster(context.Context, uuid.UUID) error { return nil }
@@ -619,10 +637,13 @@ func newHarness(t *testing.T) *harness {
 		`{"id":"5f2b1c0d9e8a7b6c","created_at":"2025-06-01 12:00:00.250","method":"POST","path":"/v1/query","route":"/v1/query","status":400,"source":"cli","duration_ms":1.25,"user_agent":"svc-cli/1.2.3","client_version":"1.2.3","request_size":"23","trace_id":"5b8efff798038103d269b633813fc60c","database":"default","error_code":"invalid_sql","error_message":"field \"sql\" is required","body":"{\"sql\": \"\"}"}`,
 		`{"id":"5f2b1c0d9e8a7b6d","created_at":"2025-06-01 12:00:01.000","method":"GET","path":"/v1/tables","route":"/v1/tables","status":200,"source":"api","duration_ms":0.5,"user_agent":"curl/8.5.0","client_version":"","request_size":"0","trace_id":"5b8efff798038103d269b633813fc60d","database":"default","error_code":"","error_message":"","body":null}`,
 	}}
+	mgr := tables.NewManager(svc, tableEngines{eng})
+	mgr.SetStorage(fakeStorage{})
 	h.s, err = NewServer(Config{URLImportAllow: []string{"files.test"}}, Deps{
-		Catalog: m, Commands: svc, Tables: tables.NewManager(svc, tableEngines{eng}), Ingest: pipeline.NewIngestor(fakeProducer{}),
+		Catalog: m, Commands: svc, Tables: mgr, Ingest: pipeline.NewIngestor(fakeProducer{}),
 		Query: fakeQuery{}, Ops: fakeOps{}, RequestLog: requestlog.New(logEngines{eng}, 16, slog.New(slog.DiscardHandler)), Clusters: fakeClusters{},
 		Prometheus: promReference(t),
+		Storage:    fakeStorage{},
 	})
 	must(err)
 
@@ -1068,6 +1089,15 @@ func TestOpenAPIAnswers(t *testing.T) {
 	if _, ok := h.m.Table(h.cluster.ID, "default", "custom_made"); ok {
 		t.Fatal("a custom-role key's OTLP export created a table")
 	}
+	// Prometheus remote write (promwrite.go).
+	prom := map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy"}
+	up, _ := (&prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{Labels: []prompb.Label{{Name: "__name__", Value: "up"}},
+		Samples: []prompb.Sample{{Value: 1, Timestamp: 1}}}}}).Marshal()
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "admin", header: prom, body: string(snappy.Encode(nil, up))}, 204, "")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "admin", header: prom, body: "nope"}, 400, "invalid_remote_write")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "admin", header: otlp, body: "{}"}, 415, "unsupported_media_type")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write?database=nope", as: "admin", header: prom, body: string(snappy.Encode(nil, up))}, 404, "database_not_found")
+	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "read_only", header: prom, body: string(snappy.Encode(nil, up))}, 403, "forbidden")
 	json200(request{method: "DELETE", target: "/v1/apps/opentelemetry", as: "org_admin"})
 	h.expect(request{method: "POST", target: "/otlp/v1/logs", as: "admin", header: otlp, body: `{}`}, 403, "app_not_installed")
 
@@ -1166,6 +1196,18 @@ func TestOpenAPIAnswers(t *testing.T) {
 	json200(request{method: "GET", target: "/v1/me", as: "device"})
 	h.s.polls = pollState{}
 	oauthErr(poll, "invalid_grant")
+
+	// Verifying customer storage.
+	verify := func(data, extra string) string {
+		return `{"s3_storage": {"data": {"bucket": "` + data + `", "path": "p"}, "backups": {"bucket": "b", "path": "p"},
+			"role_arn": "arn:aws:iam::123456789012:role/r", "external_id": "e1"}` + extra + `}`
+	}
+	json200(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("d", `, "database_s3_access": {"external_id": "e1", "database_bucket_tag": "team-a"}`)})
+	json200(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("missing", "")})
+	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: `{"s3_storage": {"data": {"bucket": "d"}}}`}, 400, "invalid_s3_storage")
+	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("d", `, "database_s3_access": {"external_id": "e2", "database_bucket_tag": "t"}`)}, 400, "invalid_database_s3_access")
+	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_member", body: verify("d", "")}, 403, "forbidden")
+	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "admin", body: verify("d", "")}, 403, "forbidden")
 
 	// Creating a cluster, last: users must name the cluster from now on.
 	json200(request{method: "POST", target: "/v1/clusters", as: "org_admin", body: `{"name": "big", "replicas": 1,

@@ -90,6 +90,8 @@ type Deps struct {
 	Workflows *workflows.Service
 	// Prometheus is the Prometheus app's query API; nil answers 503.
 	Prometheus PromQuery
+	// Storage verifies customer object storage (verify-s3-access); nil answers 503.
+	Storage StorageVerifier
 }
 
 // SearchService is the log-search language as the edge needs it.
@@ -172,6 +174,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/metrics", s.withKey(s.getMetrics))
 	r.GET("/v1/clusters/metrics", s.withKey(s.clusterMetricsByName))
 	r.GET("/v1/clusters/{cluster_id}/metrics", s.withKey(s.clusterMetricsByID))
+	r.POST("/v1/clusters/verify-s3-access", s.withKey(s.verifyS3Access))
 	r.GET("/v1/connectors/{connector_id}", s.withKey(s.getConnector))
 	r.GET("/v1/keys", s.withKey(s.listKeys))
 	r.POST("/v1/keys", s.withKey(s.createKey))
@@ -230,6 +233,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/prometheus/api/v1/status/buildinfo", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.GET("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.POST("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	// The Prometheus app's remote write (promwrite.go).
+	r.POST("/prometheus/api/v1/write", s.withKey(s.Gated(catalog.AppPrometheus, s.promWrite)))
 	r.GET("/ui/", s.consolePage)
 	r.GET("/ui/assets/{file}", s.consoleAsset)
 	r.POST("/ui/login", s.consoleLogin)

@@ -35,6 +35,9 @@ type ConsumerConfig struct {
 	// would not repeat the original tokens.
 	TokenKey []byte
 	Logger   *slog.Logger
+	// PrometheusDDL returns the statements creating the Prometheus app's tables in an
+	// engine database (promstore.DDL); without it Prometheus records are not inserted.
+	PrometheusDDL func(database string) []string
 }
 
 // Validate fills defaults.
@@ -80,6 +83,7 @@ type Consumer struct {
 	draining  chan struct{}
 	drainOnce sync.Once
 	shapes    *shapeCache // row shapes whose paths were recorded (paths.go)
+	promReady sync.Map    // engine databases whose Prometheus tables exist (prometheus.go)
 }
 
 type partitionID struct {
@@ -327,7 +331,7 @@ func (w *worker) hold(recs []Record) {
 		}
 		w.buf = append(w.buf, r)
 		w.bytes += len(r.Value)
-		w.rows += bytes.Count(r.Value, newline)
+		w.rows += recordRows(&r)
 	}
 	w.c.stats.held.Add(int64(len(recs)))
 }
@@ -393,6 +397,10 @@ func (w *worker) flush(ctx context.Context, n int) error {
 	if p == nil {
 		p = &plan{end: end, gens: map[uuid.UUID]int{}, version: planVersion}
 		for _, g := range groups {
+			if isPrometheus(g) {
+				p.gens[g.table] = 0 // plain tables: no generations
+				continue
+			}
 			var t Target
 			var ok bool
 			err := w.retry(ctx, func() (err error) {
@@ -450,13 +458,15 @@ func (w *worker) flush(ctx context.Context, n int) error {
 	w.bytes, w.rows = 0, 0
 	for _, r := range w.buf {
 		w.bytes += len(r.Value)
-		w.rows += bytes.Count(r.Value, newline)
+		w.rows += recordRows(&r)
 	}
 	w.next, w.plan = end, nil
 	return nil
 }
 
 var newline = []byte{'\n'}
+
+func countLines(b []byte) int { return bytes.Count(b, newline) }
 
 type group struct {
 	table  uuid.UUID
@@ -480,7 +490,7 @@ func groupByTable(recs []Record) []*group {
 			out = append(out, g)
 		}
 		g.recs = append(g.recs, r)
-		g.rows += bytes.Count(r.Value, newline)
+		g.rows += recordRows(&r)
 		if r.Timestamp.Before(g.oldest) {
 			g.oldest = r.Timestamp
 		}
@@ -516,6 +526,9 @@ func (w *worker) token(p *plan, start, end int64, what string) string {
 
 func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *group) error {
 	gen, planned := p.gens[g.table]
+	if planned && isPrometheus(g) {
+		return w.insertPrometheus(ctx, p, start, end, g)
+	}
 	if !planned {
 		w.c.stats.droppedForMissingTable(g.rows)
 		w.c.cfg.Logger.Warn("rows for a deleted table dropped", "table", g.table, "rows", g.rows)
@@ -539,8 +552,19 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 		return err
 	}
 	var rows []byte
-	for _, r := range recs {
-		rows = append(rows, r.Value...)
+	switch len(recs) {
+	case 0:
+	case 1:
+		rows = recs[0].Value // read only: no copy
+	default:
+		n := 0
+		for _, r := range recs {
+			n += len(r.Value)
+		}
+		rows = make([]byte, 0, n)
+		for _, r := range recs {
+			rows = append(rows, r.Value...)
+		}
 	}
 	if len(rows) == 0 {
 		return nil

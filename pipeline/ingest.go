@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 )
@@ -47,8 +48,13 @@ type Accepted struct {
 	Table    string // logical table name
 	// IdempotencyKey makes a retried request land once; empty for none.
 	IdempotencyKey string
-	// Rows are newline-terminated compact JSON objects.
+	// Rows are newline-terminated compact JSON objects, unless Format says otherwise.
 	Rows []byte
+	// Format is the HeaderFormat of Rows when they are not NDJSON (FormatPrometheus:
+	// EncodeSections), and Count their number of rows. Such rows are one record, never
+	// cut.
+	Format string
+	Count  int
 }
 
 // Ingestor is the edge's side of the pipeline: it turns accepted rows into one log
@@ -64,6 +70,9 @@ func NewIngestor(p Producer) *Ingestor { return &Ingestor{producer: p} }
 func (in *Ingestor) Accept(ctx context.Context, a Accepted) error {
 	if len(a.Rows) > MaxRequestBytes {
 		return fmt.Errorf("%w: %d bytes of rows, at most %d per request; split the request", ErrTooLarge, len(a.Rows), MaxRequestBytes)
+	}
+	if a.Format != "" && len(a.Rows) > MaxRecordBytes {
+		return fmt.Errorf("%w: %d bytes of rows, at most %d per request; split the request", ErrTooLarge, len(a.Rows), MaxRecordBytes)
 	}
 	if len(a.Rows) > MaxRecordBytes {
 		ap, ok := in.producer.(AtomicProducer)
@@ -114,6 +123,10 @@ func (in *Ingestor) record(a Accepted, rows []byte, i, n int) *Record {
 			HeaderOrg:      a.Org.String(),
 			HeaderFormat:   FormatNDJSON,
 		},
+	}
+	if a.Format != "" {
+		rec.Headers[HeaderFormat] = a.Format
+		rec.Headers[HeaderRows] = strconv.Itoa(a.Count)
 	}
 	if a.IdempotencyKey != "" {
 		// Keyed records hash to one partition, so a retry is consumed after the original

@@ -42,6 +42,9 @@ func (w *worker) recordPaths(ctx context.Context, groups []*group) error {
 	}
 	sc := w.c.shapes
 	for _, g := range groups {
+		if isPrometheus(g) {
+			continue // typed tables: no paths
+		}
 		var rows [][]byte
 		var fresh []uint64
 		sc.mu.Lock()
@@ -115,22 +118,27 @@ func linesOf(v []byte) func(func([]byte) bool) {
 // that is not valid JSON hashes to its own text, so it is sent once and the engine
 // judges it.
 func shapeHash(seed maphash.Seed, row []byte) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	s := shapeScanner{b: row, h: &h}
+	s := scanners.Get().(*shapeScanner)
+	defer scanners.Put(s)
+	s.b, s.i, s.h, s.path, s.base = row, 0, s.h[:0], s.path[:0], 0
 	s.ws()
-	if !s.value(nil, 0) {
-		h.Reset()
-		h.Write(row)
+	if !s.value(0) {
+		return maphash.Bytes(seed, row)
 	}
-	return h.Sum64()
+	// The shape is written out and hashed once: byte-wise hashing cost more than the scan.
+	return maphash.Bytes(seed, s.h)
 }
 
+var scanners = sync.Pool{New: func() any { return &shapeScanner{} }}
+
 type shapeScanner struct {
-	b   []byte
-	i   int
-	h   *maphash.Hash
-	buf []byte
+	b []byte
+	i int
+	h []byte // the shape, hashed at the end
+	// path is the current value's path, from base: an array element's contents hash
+	// under "@", after the array's own path.
+	path []byte
+	base int
 }
 
 func (s *shapeScanner) ws() {
@@ -139,8 +147,9 @@ func (s *shapeScanner) ws() {
 	}
 }
 
-// value scans one value at path and writes its shape; false on malformed input.
-func (s *shapeScanner) value(path []byte, depth int) bool {
+// value scans one value at the current path and writes its shape; false on malformed
+// input.
+func (s *shapeScanner) value(depth int) bool {
 	if depth > 64 || s.i >= len(s.b) {
 		return false
 	}
@@ -150,7 +159,7 @@ func (s *shapeScanner) value(path []byte, depth int) bool {
 		s.ws()
 		if s.i < len(s.b) && s.b[s.i] == '}' {
 			s.i++
-			s.leaf(path, 'o')
+			s.leaf('o')
 			return true
 		}
 		for {
@@ -165,8 +174,11 @@ func (s *shapeScanner) value(path []byte, depth int) bool {
 			}
 			s.i++
 			s.ws()
-			sub := append(append(path[:len(path):len(path)], '.'), s.b[start:end]...)
-			if !s.value(sub, depth+1) {
+			n := len(s.path)
+			s.path = append(append(s.path, '.'), s.b[start:end]...)
+			ok = s.value(depth + 1)
+			s.path = s.path[:n]
+			if !ok {
 				return false
 			}
 			s.ws()
@@ -182,12 +194,12 @@ func (s *shapeScanner) value(path []byte, depth int) bool {
 		}
 	case c == '[':
 		s.i++
-		s.h.Write(path)
-		s.h.WriteByte('[')
+		s.h = append(s.h, s.path[s.base:]...)
+		s.h = append(s.h, '[')
 		s.ws()
 		if s.i < len(s.b) && s.b[s.i] == ']' {
 			s.i++
-			s.h.WriteByte(']')
+			s.h = append(s.h, ']')
 			return true
 		}
 		var last byte
@@ -198,7 +210,7 @@ func (s *shapeScanner) value(path []byte, depth int) bool {
 				return false
 			}
 			if k != last {
-				s.h.WriteByte(k)
+				s.h = append(s.h, k)
 				last = k
 			}
 			s.ws()
@@ -208,7 +220,7 @@ func (s *shapeScanner) value(path []byte, depth int) bool {
 			}
 			if s.i < len(s.b) && s.b[s.i] == ']' {
 				s.i++
-				s.h.WriteByte(']')
+				s.h = append(s.h, ']')
 				return true
 			}
 			return false
@@ -216,10 +228,20 @@ func (s *shapeScanner) value(path []byte, depth int) bool {
 	default:
 		k, ok := s.scalar()
 		if ok {
-			s.leaf(path, k)
+			s.leaf(k)
 		}
 		return ok
 	}
+}
+
+// under scans a value whose path is "@" (an array element's), then restores the path.
+func (s *shapeScanner) under(depth int) bool {
+	n, base := len(s.path), s.base
+	s.path = append(s.path, '@')
+	s.base = n
+	ok := s.value(depth)
+	s.path, s.base = s.path[:n], base
+	return ok
 }
 
 // elem scans an array element and returns its kind; nested arrays and objects hash
@@ -230,21 +252,20 @@ func (s *shapeScanner) elem(depth int) (byte, bool) {
 	}
 	switch s.b[s.i] {
 	case '{':
-		s.h.WriteByte('{')
-		ok := s.value([]byte{'@'}, depth)
-		s.h.WriteByte('}')
+		s.h = append(s.h, '{')
+		ok := s.under(depth)
+		s.h = append(s.h, '}')
 		return 'O', ok
 	case '[':
-		ok := s.value([]byte{'@'}, depth)
+		ok := s.under(depth)
 		return 'A', ok
 	}
 	return s.scalar()
 }
 
-func (s *shapeScanner) leaf(path []byte, kind byte) {
-	s.h.Write(path)
-	s.h.WriteByte(0)
-	s.h.WriteByte(kind)
+func (s *shapeScanner) leaf(kind byte) {
+	s.h = append(s.h, s.path[s.base:]...)
+	s.h = append(s.h, 0, kind)
 }
 
 // scalar scans a string, number, boolean or null and returns its kind.

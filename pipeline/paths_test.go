@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"bytes"
+	"encoding/json"
 	"hash/maphash"
 	"testing"
 )
@@ -47,4 +49,27 @@ func TestLinesOf(t *testing.T) {
 	if len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
 		t.Fatalf("%q", got)
 	}
+}
+
+// FuzzShapeHash: any input hashes without panicking, the same input always to the same
+// shape, and a valid document's shape ignores the whitespace between its tokens.
+func FuzzShapeHash(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":"x"}`, `{"t":[{"x":[1,[2]]},{"y":"2023-11-14"}]}`, `{"a":{"b":{"c":null}}}`, `[1,2]`, `{"a":"\""}`, `{`} {
+		f.Add([]byte(s))
+	}
+	seed := maphash.MakeSeed()
+	f.Fuzz(func(t *testing.T, row []byte) {
+		h := shapeHash(seed, row)
+		if shapeHash(seed, row) != h {
+			t.Fatalf("%q hashed to two shapes", row)
+		}
+		var v any
+		if json.Unmarshal(row, &v) != nil {
+			return
+		}
+		spaced := bytes.ReplaceAll(row, []byte(","), []byte(" , "))
+		if json.Unmarshal(spaced, &v) == nil && !bytes.Contains(row, []byte(`"`)) && shapeHash(seed, spaced) != h {
+			t.Fatalf("%q and %q differ in shape", row, spaced)
+		}
+	})
 }

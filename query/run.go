@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -104,8 +105,17 @@ func (r *Runner) Env(req Request) statement.Env {
 		Database:  req.Database,
 		Catalog:   catalogView{m: r.model, cluster: req.ClusterID},
 		Access:    accessView{m: r.model, cluster: req.ClusterID},
-		Cluster:   statement.Cluster{SharedEngine: r.engines.SharedEngine(req.ClusterID)},
+		Cluster:   statement.Cluster{SharedEngine: r.engines.SharedEngine(req.ClusterID), MaxThreads: r.sizeCores(req.ClusterID)},
 	}
+}
+
+// sizeCores is the cores of the cluster's current size, 0 for a cluster without one
+// (the bootstrap cluster): statements' max_threads is capped to it.
+func (r *Runner) sizeCores(cluster uuid.UUID) int {
+	if c, ok := r.model.Cluster(cluster); ok && c.Size.CPUCores > 0 {
+		return int(math.Ceil(c.Size.CPUCores))
+	}
+	return 0
 }
 
 // Run analyzes and runs one request. Errors before the first row come back here with

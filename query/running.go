@@ -101,3 +101,18 @@ func (r *Runner) MayInsert(cluster uuid.UUID, p statement.Principal, db, table s
 func (r *Runner) MayReadWhole(cluster uuid.UUID, p statement.Principal, db, table string) bool {
 	return statement.MayReadWhole(p, accessView{m: r.model, cluster: cluster}, db, table)
 }
+
+// Running is how many queries this node runs on a cluster's engine now (query API and
+// log searches): a load signal for autoscaling.
+func (r *Runner) Running(cluster uuid.UUID) int {
+	prefix := cluster.String() + "/"
+	r.running.mu.Lock()
+	defer r.running.mu.Unlock()
+	n := 0
+	for k := range r.running.qs {
+		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+			n++
+		}
+	}
+	return n
+}

@@ -246,6 +246,13 @@ func TestCLI(t *testing.T) {
 		if v := c.ok("cluster", "create", "c2", "--cpu-cores", "1", "--memory-gib", "4"); v["name"] != "c2" {
 			t.Fatalf("cluster create: %v", v)
 		}
+		// Storage verification names the failed check (this svcd has no storage credentials).
+		if v := c.ok("storage", "verify", "--data", "s3://bkt/some/path"); v["verified"] != false || !strings.HasPrefix(fmt.Sprint(v["message"]), "credentials: ") {
+			t.Fatalf("storage verify: %v", v)
+		}
+		if _, errs, code := c.run("storage", "verify"); code == 0 || !strings.Contains(errs, "--data") {
+			t.Fatalf("storage verify without --data: exit %d, %s", code, errs)
+		}
 		waitUntil(t, "cluster c2 to serve", 2*time.Minute, func() bool { _, _, code := c.run("db", "list"); return code == 0 })
 		if got := names(c.ok("db", "list"), "databases"); !slices.Contains(got, "default") {
 			t.Fatalf("databases of c2: %v", got)

@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,7 +113,7 @@ func id(n, size int) []byte {
 }
 
 // workloads builds every measurement of total rows in requests of batch rows.
-func workloads(total, batch int) ([]*workload, error) {
+func workloads(total, batch int, only string) ([]*workload, error) {
 	now := time.Now()
 	res := &resourcepb.Resource{Attributes: []*commonpb.KeyValue{attr("service.name", "checkout"), attr("host.name", "web-1")}}
 	scope := &commonpb.InstrumentationScope{Name: "bench", Version: "1.0"}
@@ -191,6 +194,9 @@ func workloads(total, batch int) ([]*workload, error) {
 		"otlp-metrics", "OTLP/HTTP metrics", "OTLP/gRPC metrics", "cloudwatch-logs", "cloudtrail", "firehose"}
 	var out []*workload
 	for _, name := range order {
+		if only != "" && !strings.Contains(","+only+",", ","+name+",") {
+			continue
+		}
 		w := &workload{name: name, unit: "requests"}
 		if name == "firehose" {
 			w.unit = "deliveries"
@@ -237,16 +243,28 @@ func workloads(total, batch int) ([]*workload, error) {
 	return out, nil
 }
 
-func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only string) error {
-	all, err := workloads(total, batch)
+// ingestOptions are the ingest benchmark's knobs.
+type ingestOptions struct {
+	total, batch, workers int
+	only                  string
+	// directBatch and directWorkers shape the engine's best direct path: large batches,
+	// enough concurrent inserts to fill the engine.
+	directBatch, directWorkers int
+	// half is how long the half-load latency phase runs (0: not run).
+	half time.Duration
+	// pprofDir, when set, receives a CPU profile of svcd over the first seconds of
+	// each workload's edge phase (svcd serves profiles at SVC_PPROF_ADDR).
+	pprofDir string
+}
+
+func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
+	total, batch, workers := o.total, o.batch, o.workers
+	ws, err := workloads(total, batch, o.only)
 	if err != nil {
 		return err
 	}
-	var ws []*workload
-	for _, w := range all {
-		if only == "" || strings.Contains(","+only+",", ","+w.name+",") {
-			ws = append(ws, w)
-		}
+	if len(ws) == 0 {
+		return fmt.Errorf("no workload named in -only %q", o.only)
 	}
 	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {
 		return err
@@ -267,7 +285,40 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 	if err := st.direct.Exec(ctx, "CREATE DATABASE IF NOT EXISTS bench_direct"); err != nil {
 		return err
 	}
-	report := [][]string{{"workload", "rows", "edge rows/s", "edge MB/s", "edge " + "req/s", "direct rows/s", "ratio", "ack→queryable p50/p99 ms"}}
+	di, err := st.directInserter()
+	if err != nil {
+		return err
+	}
+	defer di.Close()
+	pr := st.procs()
+	// Warm up every process (the broker's JIT above all) and the direct formats on a
+	// slice of the first workload's rows, unmeasured.
+	if err := st.warmUp(ctx, conn, di, ws[0], engineDB, workers, o.directWorkers, o.directBatch); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	// What the processes use when nothing is sent, per second: part of every phase's
+	// account (the broker's JVM, svcd's and the engine's background work).
+	st.quiet(ctx)
+	i0, t0 := pr.read(), time.Now()
+	time.Sleep(3 * time.Second)
+	idle := perMillion(i0, pr.read(), int(1e6*time.Since(t0).Seconds()))
+	directTable := 0
+	// newDirect creates an empty direct table shaped like the edge's.
+	newDirect := func(key string) (string, error) {
+		directTable++
+		name := fmt.Sprintf("t%d", directTable)
+		order := "tuple()"
+		if key != "" {
+			order = "doc.user.id.:Int64"
+		}
+		return name, st.direct.Exec(ctx, fmt.Sprintf("CREATE TABLE bench_direct.%s (doc JSON) ENGINE = MergeTree ORDER BY (%s) SETTINGS allow_nullable_key = 1, non_replicated_deduplication_window = 10000", name, order))
+	}
+	// The fastest direct format, measured on the first workload's rows.
+	best := fmtJSONAsObject
+	var formats []string
+	report := [][]string{{"workload", "rows", "edge rows/s", "edge MB/s", "edge " + "req/s", "best direct rows/s", "ratio",
+		fmt.Sprintf("direct %d-row rows/s", batch), "ratio", "ack→queryable p50/p99 ms"}}
+	cpuReport := [][]string{{"workload", "edge inserts", "edge: engine / broker / svcd = total", "best direct: engine", fmt.Sprintf("%d-row direct: engine", batch)}}
 	for i, w := range ws {
 		table := fmt.Sprintf("b%d", i)
 		key := ""
@@ -287,10 +338,12 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 		}
 		// Through the edge: workers post every body, retrying until acknowledged, then
 		// the rows are counted on the engine until all are queryable.
+		st.quiet(ctx)
+		profiled := st.profile(o.pprofDir, w.name)
+		c0 := pr.read()
 		start := time.Now()
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		var failed atomic.Int64
 		for range workers {
 			wg.Go(func() {
 				for {
@@ -298,96 +351,101 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 					if j >= len(w.bodies) {
 						return
 					}
-					h := map[string]string{"Idempotency-Key": fmt.Sprintf("%s-%d", table, j)}
-					for k, v := range headers {
-						h[k] = v
-					}
-					for {
-						var code int
-						var err error
-						switch {
-						case w.grpc != "":
-							err = exportGRPC(ctx, conn, st.key, w.grpc, table, h["Idempotency-Key"], w.msgs[j])
-							code = 200
-						case w.native != "":
-							h["x-service-"+w.native+"-table"] = table
-							code, _, err = st.post(ctx, "/otlp/v1/"+w.native, w.bodies[j], h)
-						default:
-							code, _, err = st.post(ctx, "/v1/tables/"+table+"?"+w.query, w.bodies[j], h)
-						}
-						if err == nil && code >= 200 && code < 300 {
-							break
-						}
-						failed.Add(1)
-						time.Sleep(50 * time.Millisecond)
-					}
-				}
-			})
-		}
-		wg.Wait()
-		acked := time.Since(start)
-		for {
-			n, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.`%s`", engineDB, table))
-			if err == nil && len(n) == 1 && n[0] == fmt.Sprint(w.rowCount) {
-				break
-			}
-			if time.Since(start) > 2*time.Minute {
-				return fmt.Errorf("%s: rows not queryable after 2 minutes (%v, %v)", w.name, n, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		edge := time.Since(start)
-		var fresh struct {
-			A struct {
-				P50 *float64 `json:"p50_ms"`
-				P99 *float64 `json:"p99_ms"`
-			} `json:"ack_to_queryable"`
-		}
-		freq, _ := http.NewRequest("GET", st.url+"/v1/tables/"+table+"/freshness", nil)
-		freq.Header.Set("Authorization", "Bearer "+st.key)
-		if fr, err := http.DefaultClient.Do(freq); err == nil {
-			json.NewDecoder(fr.Body).Decode(&fresh)
-			fr.Body.Close()
-		}
-		// The engine's direct batch insert of the same rows, same concurrency.
-		direct := fmt.Sprintf("bench_direct.t%d", i)
-		order := "tuple()"
-		if key != "" {
-			order = "doc.user.id.:Int64"
-		}
-		if err := st.direct.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (doc JSON) ENGINE = MergeTree ORDER BY (%s) SETTINGS allow_nullable_key = 1, non_replicated_deduplication_window = 10000", direct, order)); err != nil {
-			return err
-		}
-		dstart := time.Now()
-		next.Store(0)
-		var derr atomic.Value
-		for range workers {
-			wg.Go(func() {
-				for {
-					j := int(next.Add(1)) - 1
-					if j >= len(w.rows) {
+					if err := st.send(ctx, conn, w, table, headers, j); err != nil {
 						return
 					}
-					if err := st.direct.InsertRows(ctx, "bench_direct", fmt.Sprintf("t%d", i), fmt.Sprintf("d-%d", j), w.rows[j]); err != nil {
-						derr.Store(err)
-					}
 				}
 			})
 		}
 		wg.Wait()
-		if e, ok := derr.Load().(error); ok {
-			return fmt.Errorf("%s direct: %w", w.name, e)
+		if err := st.waitCount(ctx, engineDB, table, w.rowCount, start); err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
 		}
-		dt := time.Since(dstart)
-		edgeRate, directRate := float64(w.rowCount)/edge.Seconds(), float64(w.rowCount)/dt.Seconds()
-		lat := "n/a"
-		if fresh.A.P50 != nil && fresh.A.P99 != nil {
-			lat = fmt.Sprintf("%.0f / %.0f", *fresh.A.P50, *fresh.A.P99)
+		edge := time.Since(start)
+		// The inserts the consumer made: parts of level 0 (merged-away parts stay listed,
+		// inactive, for minutes).
+		inserts := "n/a"
+		if n, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM system.parts WHERE database = '%s' AND (table = '%s' OR startsWith(table, '%s__')) AND level = 0", engineDB, table, table)); err == nil && len(n) == 1 {
+			if k, _ := strconv.Atoi(n[0]); k > 0 {
+				inserts = fmt.Sprintf("%s (%d rows each)", n[0], w.rowCount/k)
+			}
 		}
+		// CPU is read once the merges the phase set off are done, so that every phase is
+		// charged for its own merges (small parts cost more merging).
+		st.quiet(ctx)
+		edgeCPU := perMillion(c0, pr.read(), w.rowCount)
+		<-profiled
+		lat := st.freshness(table)
+		// The engine's best direct path: large batches in its fastest format.
+		batches := chunk(w.rows, o.directBatch)
+		if i == 0 {
+			// Best of two alternating rounds per format: the machine is shared.
+			fs := []string{fmtJSONAsObject, fmtJSONEachRow, fmtNative}
+			rates := make([]float64, len(fs))
+			cpus := make([]float64, len(fs))
+			for round := range 2 {
+				for k, f := range fs {
+					st.quiet(ctx)
+					tf, err := newDirect(key)
+					if err != nil {
+						return err
+					}
+					c0 := pr.read()
+					d, err := di.run(ctx, f, "bench_direct", tf, batches, o.directWorkers)
+					if err != nil {
+						return fmt.Errorf("%s: %w", w.name, err)
+					}
+					rates[k] = max(rates[k], float64(w.rowCount)/d.Seconds())
+					st.quiet(ctx)
+					if c := perMillion(c0, pr.read(), w.rowCount).engine; round == 0 || c < cpus[k] {
+						cpus[k] = c
+					}
+				}
+			}
+			for k, f := range fs {
+				formats = append(formats, fmt.Sprintf("%s %.0f rows/s (engine %.2f core-s per million)", f, rates[k], cpus[k]))
+				if rates[k] > rates[slices.Index(fs, best)] {
+					best = f
+				}
+			}
+		}
+		// The engine's direct insert of the same rows in requests of the edge's size.
+		st.quiet(ctx)
+		t1k, err := newDirect(key)
+		if err != nil {
+			return err
+		}
+		c0 = pr.read()
+		d1k, err := di.run(ctx, best, "bench_direct", t1k, w.rows, workers)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		st.quiet(ctx)
+		direct1kCPU := perMillion(c0, pr.read(), w.rowCount)
+		st.quiet(ctx)
+		tb2, err := newDirect(key)
+		if err != nil {
+			return err
+		}
+		c0 = pr.read()
+		dbest, err := di.run(ctx, best, "bench_direct", tb2, batches, o.directWorkers)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		st.quiet(ctx)
+		bestCPU := perMillion(c0, pr.read(), w.rowCount)
+		rate := func(d time.Duration) float64 { return float64(w.rowCount) / d.Seconds() }
+		edgeRate := rate(edge)
 		report = append(report, []string{w.name, fmt.Sprint(w.rowCount), fmt.Sprintf("%.0f", edgeRate), fmt.Sprintf("%.1f", mb(w.bodyBytes, edge)),
-			fmt.Sprintf("%.0f %s", float64(len(w.bodies))/edge.Seconds(), w.unit), fmt.Sprintf("%.0f", directRate), ratio(edgeRate, directRate), lat})
-		_ = acked
-		_ = failed.Load()
+			fmt.Sprintf("%.0f %s", float64(len(w.bodies))/edge.Seconds(), w.unit),
+			fmt.Sprintf("%.0f", rate(dbest)), ratio(edgeRate, rate(dbest)), fmt.Sprintf("%.0f", rate(d1k)), ratio(edgeRate, rate(d1k)), lat})
+		cpuReport = append(cpuReport, []string{w.name, inserts, edgeCPU.String(), fmt.Sprintf("%.2f", bestCPU.engine), fmt.Sprintf("%.2f", direct1kCPU.engine)})
+		if w.name == "plain JSON" && o.half > 0 {
+			// Ingest-to-queryable at half the saturation rate just measured.
+			if err := st.halfLoad(ctx, conn, w, headers, edgeRate/2, o.half, workers); err != nil {
+				return err
+			}
+		}
 	}
 	// Ack-to-queryable latency without load: one small request every 50 ms, each
 	// watched until its row is queryable.
@@ -413,11 +471,135 @@ func benchIngest(ctx context.Context, st *stack, total, batch, workers int, only
 	}
 	fmt.Printf("ack-to-queryable without load (100 single-row requests, batch linger %s default): p50 %s, p99 %s\n\n",
 		"200ms", ms(pct(lats, 0.5)), ms(pct(lats, 0.99)))
-	fmt.Printf("ingest: %d rows per workload, %d rows per request, %d concurrent requests\n", total, batch, workers)
+	fmt.Printf("ingest: %d rows per workload, %d rows per request, %d concurrent requests; load average %s\n", total, batch, workers, loadavg())
 	fmt.Println("edge = HTTP edge → Kafka (acks=all) → consumer → engine, until every row is queryable;")
-	fmt.Println("direct = the same rows inserted with clickhouse-go straight into the same engine; ratio = edge / direct")
+	fmt.Printf("best direct = the same rows straight into the same engine in %d-row batches, %d concurrent, as %s (the fastest of: %s on %s);\n",
+		o.directBatch, o.directWorkers, best, strings.Join(formats, ", "), ws[0].name)
+	fmt.Printf("direct %d-row = the same rows as %s in the edge's request size, %d concurrent; ratio = edge / direct\n", batch, best, workers)
 	table(report)
+	fmt.Println()
+	fmt.Printf("CPU core-seconds per million rows (user+system from /proc/<pid>/stat, before each phase and after its merges); idle, per second: engine / broker / svcd = %s\n", idle)
+	table(cpuReport)
 	return nil
+}
+
+// send posts body j of w through the edge into table, retrying until acknowledged.
+func (st *stack) send(ctx context.Context, conn *grpc.ClientConn, w *workload, table string, headers map[string]string, j int) error {
+	h := map[string]string{"Idempotency-Key": fmt.Sprintf("%s-%d", table, j)}
+	for k, v := range headers {
+		h[k] = v
+	}
+	for {
+		var code int
+		var err error
+		switch {
+		case w.grpc != "":
+			err = exportGRPC(ctx, conn, st.key, w.grpc, table, h["Idempotency-Key"], w.msgs[j])
+			code = 200
+		case w.native != "":
+			h["x-service-"+w.native+"-table"] = table
+			code, _, err = st.post(ctx, "/otlp/v1/"+w.native, w.bodies[j], h)
+		default:
+			code, _, err = st.post(ctx, "/v1/tables/"+table+"?"+w.query, w.bodies[j], h)
+		}
+		if err == nil && code >= 200 && code < 300 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitCount waits until table holds n rows.
+func (st *stack) waitCount(ctx context.Context, engineDB, table string, n int, start time.Time) error {
+	for {
+		got, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.`%s`", engineDB, table))
+		if err == nil && len(got) == 1 && got[0] == fmt.Sprint(n) {
+			return nil
+		}
+		if time.Since(start) > 2*time.Minute {
+			return fmt.Errorf("rows not queryable after 2 minutes (%v, %v)", got, err)
+		}
+		// Each count costs the engine about as much as SELECT 1 (a few ms of CPU): polled
+		// every 20 ms it alone used to add about a core-second per million rows to the
+		// engine's account.
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// freshness is the table's ack-to-queryable p50 / p99 as svcd measured it.
+func (st *stack) freshness(table string) string {
+	var fresh struct {
+		A struct {
+			P50 *float64 `json:"p50_ms"`
+			P99 *float64 `json:"p99_ms"`
+		} `json:"ack_to_queryable"`
+	}
+	freq, _ := http.NewRequest("GET", st.url+"/v1/tables/"+table+"/freshness", nil)
+	freq.Header.Set("Authorization", "Bearer "+st.key)
+	if fr, err := http.DefaultClient.Do(freq); err == nil {
+		json.NewDecoder(fr.Body).Decode(&fresh)
+		fr.Body.Close()
+	}
+	if fresh.A.P50 == nil || fresh.A.P99 == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f / %.0f", *fresh.A.P50, *fresh.A.P99)
+}
+
+// halfLoad sends w's requests paced at rate rows/s for d into a new table and reports
+// the ack-to-queryable percentiles svcd measured, and the same measured here: from each
+// request's acknowledgement until its rows counted on the engine.
+func (st *stack) halfLoad(ctx context.Context, conn *grpc.ClientConn, w *workload, headers map[string]string, rate float64, d time.Duration, workers int) error {
+	table := "half"
+	if code, b, err := st.post(ctx, "/v1/tables", []byte(`{"name":"half","sorting_key":"user.id"}`), nil); err != nil || code != 200 {
+		return fmt.Errorf("create %s: %d %s %v", table, code, b, err)
+	}
+	engineDB, err := st.engineDatabase(ctx)
+	if err != nil {
+		return err
+	}
+	st.quiet(ctx)
+	perReq := float64(w.rowCount) / float64(len(w.bodies))
+	interval := time.Duration(float64(time.Second) * perReq / rate)
+	n := min(len(w.bodies), int(d/interval)+1)
+	// Each request's rows are found by count: requests are acknowledged in order of
+	// sending closely enough that the count passing the sum of all earlier requests'
+	// rows marks a request queryable (an upper bound on its latency).
+	acked := make([]time.Time, n)
+	var mu sync.Mutex
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for j := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(j) * interval)))
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			st.send(ctx, conn, w, table, headers, j)
+			mu.Lock()
+			acked[j] = time.Now()
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if err := st.waitCount(ctx, engineDB, table, int(perReq)*n, start); err != nil {
+		return err
+	}
+	fmt.Printf("half load: %d requests of %.0f rows at %.0f rows/s (half the edge's saturation rate) for %s; ack→queryable p50/p99 ms (svcd's freshness): %s\n",
+		n, perReq, rate, time.Since(start).Round(time.Millisecond), st.freshness(table))
+	return nil
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 const benchPassword = "svcbench administrator password"
@@ -426,6 +608,32 @@ const benchPassword = "svcbench administrator password"
 // for the native OTLP workloads.
 func (st *stack) installOpenTelemetry(ctx context.Context) error {
 	return st.installApp(ctx, "opentelemetry")
+}
+
+// installApp installs an app as the bootstrap administrator.
+func (st *stack) installApp(ctx context.Context, app string) error {
+	resp, err := http.Post(st.url+"/v1/auth/login", "application/json",
+		strings.NewReader(`{"username":"admin","password":"`+benchPassword+`"}`))
+	if err != nil {
+		return err
+	}
+	var login struct{ Token string }
+	err = json.NewDecoder(resp.Body).Decode(&login)
+	resp.Body.Close()
+	if err != nil || login.Token == "" {
+		return fmt.Errorf("log in as the bootstrap admin: %d %v", resp.StatusCode, err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/"+app+"?organization=default&cluster=default", nil)
+	req.Header.Set("Authorization", "Bearer "+login.Token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("install the %s app: %d", app, resp.StatusCode)
+	}
+	return nil
 }
 
 // exportGRPC sends one export request as an OTLP/gRPC Export of signal into table.

@@ -8,11 +8,14 @@
 //	                  on the engine
 //	svcbench cli      svc ingest of a 1M-row NDJSON file beside the edge fed by HTTP
 //	                  workers, each until queryable
+//	svcbench prometheus  remote-write samples/s through the edge until queryable,
+//	                  beside direct RowBinary inserts of the same samples
 //	svcbench workflows  N workflows at 1 s with a table sink: evaluations/s achieved
 //	                  against scheduled, schedule lag, CPU of engine, Temporal and svcd
 //	svcbench prometheus -workload prom-query  query_range latency of rate and sum by
 //	                  rate over 1,000 series x 1 day through svcd, beside the same
-//	                  PromQL on Prometheus's in-memory TSDB head
+//	                  PromQL on Prometheus's in-memory TSDB head (-workload prom-write:
+//	                  the remote-write part alone)
 //
 // It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
 package main
@@ -52,11 +55,12 @@ type stack struct {
 	url    string
 	key    string
 	direct *chclient.Client
+	pprof  string // svcd's profile address, when it serves one
 }
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query|cli|workflows|prometheus [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|cli|prometheus|workflows [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -64,12 +68,16 @@ func run(args []string) (err error) {
 	rows := fs.Int("rows", 1_000_000, "rows per measurement")
 	batch := fs.Int("batch", 1000, "rows per request")
 	workers := fs.Int("workers", 8, "concurrent requests")
+	directBatch := fs.Int("direct-batch", 100_000, "rows per insert of the engine's best direct path")
+	directWorkers := fs.Int("direct-workers", 4, "concurrent inserts of the engine's best direct path")
+	half := fs.Duration("half", 10*time.Second, "how long the half-load latency phase runs (0: skip)")
+	pprofDir := fs.String("pprof-dir", "", "directory for CPU profiles of svcd during each ingest workload (sets SVC_PPROF_ADDR)")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
 	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
-	workload := fs.String("workload", "", "prometheus: comma-separated parts to run, prom-query (default all)")
-	promSeries := fs.Int("series", 1000, "prometheus prom-query: series, each a day at 15 s")
+	promSeries := fs.Int("series", 1000, "series of the prometheus benchmark (rows are its samples, batch its samples per request; prom-query: series of a day at 15 s)")
+	workload := fs.String("workload", "", "prometheus: comma-separated parts to run, prom-write and prom-query (default both)")
 	promStep := fs.Duration("step", 5*time.Minute, "prometheus prom-query: query_range step")
 	promRuns := fs.Int("runs", 5, "prometheus prom-query: runs of each query (the median is reported)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -82,10 +90,22 @@ func run(args []string) (err error) {
 	if args[0] == "workflows" {
 		workflows = "on"
 	}
-	st, err := startStack(ctx, "SVC_WORKFLOWS="+workflows)
+	env := []string{"SVC_WORKFLOWS=" + workflows}
+	pprofAddr := ""
+	if *pprofDir != "" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		pprofAddr = l.Addr().String()
+		l.Close()
+		env = append(env, "SVC_PPROF_ADDR="+pprofAddr)
+	}
+	st, err := startStack(ctx, env...)
 	if err != nil {
 		return err
 	}
+	st.pprof = pprofAddr
 	defer func() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "svcbench: keeping", st.dir, "for inspection")
@@ -95,7 +115,8 @@ func run(args []string) (err error) {
 	}()
 	switch args[0] {
 	case "ingest":
-		err = benchIngest(ctx, st, *rows, *batch, *workers, *only)
+		err = benchIngest(ctx, st, ingestOptions{total: *rows, batch: *batch, workers: *workers, only: *only,
+			directBatch: *directBatch, directWorkers: *directWorkers, half: *half, pprofDir: *pprofDir})
 		return err
 	case "query":
 		err = benchQuery(ctx, st, *scanRows)
@@ -103,13 +124,18 @@ func run(args []string) (err error) {
 	case "cli":
 		err = benchCLI(ctx, st, *rows, *batch, *workers)
 		return err
-	case "workflows":
-		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)
-		return err
 	case "prometheus":
+		if *workload == "" || strings.Contains(*workload, "prom-write") {
+			if err = benchPrometheus(ctx, st, *rows, *batch, *workers, *promSeries); err != nil {
+				return err
+			}
+		}
 		if *workload == "" || strings.Contains(*workload, "prom-query") {
 			err = benchPromQuery(ctx, st, *promSeries, *promStep, *promRuns)
 		}
+		return err
+	case "workflows":
+		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)
 		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])

@@ -2,178 +2,188 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/storage"
-	"github.com/prometheus/prometheus/tsdb"
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/prompb"
 
-	"github.com/svc-data/svc/query/promapi"
+	"github.com/svc-data/svc/pipeline/promwrite"
 	"github.com/svc-data/svc/query/promstore"
-	"github.com/svc-data/svc/query/sqlquote"
 )
 
-// benchPromQuery measures query_range latency of PromQL over series × a day at 15 s
-// resolution through svcd's Prometheus API, beside the same PromQL through the same API
-// code over Prometheus's in-memory storage (TSDB head) holding the same samples.
-func benchPromQuery(ctx context.Context, st *stack, nSeries int, step time.Duration, runs int) error {
+// benchPrometheus measures remote-write ingest: samples/s of remote write 1.0 requests
+// through the edge until every sample is in prometheus_data, beside the engine's direct
+// insert of the same samples into a prometheus_data table of the same layout, in large
+// RowBinary batches (the engine's fastest input format for typed columns).
+func benchPrometheus(ctx context.Context, st *stack, total, perRequest, workers, series int) error {
+	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {
+		return err
+	}
+	engineDB, err := st.engineDatabase(ctx)
+	if err != nil {
+		return err
+	}
 	if err := st.installApp(ctx, "prometheus"); err != nil {
 		return err
 	}
-	db, err := st.engineDatabase(ctx)
-	if err != nil {
-		return err
-	}
-	const (
-		t0      = int64(1_700_000_000_000)
-		samples = 24 * 3600 / 15
-	)
-	// The series: x{job="job<n%10>", instance="i<n>"}, a counter rising by n%7+1 per sample.
-	inst := func(n int) string { return fmt.Sprintf("i%d", n) }
-	job := func(n int) string { return fmt.Sprintf("job%d", n%10) }
-	load := []string{
-		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (id, metric_name, tags, min_time, max_time)
-SELECT %[3]s, metric_name, tags, fromUnixTimestamp64Milli(toInt64(%[4]d), 'UTC'), fromUnixTimestamp64Milli(toInt64(%[5]d), 'UTC')
-FROM (SELECT 'x' AS metric_name, CAST(map('job', concat('job', toString(number %% 10)), 'instance', concat('i', toString(number))), 'Map(LowCardinality(String), String)') AS tags FROM numbers(%[6]d))`,
-			sqlquote.Ident(db), sqlquote.Ident(promstore.TagsTable), promstore.IDExpression, t0, t0+int64(samples-1)*15000, nSeries),
-		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (id, timestamp, value)
-SELECT id, fromUnixTimestamp64Milli(toInt64(%[4]d + k.number * 15000), 'UTC'), toFloat64((k.number + 1) * (toUInt64(substring(tags['instance'], 2)) %% 7 + 1))
-FROM %[1]s.%[3]s AS s CROSS JOIN numbers(%[5]d) AS k SETTINGS max_execution_time = 600`,
-			sqlquote.Ident(db), sqlquote.Ident(promstore.DataTable), sqlquote.Ident(promstore.TagsTable), t0, samples),
-	}
-	for _, stmt := range promstore.DDL(db) {
-		if err := st.direct.Exec(ctx, stmt); err != nil {
+	// series series with points samples each, 15 s apart, cut into requests of about
+	// perRequest samples the way Prometheus's queues cut them: several series per
+	// request, a run of samples each.
+	points := max(1, total/series)
+	total = points * series
+	t0 := time.Now().Add(-24 * time.Hour).UnixMilli()
+	perSeries := max(1, min(points, perRequest/min(series, perRequest)))
+	var bodies, plains [][]byte
+	var bodyBytes int64
+	var req prompb.WriteRequest
+	n := 0
+	flush := func() error {
+		raw, err := req.Marshal()
+		if err != nil {
 			return err
 		}
+		plains = append(plains, raw)
+		b := snappy.Encode(nil, raw)
+		bodies = append(bodies, b)
+		bodyBytes += int64(len(b))
+		req, n = prompb.WriteRequest{}, 0
+		return nil
+	}
+	for p := 0; p < points; p += perSeries {
+		for s := range series {
+			ts := prompb.TimeSeries{Labels: []prompb.Label{{Name: "__name__", Value: "bench_requests_total"},
+				{Name: "instance", Value: fmt.Sprintf("10.0.%d.%d:9090", s/250, s%250)}, {Name: "job", Value: fmt.Sprintf("job%d", s%10)}}}
+			for k := p; k < min(points, p+perSeries); k++ {
+				ts.Samples = append(ts.Samples, prompb.Sample{Value: float64(k * s), Timestamp: t0 + int64(k)*15000})
+			}
+			req.Timeseries = append(req.Timeseries, ts)
+			n += len(ts.Samples)
+			if n >= perRequest {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if n > 0 {
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	// The direct path's rows: the same samples in RowBinary, in batches of 100,000.
+	var direct [][]byte
+	var cur []byte
+	rows := 0
+	for _, plain := range plains {
+		b, err := promwrite.DecodePlain(promwrite.V1, plain)
+		if err != nil {
+			return err
+		}
+		for _, s := range b.Sections {
+			if s.Table == promstore.DataTable {
+				cur = append(cur, s.Data...)
+				rows += s.Rows
+			}
+		}
+		if rows >= 100_000 {
+			direct, cur, rows = append(direct, cur), nil, 0
+		}
+	}
+	if rows > 0 {
+		direct = append(direct, cur)
+	}
+
+	// Through the edge, workers posting every request (retrying until acknowledged),
+	// until every sample is queryable.
+	headers := map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy",
+		"X-Prometheus-Remote-Write-Version": "0.1.0"}
+	run := func(n int, do func(j int) error) error {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		var failure atomic.Value
+		for range workers {
+			wg.Go(func() {
+				for {
+					j := int(next.Add(1)) - 1
+					if j >= n || ctx.Err() != nil {
+						return
+					}
+					if err := do(j); err != nil {
+						failure.Store(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if e, ok := failure.Load().(error); ok {
+			return e
+		}
+		return ctx.Err()
 	}
 	start := time.Now()
-	for _, stmt := range load {
-		if err := st.direct.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("load: %w", err)
+	err = run(len(bodies), func(j int) error {
+		for attempt := 0; ; attempt++ {
+			code, b, err := st.post(ctx, "/prometheus/api/v1/write", bodies[j], headers)
+			if err == nil && code == 204 {
+				return nil
+			}
+			if code >= 400 && code < 500 {
+				return fmt.Errorf("remote write: %d %s", code, b)
+			}
+			if attempt > 100 {
+				return fmt.Errorf("remote write: %d %s %v", code, b, err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-	}
-	fmt.Printf("loaded %d series x %d samples into the engine in %s\n", nSeries, samples, time.Since(start).Round(time.Millisecond))
-
-	// The same samples in Prometheus's TSDB head.
-	opts := tsdb.DefaultOptions()
-	opts.RetentionDuration = 0
-	opts.MinBlockDuration = int64(48 * time.Hour / time.Millisecond)
-	opts.MaxBlockDuration = opts.MinBlockDuration
-	head, err := tsdb.Open(st.dir+"/tsdb", nil, nil, opts, nil)
+	})
 	if err != nil {
 		return err
 	}
-	defer head.Close()
-	start = time.Now()
-	for n := range nSeries {
-		app := head.AppenderV2(ctx)
-		ls := labels.FromStrings("__name__", "x", "job", job(n), "instance", inst(n))
-		var ref storage.SeriesRef
-		for k := range samples {
-			if ref, err = app.Append(ref, ls, 0, t0+int64(k)*15000, float64((k+1)*(n%7+1)), nil, nil, storage.AppendV2Options{}); err != nil {
-				return err
-			}
+	acked := time.Since(start)
+	for {
+		c, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.%s", engineDB, promstore.DataTable))
+		if err == nil && len(c) == 1 && c[0] == fmt.Sprint(total) {
+			break
 		}
-		if err := app.Commit(); err != nil {
+		if time.Since(start) > 5*time.Minute {
+			return fmt.Errorf("samples not queryable after 5 minutes (%v, %v)", c, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	edge := time.Since(start)
+
+	// Direct: the same samples straight into the engine.
+	if err := st.direct.Exec(ctx, "CREATE DATABASE IF NOT EXISTS bench_prom"); err != nil {
+		return err
+	}
+	for _, stmt := range promstore.DDL("bench_prom") {
+		if err := st.direct.Exec(ctx, stmt); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("loaded the same into Prometheus's TSDB head in %s\n", time.Since(start).Round(time.Millisecond))
-	upstream := promapi.NewOver(promapi.Config{}, head, head)
-	defer upstream.Close()
-
-	sec := func(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
-	fmt.Printf("\nquery_range over %d series x 1 day (15 s samples), step %s, median of %d\n", nSeries, step, runs)
-	fmt.Printf("%-36s %12s %12s %8s %8s\n", "query", "svc", "prometheus", "ratio", "series")
-	for _, q := range []string{"rate(x[5m])", "sum by (job) (rate(x[5m]))"} {
-		form := url.Values{"query": {q}, "start": {sec(t0)}, "end": {sec(t0 + int64(samples-1)*15000)}, "step": {step.String()}}
-		var ours, theirs []time.Duration
-		var oursBody, theirsBody []byte
-		for range runs {
-			t := time.Now()
-			code, body, err := st.get(ctx, "/prometheus/api/v1/query_range?"+form.Encode())
-			if err != nil || code != 200 {
-				return fmt.Errorf("%s through svcd: %d %.300s %v", q, code, body, err)
-			}
-			ours = append(ours, time.Since(t))
-			oursBody = body
-			t = time.Now()
-			rec := httptest.NewRecorder()
-			upstream.Serve(rec, httptest.NewRequest("GET", promapi.Prefix+"/query_range?"+form.Encode(), nil), promapi.Request{})
-			if rec.Code != 200 {
-				return fmt.Errorf("%s upstream: %d %.300s", q, rec.Code, rec.Body.Bytes())
-			}
-			theirs = append(theirs, time.Since(t))
-			theirsBody = rec.Body.Bytes()
-		}
-		if !sameResult(oursBody, theirsBody) {
-			return fmt.Errorf("%s: svcd and Prometheus answer differently", q)
-		}
-		var res struct {
-			Data struct{ Result []json.RawMessage }
-		}
-		_ = json.Unmarshal(oursBody, &res)
-		o, p := pct(ours, 0.5), pct(theirs, 0.5)
-		fmt.Printf("%-36s %12s %12s %8.2f %8d\n", q, ms(o), ms(p), float64(o)/float64(p), len(res.Data.Result))
-	}
-	return nil
-}
-
-// sameResult compares two API answers' data.
-func sameResult(a, b []byte) bool {
-	var x, y struct{ Data json.RawMessage }
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return string(x.Data) == string(y.Data)
-}
-
-// get sends a GET with the admin key and reads the answer whole.
-func (st *stack) get(ctx context.Context, path string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", st.url+path, nil)
+	dstart := time.Now()
+	err = run(len(direct), func(j int) error {
+		return st.direct.InsertFormat(ctx, "bench_prom", promstore.DataTable, promwrite.DataColumns, "RowBinary", fmt.Sprintf("d-%d", j), direct[j])
+	})
 	if err != nil {
-		return 0, nil, err
+		return fmt.Errorf("direct insert: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+st.key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
-// installApp installs an app in the default organization and cluster as the bootstrap
-// administrator.
-func (st *stack) installApp(ctx context.Context, app string) error {
-	resp, err := http.Post(st.url+"/v1/auth/login", "application/json",
-		strings.NewReader(`{"username":"admin","password":"`+benchPassword+`"}`))
-	if err != nil {
-		return err
-	}
-	var login struct{ Token string }
-	err = json.NewDecoder(resp.Body).Decode(&login)
-	resp.Body.Close()
-	if err != nil || login.Token == "" {
-		return fmt.Errorf("log in as the bootstrap admin: %d %v", resp.StatusCode, err)
-	}
-	req, _ := http.NewRequestWithContext(ctx, "PUT", st.url+"/v1/apps/"+app+"?organization=default&cluster=default", nil)
-	req.Header.Set("Authorization", "Bearer "+login.Token)
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("install the %s app: %d", app, resp.StatusCode)
-	}
+	dt := time.Since(dstart)
+	edgeRate, directRate := float64(total)/edge.Seconds(), float64(total)/dt.Seconds()
+	fmt.Printf("prometheus remote write: %d samples (%d series × %d points), %d requests of about %d samples, %d concurrent\n",
+		total, series, points, len(bodies), perRequest, workers)
+	fmt.Println("edge = remote write 1.0 (snappy protobuf) → edge → Kafka (acks=all) → consumer → engine, until every sample is queryable;")
+	fmt.Println("direct = the same samples inserted into prometheus_data straight into the same engine (RowBinary, 100,000 per insert); ratio = edge / direct")
+	table([][]string{
+		{"path", "samples/s", "MB/s (snappy bodies)", "requests/s", "samples/s acknowledged"},
+		{"edge", fmt.Sprintf("%.0f", edgeRate), fmt.Sprintf("%.1f", mb(bodyBytes, edge)), fmt.Sprintf("%.0f", float64(len(bodies))/edge.Seconds()),
+			fmt.Sprintf("%.0f", float64(total)/acked.Seconds())},
+		{"direct", fmt.Sprintf("%.0f", directRate), "", fmt.Sprintf("%.0f inserts", float64(len(direct))/dt.Seconds()), ""},
+		{"ratio", ratio(edgeRate, directRate), "", "", ""},
+	})
 	return nil
 }

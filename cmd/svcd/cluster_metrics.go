@@ -33,13 +33,7 @@ func (n *node) sampleMetrics(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n.mu.Lock()
-		ids := make([]uuid.UUID, 0, len(n.runs))
-		for id := range n.runs {
-			ids = append(ids, id)
-		}
-		n.mu.Unlock()
-		for _, id := range ids {
+		for _, id := range n.runningIDs() {
 			if err := n.sample(ctx, id); err != nil && ctx.Err() == nil {
 				n.log.Warn("sample cluster metrics", "cluster", id, "err", err)
 			}
@@ -118,6 +112,12 @@ func (n *node) sample(ctx context.Context, id uuid.UUID) error {
 				Attrs: map[string]string{"partition": strconv.Itoa(int(l.Partition))}, Int: l.Lag})
 		}
 	}
+	return n.insertWithQueries(ctx, id, eng, now, pts)
+}
+
+// insertWithQueries stores pts with the query counts not yet stored; when the insert
+// fails the counts go back, so no query goes uncounted.
+func (n *node) insertWithQueries(ctx context.Context, id uuid.UUID, eng metrics.Engine, now time.Time, pts []metrics.Point) error {
 	reads, writes := n.takeQueries(id)
 	pts = append(pts, metrics.Point{Name: metrics.ReadQueries, Unit: "{query}", Kind: metrics.Delta, Int: reads},
 		metrics.Point{Name: metrics.WriteQueries, Unit: "{query}", Kind: metrics.Delta, Int: writes})
@@ -125,7 +125,6 @@ func (n *node) sample(ctx context.Context, id uuid.UUID) error {
 		pts[i].Time = now
 	}
 	if err := metrics.Insert(ctx, eng, pts); err != nil {
-		// The counts go back, so no query goes uncounted.
 		n.mu.Lock()
 		if q := n.queries[id]; q == nil {
 			n.queries[id] = &[2]int64{reads, writes}
@@ -137,6 +136,26 @@ func (n *node) sample(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	return nil
+}
+
+// flushQueries stores the query counts not yet sampled before a cluster's engine stops
+// (stop, idle stop, resize, svcd shutdown), so they survive the restart; only a crash
+// loses the counts of the last interval.
+func (n *node) flushQueries(ctx context.Context, id uuid.UUID) {
+	n.mu.Lock()
+	q := n.queries[id]
+	pending := q != nil && (q[0] != 0 || q[1] != 0)
+	n.mu.Unlock()
+	if !pending {
+		return
+	}
+	eng, err := n.engines.client(id)
+	if err == nil {
+		err = n.insertWithQueries(ctx, id, eng, time.Now().UTC(), nil)
+	}
+	if err != nil {
+		n.log.Warn("store query counts before the engine stops", "cluster", id, "err", err)
+	}
 }
 
 // ReadMetrics implements edge.ClusterRunner: a cluster's stored observations. A cluster

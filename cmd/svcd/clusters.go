@@ -22,6 +22,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/metrics"
+	"github.com/svc-data/svc/query/promstore"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 )
@@ -55,6 +56,11 @@ type node struct {
 	kick    chan struct{}
 	stop    context.CancelFunc
 	done    chan struct{}
+
+	// inflight counts the queries this node runs per cluster (autoscale.go).
+	inflight func(uuid.UUID) int
+	// wakeChecked is when wakeOnIngest last looked at each idle-stopped cluster.
+	wakeChecked map[uuid.UUID]time.Time
 }
 
 // clusterRun is what this node runs for a cluster besides its engine.
@@ -64,6 +70,8 @@ type clusterRun struct {
 	stopResort context.CancelFunc
 	resortDone chan struct{}
 	landed     int64 // rows landed when idleness was last checked
+	// limits the engine was started with; a resize restarts it with new ones.
+	limits engineLimits
 	// What the engine process got, read back from it after start.
 	cpu      float64
 	memory   int64
@@ -92,11 +100,12 @@ func (n *node) Start() {
 	n.reconcileAll(n.ctx)
 	ctx, stop := context.WithCancel(context.WithoutCancel(n.ctx))
 	n.stop, n.done = stop, make(chan struct{})
-	sampled := make(chan struct{})
+	sampled, scaled := make(chan struct{}), make(chan struct{})
 	go func() { defer close(sampled); n.sampleMetrics(ctx) }()
+	go func() { defer close(scaled); n.autoscale(ctx) }()
 	go func() {
 		defer close(n.done)
-		defer func() { <-sampled }()
+		defer func() { <-sampled; <-scaled }()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
@@ -123,7 +132,8 @@ func (n *node) Shutdown(ctx context.Context) error {
 	n.runs = map[uuid.UUID]*clusterRun{}
 	n.mu.Unlock()
 	var errs []error
-	for _, r := range runs {
+	for id, r := range runs {
+		n.flushQueries(ctx, id)
 		errs = append(errs, r.shutdown(ctx))
 	}
 	return errors.Join(errs...)
@@ -187,6 +197,12 @@ func (n *node) reconcile(ctx context.Context, id uuid.UUID, now bool) {
 		}
 		_ = os.RemoveAll(n.clusterDir(id))
 	case c.Running():
+		if running && run.limits != limitsFor(c) {
+			// Resized (autoscaling): the engine restarts with the new size's limits.
+			n.stopLocal(ctx, id, run)
+			running = false
+			log.Info("cluster resized; engine restarting with the new limits", "cpu_cores", c.Size.CPUCores)
+		}
 		if !running {
 			if !now && !n.due(id) {
 				return
@@ -230,6 +246,8 @@ func (n *node) reconcile(ctx context.Context, id uuid.UUID, now bool) {
 			if err := n.deleteCluster(ctx, c); err != nil {
 				log.Error("delete cluster; retrying", "err", err)
 			}
+		case catalog.PhaseStopped:
+			n.wakeOnIngest(ctx, c)
 		}
 	}
 }
@@ -304,11 +322,12 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
+		PrometheusDDL: promstore.DDL,
 	}, eng, n.mgr)
 	if err != nil {
 		return nil, err
 	}
-	run := &clusterRun{cons: cons}
+	run := &clusterRun{cons: cons, limits: limitsFor(c)}
 	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: n.seeds, Group: pipeline.ConsumerGroup(cluster),
 		Topics: []string{ingest}, Logger: log}, cons)
 	if err != nil {
@@ -346,6 +365,7 @@ func (r *clusterRun) shutdown(ctx context.Context) error {
 
 // stopLocal drains the cluster's consumer, then stops its engine.
 func (n *node) stopLocal(ctx context.Context, id uuid.UUID, run *clusterRun) {
+	n.flushQueries(ctx, id)
 	n.mu.Lock()
 	delete(n.runs, id)
 	n.mu.Unlock()
@@ -363,8 +383,9 @@ func (n *node) stopLocal(ctx context.Context, id uuid.UUID, run *clusterRun) {
 // deleteCluster removes a deleting cluster's databases, keys, data and topics, then
 // records it deleted (which frees its name). Every step may run again.
 func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
-	if n.cfg.ClickHouseURL != "" {
-		// A shared server keeps the data: drop the cluster's databases there.
+	if n.cfg.ClickHouseURL != "" || n.onS3(c) {
+		// A shared server keeps the data, and so does a customer's bucket: drop the
+		// cluster's databases through the engine, which deletes their objects.
 		eng, err := n.engines.start(ctx, c.ID, limitsFor(c))
 		if err != nil {
 			return err
@@ -398,6 +419,19 @@ func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
 		}
 	}
 	return n.cat.ClusterDeleteDone(ctx, c.ID)
+}
+
+// onS3 reports whether any of the cluster's databases keeps data in a customer bucket.
+func (n *node) onS3(c *catalog.Cluster) bool {
+	if c.S3 != nil {
+		return true
+	}
+	for _, d := range n.model.Databases(c.ID) {
+		if d.S3 != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // checkIdle stops a ready cluster nobody queried and nothing was ingested into for its
@@ -456,7 +490,15 @@ func (n *node) QueryEngine(cluster uuid.UUID) (query.Engine, error) {
 		n.reconcile(ctx, cluster, true)
 		n.touch(cluster)
 	}
-	return n.engines.QueryEngine(cluster)
+	e, err := n.engines.QueryEngine(cluster)
+	if err != nil && ok && c.Running() {
+		// Its engine is restarting (a resize): wait for the reconciler that holds it.
+		l := n.lock(cluster)
+		l.Lock()
+		l.Unlock()
+		return n.engines.QueryEngine(cluster)
+	}
+	return e, err
 }
 
 // stop closes a cluster's client and stops its embedded engine.

@@ -28,6 +28,9 @@ type engines struct {
 	// secret derives each embedded engine's password (enginePassword).
 	secret []byte
 
+	// storageEnv gives engines the service's object-storage credentials (s3store.EngineEnv).
+	storageEnv []string
+
 	mu      sync.Mutex
 	clients map[uuid.UUID]*chclient.Client
 	procs   map[uuid.UUID]*clickhouse.Process
@@ -59,6 +62,7 @@ func (e *engines) processConfig(cluster uuid.UUID, lim engineLimits) clickhouse.
 		// An engine that dies is started again on the same address; consumers retry
 		// meanwhile and lose nothing.
 		Restart: true,
+		Env:     e.storageEnv,
 		Logger:  e.log.With("cluster", cluster),
 	}
 }

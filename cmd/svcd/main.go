@@ -18,6 +18,7 @@ import (
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
 	"github.com/svc-data/svc/infra/eventstore/esdb"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/s3store"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/projections/es"
@@ -166,6 +167,14 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	engines := newEngines(cfg, log, secret)
 	a.started(engines)
 	mgr := tables.NewManager(cat, engines)
+	// Customer object storage (S3): the service's own credentials, from the environment or
+	// a file; engines get them in their environment, never in SQL.
+	storage, err := s3store.FromEnv()
+	if err != nil {
+		return err
+	}
+	engines.storageEnv = storage.EngineEnv()
+	mgr.SetStorage(storage)
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
 	n := newNode(&node{a: a, cfg: cfg, cat: cat, model: model, engines: engines, mgr: mgr, producer: producer, seeds: seeds,
@@ -180,6 +189,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	runner := query.NewRunner(model, cat, mgr, n)
 	promAPI := promapi.New(promapi.Config{Logger: log, Timeout: cfg.PromQLTimeout, MaxSamples: cfg.PromQLMaxSamples}, n)
 	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
+	n.SetInflight(runner.Running)
 	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
 	if err != nil {
 		return err
@@ -199,6 +209,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Search:     edge.SPLValidator,
 		Workflows:  wf,
 		Prometheus: promAPI,
+		Storage:    storage,
 	})
 	if err != nil {
 		return err

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/google/uuid"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -612,38 +610,10 @@ func TestWorkflowsEndToEnd(t *testing.T) {
 // asking the engine itself (the API does not expose system.processes).
 func engineRunning(t *testing.T, s *svcdtest.Service, marker string) int {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(s.DataDir, "clusters", "*", "engine", "chengine.addr"))
-	if len(files) != 1 {
-		t.Fatalf("engine address files: %v", files)
-	}
-	addr, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The engine answers only svcd's password for the cluster (enginePassword).
-	cluster, err := uuid.Parse(filepath.Base(filepath.Dir(filepath.Dir(files[0]))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret, err := os.ReadFile(filepath.Join(s.DataDir, secretFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := "SELECT count() FROM system.processes WHERE position(query, '" + marker + "') > 0 AND position(query, 'system.processes') = 0"
-	req, err := http.NewRequest(http.MethodGet, "http://"+strings.TrimSpace(string(addr))+"/?query="+url.QueryEscape(q), nil)
+	n, err := strconv.Atoi(engineSQL(t, s, "default", q))
 	if err != nil {
 		t.Fatal(err)
-	}
-	req.SetBasicAuth("default", enginePassword([]byte(strings.TrimSpace(string(secret))), cluster))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if resp.StatusCode != 200 || err != nil {
-		t.Fatalf("engine answered %d: %s", resp.StatusCode, raw)
 	}
 	return n
 }

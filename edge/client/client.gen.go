@@ -489,6 +489,21 @@ type ClientInterface interface {
 	// Corresponds with GET /prometheus/api/v1/status/buildinfo (the `PromBuildInfo` operationId).
 	PromBuildInfo(ctx context.Context, params *PromBuildInfoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PrometheusRemoteWriteWithBody Prometheus remote write (1.0 and 2.0)
+	//
+	// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+	//
+	// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+	//
+	// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+	PrometheusRemoteWriteWithBody(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// HecEventDefaultWithBody Splunk HEC - send events (alias)
 	//
 	// Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -896,6 +911,7 @@ type ClientInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -917,6 +933,7 @@ type ClientInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -946,6 +963,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 	GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyS3AccessWithBody Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3AccessWithBody(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyS3Access Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3Access(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteCluster Delete a cluster
 	//
@@ -1054,8 +1111,8 @@ type ClientInterface interface {
 	// CreateDatabaseWithBody Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1067,8 +1124,8 @@ type ClientInterface interface {
 	// CreateDatabase Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -2827,6 +2884,31 @@ func (c *Client) PromBuildInfo(ctx context.Context, params *PromBuildInfoParams,
 	return c.Client.Do(req)
 }
 
+// PrometheusRemoteWriteWithBody Prometheus remote write (1.0 and 2.0)
+//
+// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+//
+// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+//
+// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+func (c *Client) PrometheusRemoteWriteWithBody(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPrometheusRemoteWriteRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // HecEventDefaultWithBody Splunk HEC - send events (alias)
 //
 // Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -3494,6 +3576,7 @@ func (c *Client) ListClusters(ctx context.Context, params *ListClustersParams, r
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -3525,6 +3608,7 @@ func (c *Client) CreateClusterWithBody(ctx context.Context, params *CreateCluste
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -3575,6 +3659,66 @@ func (c *Client) GetClusterMetricsByName(ctx context.Context, params *GetCluster
 // Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 func (c *Client) GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetClusterSizesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyS3AccessWithBody Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *Client) VerifyS3AccessWithBody(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyS3AccessRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyS3Access Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *Client) VerifyS3Access(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyS3AccessRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3782,8 +3926,8 @@ func (c *Client) ListDatabases(ctx context.Context, params *ListDatabasesParams,
 // CreateDatabaseWithBody Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -3805,8 +3949,8 @@ func (c *Client) CreateDatabaseWithBody(ctx context.Context, params *CreateDatab
 // CreateDatabase Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -7737,6 +7881,123 @@ func NewPromBuildInfoRequest(server string, params *PromBuildInfoParams) (*http.
 	return req, nil
 }
 
+// NewPrometheusRemoteWriteRequestWithBody constructs an http.Request for the PrometheusRemoteWrite method, with any body, and a specified content type
+func NewPrometheusRemoteWriteRequestWithBody(server string, params *PrometheusRemoteWriteParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/write")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+		if params.ContentEncoding != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Content-Encoding", *params.ContentEncoding, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Content-Encoding", headerParam1)
+		}
+
+		if params.XPrometheusRemoteWriteVersion != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Prometheus-Remote-Write-Version", *params.XPrometheusRemoteWriteVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Prometheus-Remote-Write-Version", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewHecEventDefaultRequest calls the generic HecEventDefault builder with application/json body
 func NewHecEventDefaultRequest(server string, params *HecEventDefaultParams, body HecEventDefaultJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9581,6 +9842,73 @@ func NewGetClusterSizesRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewVerifyS3AccessRequest calls the generic VerifyS3Access builder with application/json body
+func NewVerifyS3AccessRequest(server string, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVerifyS3AccessRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewVerifyS3AccessRequestWithBody constructs an http.Request for the VerifyS3Access method, with any body, and a specified content type
+func NewVerifyS3AccessRequestWithBody(server string, params *VerifyS3AccessParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/clusters/verify-s3-access")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }

@@ -466,6 +466,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /prometheus/api/v1/status/buildinfo (the `PromBuildInfo` operationId).
 	PromBuildInfoWithResponse(ctx context.Context, params *PromBuildInfoParams, reqEditors ...RequestEditorFn) (*PromBuildInfoResponse, error)
 
+	// PrometheusRemoteWriteWithBodyWithResponse Prometheus remote write (1.0 and 2.0)
+	//
+	// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+	//
+	// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+	//
+	// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+	PrometheusRemoteWriteWithBodyWithResponse(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrometheusRemoteWriteResponse, error)
+
 	// HecEventDefaultWithBodyWithResponse Splunk HEC - send events (alias)
 	//
 	// Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -893,6 +908,7 @@ type ClientWithResponsesInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -914,6 +930,7 @@ type ClientWithResponsesInterface interface {
 	// (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 	// (default: the catalog's `default_min_size` and `default_max_size`). When both
 	// `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+	// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 	// Cluster names are unique within the organization (case-insensitively); after an
 	// ambiguous answer, list clusters and look for the name before retrying.
 	//
@@ -947,6 +964,46 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 	GetClusterSizesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClusterSizesResponse, error)
+
+	// VerifyS3AccessWithBodyWithResponse Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3AccessWithBodyWithResponse(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error)
+
+	// VerifyS3AccessWithResponse Verify customer S3 storage
+	//
+	// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+	//
+	// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+	// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+	// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+	// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+	//
+	// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+	VerifyS3AccessWithResponse(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error)
 
 	// DeleteClusterWithResponse Delete a cluster
 	//
@@ -1069,8 +1126,8 @@ type ClientWithResponsesInterface interface {
 	// CreateDatabaseWithBodyWithResponse Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1082,8 +1139,8 @@ type ClientWithResponsesInterface interface {
 	// CreateDatabaseWithResponse Create a database
 	//
 	// Creates a logical database on the selected cluster. With `s3_storage`, the database
-	// (and every table in it) uses that customer-owned storage instead of the cluster's;
-	// only bucket and path are ever returned, never the role or external id.
+	// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+	// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -3957,6 +4014,112 @@ func (r PromBuildInfoResponse) ContentType() string {
 	return ""
 }
 
+// PrometheusRemoteWriteResponse204Headers the declared response headers of an HTTP 204 response for PrometheusRemoteWrite
+type PrometheusRemoteWriteResponse204Headers struct {
+	XPrometheusRemoteWriteExemplarsWritten  *int
+	XPrometheusRemoteWriteHistogramsWritten *int
+	XPrometheusRemoteWriteSamplesWritten    *int
+}
+
+// PrometheusRemoteWriteResponse503Headers the declared response headers of an HTTP 503 response for PrometheusRemoteWrite
+type PrometheusRemoteWriteResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PrometheusRemoteWriteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *IngestUnavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *PrometheusRemoteWriteResponse204Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PrometheusRemoteWriteResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON415() *Error {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PrometheusRemoteWriteResponse) GetJSON503() *IngestUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PrometheusRemoteWriteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PrometheusRemoteWriteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PrometheusRemoteWriteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PrometheusRemoteWriteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // HecEventDefaultResponse503Headers the declared response headers of an HTTP 503 response for HecEventDefault
 type HecEventDefaultResponse503Headers struct {
 	RetryAfter *int
@@ -5559,6 +5722,112 @@ func (r GetClusterSizesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetClusterSizesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type VerifyS3AccessResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Checks The checks run, in order; the last one failed when `verified` is false.
+		Checks []struct {
+			Message string `json:"message"`
+
+			// Name `credentials`, `assume_role`, `role`, `data_bucket`, `data_bucket_tag`, `data_probe`, `backups_bucket`, `backups_bucket_tag` or `backups_probe`.
+			Name string `json:"name"`
+			Ok   bool   `json:"ok"`
+		} `json:"checks"`
+
+		// Message `verified: ...`, or the first failed check as `<check>: <reason>`.
+		Message string `json:"message"`
+
+		// Verified Every check passed.
+		Verified bool `json:"verified"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON200() *struct {
+	// Checks The checks run, in order; the last one failed when `verified` is false.
+	Checks []struct {
+		Message string `json:"message"`
+
+		// Name `credentials`, `assume_role`, `role`, `data_bucket`, `data_bucket_tag`, `data_probe`, `backups_bucket`, `backups_bucket_tag` or `backups_probe`.
+		Name string `json:"name"`
+		Ok   bool   `json:"ok"`
+	} `json:"checks"`
+
+	// Message `verified: ...`, or the first failed check as `<check>: <reason>`.
+	Message string `json:"message"`
+
+	// Verified Every check passed.
+	Verified bool `json:"verified"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r VerifyS3AccessResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r VerifyS3AccessResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VerifyS3AccessResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VerifyS3AccessResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VerifyS3AccessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10902,6 +11171,27 @@ func (c *ClientWithResponses) PromBuildInfoWithResponse(ctx context.Context, par
 	return ParsePromBuildInfoResponse(rsp)
 }
 
+// PrometheusRemoteWriteWithBodyWithResponse Prometheus remote write (1.0 and 2.0)
+//
+// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
+//
+// Bodies are snappy-compressed protobuf: `Content-Type: application/x-protobuf` (remote write 1.0, `prometheus.WriteRequest`, also with `;proto=prometheus.WriteRequest`) or `application/x-protobuf;proto=io.prometheus.write.v2.Request` (2.0, with its symbols table), `Content-Encoding: snappy`, at most 32 MiB decompressed (413 past it). Anything else is 415. Float samples (stale markers bit-exact), native histograms (integer and float, custom buckets included), exemplars and metadata are stored; labels with empty values are dropped, as Prometheus does.
+//
+// Success is 204 once the request is in the log: it reaches the tables exactly once, and a retried identical request (same content) is stored once. The answer carries `X-Prometheus-Remote-Write-Samples-Written`, `-Histograms-Written` and `-Exemplars-Written`. A request that can never be stored is 400 (Prometheus drops it rather than retrying); under backpressure 503 with `Retry-After`, which Prometheus retries.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `write_only`; custom-role keys (`database_roles`) holding INSERT on every `prometheus_*` table the request writes (e.g. `GRANT INSERT ON <db>.* TO <role>`); users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/write (the `PrometheusRemoteWrite` operationId).
+func (c *ClientWithResponses) PrometheusRemoteWriteWithBodyWithResponse(ctx context.Context, params *PrometheusRemoteWriteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PrometheusRemoteWriteResponse, error) {
+	rsp, err := c.PrometheusRemoteWriteWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePrometheusRemoteWriteResponse(rsp)
+}
+
 // HecEventDefaultWithBodyWithResponse Splunk HEC - send events (alias)
 //
 // Splunk HTTP Event Collector-compatible event endpoint, so existing forwarders, logging
@@ -11485,6 +11775,7 @@ func (c *ClientWithResponses) ListClustersWithResponse(ctx context.Context, para
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -11512,6 +11803,7 @@ func (c *ClientWithResponses) CreateClusterWithBodyWithResponse(ctx context.Cont
 // (`GET /v1/clusters/sizes`); the initial size must fall within the autoscaling bounds
 // (default: the catalog's `default_min_size` and `default_max_size`). When both
 // `s3_storage` and `database_s3_access` are given they must use the same `external_id`.
+// With `s3_storage`, databases without their own keep their tables' data in that bucket.
 // Cluster names are unique within the organization (case-insensitively); after an
 // ambiguous answer, list clusters and look for the name before retrying.
 //
@@ -11562,6 +11854,58 @@ func (c *ClientWithResponses) GetClusterSizesWithResponse(ctx context.Context, r
 		return nil, err
 	}
 	return ParseGetClusterSizesResponse(rsp)
+}
+
+// VerifyS3AccessWithBodyWithResponse Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *ClientWithResponses) VerifyS3AccessWithBodyWithResponse(ctx context.Context, params *VerifyS3AccessParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error) {
+	rsp, err := c.VerifyS3AccessWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyS3AccessResponse(rsp)
+}
+
+// VerifyS3AccessWithResponse Verify customer S3 storage
+//
+// Checks, before a cluster or database uses it, that the service can keep data in a customer's bucket. In order, stopping at the first failure:
+//
+// 1. `credentials`: the service has its own storage credentials (`SVC_S3_ACCESS_KEY_ID` and `SVC_S3_SECRET_ACCESS_KEY`, or `SVC_S3_CREDENTIALS_FILE`; never from a request).
+// 2. `assume_role` (when `role_arn` is given): the service assumes the role with `external_id`.
+// 3. `role`: the role's trust policy requires that external id (condition `sts:ExternalId`) and the role carries the tag `<tag_domain>/cluster` (`SVC_S3_TAG_DOMAIN`, default `svc-data.dev`).
+// 4. For `data`, then `backups` (once when both name the same place): `<which>_bucket` the bucket is reachable; `<which>_bucket_tag` it carries the same tag; `<which>_probe` a probe object `<path>/.svc-verify-<random>` is written, read back identical and deleted.
+//
+// With `database_s3_access`, the tag's value must be its `database_bucket_tag` (and its `external_id` the same as `s3_storage`'s); without it, any value of the tag passes. The answer is 200 whether or not the storage verified: `verified`, a `message` naming the first failed check (`<check>: <reason>`, with the storage's error code), and every check run. No credential, role ARN or external id appears in the answer (the role is "the role"), the service's logs or the request log (the body's `role_arn` and `external_id` are redacted there).
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/clusters/verify-s3-access (the `VerifyS3Access` operationId).
+func (c *ClientWithResponses) VerifyS3AccessWithResponse(ctx context.Context, params *VerifyS3AccessParams, body VerifyS3AccessJSONRequestBody, reqEditors ...RequestEditorFn) (*VerifyS3AccessResponse, error) {
+	rsp, err := c.VerifyS3Access(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyS3AccessResponse(rsp)
 }
 
 // DeleteClusterWithResponse Delete a cluster
@@ -11739,8 +12083,8 @@ func (c *ClientWithResponses) ListDatabasesWithResponse(ctx context.Context, par
 // CreateDatabaseWithBodyWithResponse Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -11758,8 +12102,8 @@ func (c *ClientWithResponses) CreateDatabaseWithBodyWithResponse(ctx context.Con
 // CreateDatabaseWithResponse Create a database
 //
 // Creates a logical database on the selected cluster. With `s3_storage`, the database
-// (and every table in it) uses that customer-owned storage instead of the cluster's;
-// only bucket and path are ever returned, never the role or external id.
+// (and every table in it) uses that customer-owned storage instead of the cluster's: the tables' data is
+// kept in the bucket under `data.path` (see `S3StorageRequest`); only bucket and path are ever returned, never the role or external id.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -14741,6 +15085,124 @@ func ParsePromBuildInfoResponse(rsp *http.Response) (*PromBuildInfoResponse, err
 	return response, nil
 }
 
+// ParsePrometheusRemoteWriteResponse parses an HTTP response from a PrometheusRemoteWriteWithResponse call
+func ParsePrometheusRemoteWriteResponse(rsp *http.Response) (*PrometheusRemoteWriteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PrometheusRemoteWriteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest IngestUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 413:
+		// Content-type (text/plain) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers PrometheusRemoteWriteResponse204Headers
+		if values := rsp.Header.Values("X-Prometheus-Remote-Write-Exemplars-Written"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Prometheus-Remote-Write-Exemplars-Written", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPrometheusRemoteWriteExemplarsWritten = &value
+		}
+		if values := rsp.Header.Values("X-Prometheus-Remote-Write-Histograms-Written"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Prometheus-Remote-Write-Histograms-Written", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPrometheusRemoteWriteHistogramsWritten = &value
+		}
+		if values := rsp.Header.Values("X-Prometheus-Remote-Write-Samples-Written"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Prometheus-Remote-Write-Samples-Written", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPrometheusRemoteWriteSamplesWritten = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 503:
+		var headers PrometheusRemoteWriteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseHecEventDefaultResponse parses an HTTP response from a HecEventDefaultWithResponse call
 func ParseHecEventDefaultResponse(rsp *http.Response) (*HecEventDefaultResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16043,6 +16505,82 @@ func ParseGetClusterSizesResponse(rsp *http.Response) (*GetClusterSizesResponse,
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVerifyS3AccessResponse parses an HTTP response from a VerifyS3AccessWithResponse call
+func ParseVerifyS3AccessResponse(rsp *http.Response) (*VerifyS3AccessResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VerifyS3AccessResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Checks The checks run, in order; the last one failed when `verified` is false.
+			Checks []struct {
+				Message string `json:"message"`
+
+				// Name `credentials`, `assume_role`, `role`, `data_bucket`, `data_bucket_tag`, `data_probe`, `backups_bucket`, `backups_bucket_tag` or `backups_probe`.
+				Name string `json:"name"`
+				Ok   bool   `json:"ok"`
+			} `json:"checks"`
+
+			// Message `verified: ...`, or the first failed check as `<check>: <reason>`.
+			Message string `json:"message"`
+
+			// Verified Every check passed.
+			Verified bool `json:"verified"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

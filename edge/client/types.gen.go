@@ -1274,6 +1274,10 @@ type AppId string
 
 // Cluster A cluster: its engine process, its Kafka topics and consumer, and its catalog state.
 // `status.phase` is one of `provisioning` (being brought up), `ready`, `stopping`, `stopped`, `resuming`, `deleting` and `failed` (bringing it up failed; `status.message` says why, and nodes retry with backoff). `status.ready` is true in phase `ready` only; `can_pause` is true when ready, `can_resume` when stopped or failed.
+//
+// **Idle timeout and waking.** A ready cluster with no query and no ingestion for `idle_timeout_minutes` stops itself. The next query resumes it and waits (about half a second on an idle machine). Ingestion also wakes it: rows sent to an idle-stopped cluster are accepted at once (Kafka holds them) and the cluster resumes within seconds, so they land without waiting for a query. A cluster stopped with `POST .../stop` is woken by neither: queries answer 503 `cluster_stopped` and rows wait for the resume.
+//
+// **Autoscaling.** Within `resources.minimum_size`..`maximum_size` the cluster follows load along the size catalog: when the statements running on its engine reach its cores for 3 checks in a row (a check every 15 s) it moves one size up; when they stay below the next smaller size's cores for 10 checks in a row, one size down. A move restarts the engine with the new size's limits (running statements finish first; queries arriving meanwhile wait) and shows in `resources`. A statement's `SETTINGS max_threads` above the current size's cores, or 0, runs with the size's cores.
 type Cluster struct {
 	CanPause  bool `json:"can_pause"`
 	CanResume bool `json:"can_resume"`
@@ -1283,7 +1287,7 @@ type Cluster struct {
 	DatabaseS3Access *DatabaseS3Access  `json:"database_s3_access"`
 	Id               openapi_types.UUID `json:"id"`
 
-	// IdleTimeoutMinutes 0 disables automatic idling.
+	// IdleTimeoutMinutes 0 disables automatic idling; otherwise 15 to 43,200. See the description of the schema for what wakes an idle cluster.
 	IdleTimeoutMinutes int    `json:"idle_timeout_minutes"`
 	Name               string `json:"name"`
 
@@ -1752,7 +1756,7 @@ type S3Location struct {
 	Path   string `json:"path"`
 }
 
-// S3StorageRequest A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+// S3StorageRequest A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
 type S3StorageRequest struct {
 	Backups struct {
 		Bucket string  `json:"bucket"`
@@ -2953,6 +2957,34 @@ type PromBuildInfoParams struct {
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
+// PrometheusRemoteWriteParams defines parameters for PrometheusRemoteWrite.
+type PrometheusRemoteWriteParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+
+	// ContentEncoding `snappy` (the default when absent).
+	ContentEncoding *string `json:"Content-Encoding,omitempty"`
+
+	// XPrometheusRemoteWriteVersion Sent by Prometheus (`0.1.0` or `2.0.0`); informational, the message type comes from `Content-Type`.
+	XPrometheusRemoteWriteVersion *string `json:"X-Prometheus-Remote-Write-Version,omitempty"`
+}
+
 // HecEventDefaultParams defines parameters for HecEventDefault.
 type HecEventDefaultParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -3342,7 +3374,7 @@ type CreateClusterJSONBody struct {
 	// Replicas Between the catalog's `min_number_of_replicas` and `max_number_of_replicas` (1 to 1 here).
 	Replicas int `json:"replicas"`
 
-	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
 	S3Storage *S3StorageRequest `json:"s3_storage,omitempty"`
 
 	// Size A size of the size catalog, identified by its (cpu_cores, memory_gib) pair.
@@ -3386,6 +3418,24 @@ type GetClusterMetricsByNameParams struct {
 	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
 	// `invalid_cluster`.
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
+// VerifyS3AccessJSONBody defines parameters for VerifyS3Access.
+type VerifyS3AccessJSONBody struct {
+	// DatabaseS3Access Lets the cluster's databases use their own buckets; immutable after cluster creation.
+	DatabaseS3Access *DatabaseS3Access `json:"database_s3_access,omitempty"`
+
+	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
+	S3Storage S3StorageRequest `json:"s3_storage"`
+}
+
+// VerifyS3AccessParams defines parameters for VerifyS3Access.
+type VerifyS3AccessParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
 }
 
 // DeleteClusterParams defines parameters for DeleteCluster.
@@ -3517,7 +3567,7 @@ type CreateDatabaseJSONBody struct {
 	// with a digit, without a double underscore.
 	Name Name `json:"name"`
 
-	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned.
+	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, written with the service's own storage credentials (configured by the operator, never sent in a request). A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
 	S3Storage *S3StorageRequest `json:"s3_storage,omitempty"`
 }
 
@@ -4542,6 +4592,9 @@ type LoginJSONRequestBody LoginJSONBody
 
 // CreateClusterJSONRequestBody defines body for CreateCluster for application/json ContentType.
 type CreateClusterJSONRequestBody CreateClusterJSONBody
+
+// VerifyS3AccessJSONRequestBody defines body for VerifyS3Access for application/json ContentType.
+type VerifyS3AccessJSONRequestBody VerifyS3AccessJSONBody
 
 // UpdateClusterJSONRequestBody defines body for UpdateCluster for application/json ContentType.
 type UpdateClusterJSONRequestBody UpdateClusterJSONBody

@@ -320,6 +320,9 @@ func (m *Model) apply(e es.Event) error {
 		if handled, err := m.applyCluster(e); handled || err != nil {
 			return err
 		}
+		if handled, err := m.applyResize(e); handled || err != nil {
+			return err
+		}
 		if handled, err := m.applyPaths(e); handled || err != nil {
 			return err
 		}

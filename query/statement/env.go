@@ -40,6 +40,9 @@ type Cluster struct {
 	// there (one root workload, one resource per operation), so tenants may not
 	// manage it: the operator defines workloads, tenants select them.
 	SharedEngine bool
+	// MaxThreads is the cores of the cluster's size: a SETTINGS max_threads above it,
+	// or 0 (the engine's "auto", the machine's cores), is lowered to it. 0: no cap.
+	MaxThreads int
 }
 
 // Catalog is the organization's data catalog: its logical databases, their

@@ -3,6 +3,7 @@ package statement
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
@@ -127,9 +128,29 @@ func (a *analyzer) settingsClause(s *ch.SettingsClause) *Error {
 				return err
 			}
 		}
+		if name == "max_threads" {
+			value = a.capThreads(it, value)
+		}
 		a.settings = append(a.settings, settingUse{name: name, value: value, pos: pos})
 	}
 	return nil
+}
+
+// capThreads lowers a max_threads item above the cluster size's cores (or 0, "auto") to
+// the cores, in the statement itself, and returns the value that runs. Lowering rather
+// than refusing keeps a statement working when autoscaling moved its cluster to a
+// smaller size.
+func (a *analyzer) capThreads(it *ch.SettingExpr, value string) string {
+	limit := a.env.Cluster.MaxThreads
+	if limit <= 0 {
+		return value
+	}
+	if n, err := strconv.ParseUint(value, 10, 64); err == nil && n > 0 && n <= uint64(limit) {
+		return value
+	}
+	capped := strconv.Itoa(limit)
+	it.Expr = &ch.NumberLiteral{NumPos: it.Expr.Pos(), NumEnd: it.Expr.End(), Literal: capped, Base: 10}
+	return capped
 }
 
 // settingValue returns the plain value of a setting literal.

@@ -43,6 +43,50 @@ type Manager struct {
 	engines Engines
 	mu      sync.Mutex
 	locks   map[uuid.UUID]*sync.Mutex // per table: one node creates a generation once
+	storage Storage
+}
+
+// Storage is the service's object storage as table management needs it.
+type Storage interface {
+	// Configured reports whether the service has storage credentials.
+	Configured() bool
+	// DiskSetting is the MergeTree setting keeping a table's data under bucket/path,
+	// without any secret in it.
+	DiskSetting(bucket, path string) string
+}
+
+// SetStorage sets the object storage that databases with s3_storage (their own or their
+// cluster's) keep their tables' data on. Without it such databases are refused.
+func (m *Manager) SetStorage(s Storage) { m.storage = s }
+
+// errNoStorage refuses customer storage on a service without storage credentials.
+var errNoStorage = &catalog.FieldError{Field: "s3_storage",
+	Message: "this service has no object storage configured (SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY, or SVC_S3_CREDENTIALS_FILE), so it cannot keep data on S3"}
+
+// CheckStorage refuses s3 storage the service cannot use.
+func (m *Manager) CheckStorage(s3 *catalog.S3Storage) error {
+	if s3 != nil && (m.storage == nil || !m.storage.Configured()) {
+		return errNoStorage
+	}
+	return nil
+}
+
+// generationSettings are the settings of t's generations: GenerationSettings, plus the
+// S3 disk of its database's storage (or, when the database has none, its cluster's).
+func (m *Manager) generationSettings(t *catalog.Table) (string, error) {
+	var s3 *catalog.S3Storage
+	if d, ok := m.cat.Model().Database(t.ClusterID, t.Database); ok && d.S3 != nil {
+		s3 = d.S3
+	} else if c, ok := m.cat.Model().Cluster(t.ClusterID); ok {
+		s3 = c.S3
+	}
+	if s3 == nil {
+		return GenerationSettings, nil
+	}
+	if err := m.CheckStorage(s3); err != nil {
+		return "", err
+	}
+	return GenerationSettings + ", " + m.storage.DiskSetting(s3.Data.Bucket, s3.Data.Path), nil
 }
 
 // NewManager returns a manager.
@@ -72,6 +116,9 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	}
 	if err := catalog.ValidateName("database", name); err != nil {
 		return nil, &catalog.FieldError{Field: "name", Message: err.Error()}
+	}
+	if err := m.CheckStorage(s3); err != nil {
+		return nil, err
 	}
 	// Engine first: creating an engine database that then loses a catalog race is
 	// harmless, a catalog entry without its engine database is not.
@@ -343,8 +390,12 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 		n = g.N + 1
 	}
 	gen := catalog.GenerationTable(t.Name, n)
+	settings, err := m.generationSettings(t)
+	if err != nil {
+		return nil, err
+	}
 	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
-		sqlquote.Ident(t.Engine), sqlquote.Ident(gen), t.ColumnType, k.Compile(types), GenerationSettings)
+		sqlquote.Ident(t.Engine), sqlquote.Ident(gen), t.ColumnType, k.Compile(types), settings)
 	if err := e.Exec(ctx, stmt); err != nil {
 		return nil, fmt.Errorf("create generation %d of %s: %w", n, t.Name, err)
 	}

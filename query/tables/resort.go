@@ -86,9 +86,13 @@ func (m *Manager) resort(ctx context.Context, t *catalog.Table, g catalog.Genera
 	// The staging name does not match the read view's pattern, so its rows are never
 	// read twice.
 	staging := db + "." + sqlquote.Ident(t.Name+"__s"+strconv.Itoa(g.N))
+	settings, err := m.generationSettings(t)
+	if err != nil {
+		return err
+	}
 	steps := []string{
 		"DROP TABLE IF EXISTS " + staging + " SYNC",
-		fmt.Sprintf("CREATE TABLE %s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s", staging, t.ColumnType, key, GenerationSettings),
+		fmt.Sprintf("CREATE TABLE %s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s", staging, t.ColumnType, key, settings),
 		fmt.Sprintf("INSERT INTO %s SELECT doc FROM %s SETTINGS max_execution_time = 0", staging, gen),
 	}
 	for _, s := range steps {

@@ -323,9 +323,15 @@ func (s *Service) WaitCount(table string, want int, timeout time.Duration) {
 // is final: nothing acknowledged is still on its way.
 func (s *Service) WaitCaughtUp(table string, timeout time.Duration) {
 	s.t.Helper()
+	s.waitCaughtUp("/v1/tables/"+table+"/freshness", table, timeout)
+}
+
+// waitCaughtUp is WaitCaughtUp through a freshness path (which may name a database).
+func (s *Service) waitCaughtUp(path, table string, timeout time.Duration) {
+	s.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		r, err := s.Do("GET", "/v1/tables/"+table+"/freshness", nil)
+		r, err := s.Do("GET", path, nil)
 		var v struct {
 			Lag struct {
 				Records    int64 `json:"records"`

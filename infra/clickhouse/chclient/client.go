@@ -123,11 +123,19 @@ func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) 
 }
 
 // InsertRows implements pipeline.Engine: the rows travel inline after FORMAT, as
-// ClickHouse's HTTP interface defines, and the engine parses them with its own JSON
-// reader.
+// ClickHouse's HTTP interface defines, as one Native block whose JSON column carries each
+// row as text (nativeJSONBlock), and the engine parses them with its own JSON reader.
 func (c *Client) InsertRows(ctx context.Context, database, table, token string, rows []byte) error {
+	// The statement and its data are written once, into the text the driver sends.
 	var b strings.Builder
-	b.Grow(len(rows) + 256)
+	writeInsert(&b, database, table, token, "Native")
+	nativeJSONBlock(&b, rows)
+	return Classify(c.conn.Exec(ctx, b.String()))
+}
+
+// writeInsert writes an INSERT into database.table under token, of data in format that
+// follows the newline it ends with.
+func writeInsert(b *strings.Builder, database, table, token, format string) {
 	b.WriteString("INSERT INTO ")
 	b.WriteString(sqlquote.Ident(database))
 	b.WriteByte('.')
@@ -136,8 +144,31 @@ func (c *Client) InsertRows(ctx context.Context, database, table, token string, 
 	b.WriteString(sqlquote.String(token))
 	// A document naming one path twice ({"a":1,"a":2}, or "a.b" beside {"a":{"b":..}})
 	// keeps the first value, as the transforms do, instead of failing a whole batch.
-	b.WriteString(", type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n")
-	b.Write(rows)
+	b.WriteString(", type_json_skip_duplicated_paths = 1 FORMAT ")
+	b.WriteString(format)
+	b.WriteByte('\n')
+}
+
+var _ pipeline.RawInserter = (*Client)(nil)
+
+// InsertFormat implements pipeline.RawInserter: like InsertRows, the data travels inline
+// after FORMAT (binary formats too: the engine reads data from the first byte after the
+// newline that ends the statement).
+func (c *Client) InsertFormat(ctx context.Context, database, table, columns, format, token string, data []byte) error {
+	var b strings.Builder
+	b.Grow(len(data) + len(columns) + 256)
+	b.WriteString("INSERT INTO ")
+	b.WriteString(sqlquote.Ident(database))
+	b.WriteByte('.')
+	b.WriteString(sqlquote.Ident(table))
+	b.WriteString(" (")
+	b.WriteString(columns)
+	b.WriteString(") SETTINGS insert_deduplication_token = ")
+	b.WriteString(sqlquote.String(token))
+	b.WriteString(" FORMAT ")
+	b.WriteString(format)
+	b.WriteByte('\n')
+	b.Write(data)
 	return Classify(c.conn.Exec(ctx, b.String()))
 }
 

@@ -1,0 +1,85 @@
+package edge
+
+import (
+	"encoding/hex"
+	"errors"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/pipeline/promwrite"
+)
+
+// MaxPromWriteBody is the largest remote-write request after snappy decompression.
+const MaxPromWriteBody = 32 << 20
+
+// Remote-write 2.0 answer headers: what the request wrote.
+const (
+	headerSamplesWritten    = "X-Prometheus-Remote-Write-Samples-Written"
+	headerHistogramsWritten = "X-Prometheus-Remote-Write-Histograms-Written"
+	headerExemplarsWritten  = "X-Prometheus-Remote-Write-Exemplars-Written"
+)
+
+// promWrite serves POST /prometheus/api/v1/write: Prometheus remote write 1.0 and 2.0
+// into the Prometheus app's tables of the selected database (query/promstore), through
+// the log like every insert, acknowledged (204) once the log holds the request. Status
+// codes follow the remote-write specification: 400 for a request that can never be
+// stored (senders drop it), 415 for a message type or encoding this receiver does not
+// read, 5xx and 429 with Retry-After for what a retry can cure. A request's content is
+// its idempotency key: a retried request lands once.
+func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) {
+	msg, err := promwrite.Negotiate(string(ctx.Request.Header.ContentType()), string(ctx.Request.Header.Peek("Content-Encoding")))
+	if err != nil {
+		writeError(ctx, promWriteError(err))
+		return
+	}
+	if !p.can(actInsert) {
+		writeError(ctx, forbidden("write Prometheus series"))
+		return
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	b, err := promwrite.Decode(msg, ctx.PostBody(), MaxPromWriteBody)
+	if err != nil {
+		writeError(ctx, promWriteError(err))
+		return
+	}
+	for _, sec := range b.Sections {
+		if !s.mayInsert(p, db.Name, sec.Table) {
+			writeError(ctx, apiErr(403, "forbidden", "no role of this key holds INSERT on "+db.Name+"."+sec.Table,
+				"GRANT INSERT ON "+db.Name+".* TO <role> with an admin key (remote write fills the prometheus_* tables)"))
+			return
+		}
+	}
+	if len(b.Sections) > 0 {
+		err := s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: pipeline.PrometheusTableID(db.Engine),
+			Database: db.Engine, Table: "prometheus", IdempotencyKey: "prw-" + hex.EncodeToString(b.Digest[:]),
+			Rows: pipeline.EncodeSections(b.Sections), Format: pipeline.FormatPrometheus, Count: b.Rows()})
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
+	}
+	h := &ctx.Response.Header
+	h.Set(headerSamplesWritten, strconv.Itoa(b.Samples))
+	h.Set(headerHistogramsWritten, strconv.Itoa(b.Histograms))
+	h.Set(headerExemplarsWritten, strconv.Itoa(b.Exemplars))
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+}
+
+// promWriteError maps a decoding error to its status.
+func promWriteError(err error) error {
+	hint := "nothing of this request was stored"
+	switch {
+	case errors.Is(err, promwrite.ErrUnsupportedMediaType):
+		return &APIError{Status: 415, Code: "unsupported_media_type", Message: err.Error(),
+			Hint: "send snappy-compressed application/x-protobuf (proto=" + promwrite.V1 + " or " + promwrite.V2 + "); " + hint}
+	case errors.Is(err, promwrite.ErrTooLarge):
+		return &APIError{Status: 413, Code: "request_too_large", Message: err.Error(), Hint: "lower queue_config.max_samples_per_send; " + hint}
+	}
+	return &APIError{Status: 400, Code: "invalid_remote_write", Message: err.Error(), Hint: hint}
+}

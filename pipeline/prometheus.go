@@ -1,0 +1,223 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/google/uuid"
+)
+
+// Prometheus remote-write records. The edge decodes a write request, checks it, and
+// encodes the rows of each Prometheus table in the engine's RowBinary format; one log
+// record carries them all as sections. The consumer inserts the sections of a batch's
+// records, table by table, with deduplication tokens derived from the batch plan's,
+// into plain typed tables (query/promstore) created on first use: there is no catalog
+// table and no generation.
+
+// FormatPrometheus is the HeaderFormat of a remote-write record.
+const FormatPrometheus = "prometheus"
+
+// HeaderRows is how many rows a record holds when its value is not newline-separated
+// (Prometheus records): samples, histograms and exemplars.
+const HeaderRows = "rows"
+
+// PrometheusTableID is the id a database's Prometheus records carry as their table:
+// records of one database group into one batch, and idempotency keys are scoped to it.
+func PrometheusTableID(database string) uuid.UUID {
+	return uuid.NewSHA1(prometheusSpace, []byte(database))
+}
+
+var prometheusSpace = uuid.MustParse("6f9d1c52-3a5e-4d0b-9a51-7d1e0f3c2b8a")
+
+// A Section is the rows of one table in a Prometheus record.
+type Section struct {
+	Table   string // table name in the record's engine database
+	Columns string // the column list the rows are in, e.g. "id, timestamp, value"
+	Rows    int
+	Data    []byte // RowBinary
+}
+
+// EncodeSections writes sections as a record value: for each, the table, the columns,
+// the row count and the data, each length-prefixed.
+func EncodeSections(sections []Section) []byte {
+	n := 0
+	for _, s := range sections {
+		n += len(s.Table) + len(s.Columns) + len(s.Data) + 4*binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, n)
+	for _, s := range sections {
+		b = binary.AppendUvarint(b, uint64(len(s.Table)))
+		b = append(b, s.Table...)
+		b = binary.AppendUvarint(b, uint64(len(s.Columns)))
+		b = append(b, s.Columns...)
+		b = binary.AppendUvarint(b, uint64(s.Rows))
+		b = binary.AppendUvarint(b, uint64(len(s.Data)))
+		b = append(b, s.Data...)
+	}
+	return b
+}
+
+// DecodeSections reads a record value EncodeSections wrote.
+func DecodeSections(b []byte) ([]Section, error) {
+	var out []Section
+	next := func() ([]byte, error) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return nil, errors.New("truncated prometheus record")
+		}
+		v := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return v, nil
+	}
+	for len(b) > 0 {
+		var s Section
+		t, err := next()
+		if err != nil {
+			return nil, err
+		}
+		c, err := next()
+		if err != nil {
+			return nil, err
+		}
+		rows, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, errors.New("truncated prometheus record")
+		}
+		b = b[k:]
+		if s.Data, err = next(); err != nil {
+			return nil, err
+		}
+		s.Table, s.Columns, s.Rows = string(t), string(c), int(rows)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// RawInserter is an Engine that can insert data in one of the engine's input formats
+// into a typed table.
+type RawInserter interface {
+	// InsertFormat inserts data, in format, into the columns of database.table,
+	// deduplicated by token. Errors are classified as InsertRows's.
+	InsertFormat(ctx context.Context, database, table, columns, format, token string, data []byte) error
+}
+
+// recordRows is how many rows a record holds.
+func recordRows(r *Record) int {
+	if r.Headers[HeaderFormat] == FormatPrometheus {
+		n, _ := strconv.Atoi(r.Headers[HeaderRows])
+		return n
+	}
+	return countLines(r.Value)
+}
+
+func isPrometheus(g *group) bool {
+	return len(g.recs) > 0 && g.recs[0].Headers[HeaderFormat] == FormatPrometheus
+}
+
+// insertPrometheus inserts a group of Prometheus records: their sections, concatenated
+// per table, one insert per table with the plan's token for that table. A replay of the
+// plan concatenates the same records in the same order, so every token repeats.
+func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64, g *group) error {
+	db := g.recs[0].Headers[HeaderDatabase]
+	ri, ok := w.c.engine.(RawInserter)
+	if !ok || w.c.cfg.PrometheusDDL == nil {
+		return fmt.Errorf("%w: this node cannot insert Prometheus records", ErrFatal)
+	}
+	recs, err := w.withoutSeenKeys(ctx, g)
+	if err != nil {
+		return err
+	}
+	type tableData struct {
+		columns string
+		rows    int
+		data    []byte
+	}
+	var order []string
+	tables := map[string]*tableData{}
+	var kept []Record
+	for _, r := range recs {
+		sections, err := DecodeSections(r.Value)
+		if err != nil {
+			// Not written by this service's edge: nothing to insert.
+			w.c.cfg.Logger.Warn("unreadable prometheus record skipped", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			continue
+		}
+		kept = append(kept, r)
+		for _, s := range sections {
+			t := tables[s.Table]
+			if t == nil {
+				t = &tableData{columns: s.Columns}
+				tables[s.Table] = t
+				order = append(order, s.Table)
+			}
+			t.rows += s.Rows
+			t.data = append(t.data, s.Data...)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	exists, err := w.ensurePrometheus(ctx, db)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		w.c.stats.droppedForMissingTable(g.rows)
+		w.c.cfg.Logger.Warn("prometheus rows for a deleted database dropped", "database", db, "rows", g.rows)
+		return nil
+	}
+	token := w.token(p, start, end, g.table.String())
+	for _, name := range order {
+		t := tables[name]
+		err := w.retry(ctx, func() error {
+			return ri.InsertFormat(ctx, db, name, t.columns, "RowBinary", token+"/"+name, t.data)
+		})
+		if errors.Is(err, ErrFatal) {
+			// A table or the database went away after it was ensured: the replay of
+			// the plan ensures again, and drops the rows if the database is gone.
+			w.c.promReady.Delete(db)
+		}
+		if errors.Is(err, ErrRejected) && w.c.cfg.Dead != nil {
+			for _, r := range kept {
+				t := Target{TableID: g.table, Database: db}
+				if err := w.deadLetter(ctx, t, fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset), r.Value, r, err); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("insert prometheus rows into %s.%s: %w", db, name, err)
+		}
+	}
+	return nil
+}
+
+// ensurePrometheus creates the Prometheus tables of an engine database once per
+// consumer, and reports false when the database no longer exists.
+func (w *worker) ensurePrometheus(ctx context.Context, db string) (bool, error) {
+	if _, ok := w.c.promReady.Load(db); ok {
+		return true, nil
+	}
+	var found []string
+	err := w.retry(ctx, func() (err error) {
+		found, err = w.c.engine.QueryStringsArgs(ctx, "SELECT name FROM system.databases WHERE name = ?", db)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("look up engine database %s: %w", db, err)
+	}
+	if len(found) == 0 {
+		return false, nil
+	}
+	for _, stmt := range w.c.cfg.PrometheusDDL(db) {
+		if err := w.retry(ctx, func() error { return w.c.engine.ExecArgs(ctx, stmt) }); err != nil {
+			return false, fmt.Errorf("create prometheus tables in %s: %w", db, err)
+		}
+	}
+	w.c.promReady.Store(db, true)
+	return true, nil
+}

@@ -1,0 +1,43 @@
+package statement
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMaxThreadsCappedToClusterSize: a max_threads above the size's cores, or 0, is
+// lowered to the cores in the statement sent to the engine (at every level) and in its
+// settings; a lower value stays; no cap without a size.
+func TestMaxThreadsCappedToClusterSize(t *testing.T) {
+	cases := []struct {
+		sql     string
+		limit   int
+		want    string // the value every max_threads item runs with
+		notWant string // a value that must not remain in the statement
+	}{
+		{"SELECT 1 SETTINGS max_threads = 8", 2, "2", "8"},
+		{"SELECT 1 SETTINGS max_threads = 0", 2, "2", "= 0"},
+		{"SELECT * FROM (SELECT 1 SETTINGS max_threads = 16) SETTINGS max_threads = 4", 4, "4", "16"},
+		{"SELECT 1 SETTINGS max_threads = 1", 2, "1", "= 2"},
+		{"SELECT 1 SETTINGS max_threads = 8", 0, "8", ""},
+	}
+	for _, c := range cases {
+		env := Env{Principal: KeyWithPermission(PermAdmin), Database: "default", Catalog: fixtureCatalog(), Access: fixtureAccess(),
+			Cluster: Cluster{MaxThreads: c.limit}}
+		st, err := Analyze(c.sql, env)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if c.notWant != "" && strings.Contains(st.SQL, c.notWant) {
+			t.Errorf("%s (cap %d): the engine gets %s", c.sql, c.limit, st.SQL)
+		}
+		if !strings.Contains(st.SQL, "max_threads="+c.want) && !strings.Contains(st.SQL, "max_threads = "+c.want) {
+			t.Errorf("%s (cap %d): the engine gets %s, want max_threads %s", c.sql, c.limit, st.SQL, c.want)
+		}
+		for _, s := range st.Settings {
+			if s.Name == "max_threads" && s.Value != c.want {
+				t.Errorf("%s (cap %d): setting %s = %s, want %s", c.sql, c.limit, s.Name, s.Value, c.want)
+			}
+		}
+	}
+}
