@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/prompb"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/teststorage"
 
@@ -152,69 +153,9 @@ func TestPrometheusQueryAPIMatchesUpstream(t *testing.T) {
 	}
 	ref := referenceAPI(t, data)
 
+	compareWithUpstream(t, s, key, ref)
 	sec := func(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
-	start, end, mid := sec(promT0), sec(promT0+3600_000), sec(promT0+1800_000)
-	type call struct {
-		method, path string
-		form         url.Values
-	}
-	calls := []call{
-		{"GET", "/query", url.Values{"query": {"1+1"}, "time": {mid}}},
-		{"GET", "/query", url.Values{"query": {"http_requests_total"}, "time": {mid}}},
-		{"POST", "/query", url.Values{"query": {`http_requests_total{path=""}`}, "time": {mid}}},
-		{"GET", "/query", url.Values{"query": {`http_requests_total{path!~"/v1|"}`}, "time": {mid}}},
-		{"GET", "/query", url.Values{"query": {`{__name__=~"http_.*", job!="db"}`}, "time": {mid}}},
-		{"GET", "/query", url.Values{"query": {`http_requests_total{instance=~"10\\.0\\.0\\.[12].*"}[1m]`}, "time": {mid}}},
-		{"GET", "/query", url.Values{"query": {"room_temperature"}, "time": {sec(promT0 + 50*15000)}}},
-		{"GET", "/query", url.Values{"query": {"room_temperature"}, "time": {sec(promT0 + 100*15000)}}},
-		{"GET", "/query", url.Values{"query": {"request_latency_seconds"}, "time": {mid}}},
-		{"GET", "/query", url.Values{"query": {"histogram_quantile(0.9, rate(request_latency_seconds[5m]))"}, "time": {mid}}},
-		{"GET", "/query", url.Values{"query": {"sum by (job) (rate(http_requests_total[5m]))"}, "time": {mid}, "lookback_delta": {"1m"}}},
-		{"GET", "/query", url.Values{"query": {"http_requests_total"}, "time": {mid}, "limit": {"2"}}},
-		{"GET", "/query_range", url.Values{"query": {"rate(http_requests_total[5m])"}, "start": {start}, "end": {end}, "step": {"60"}}},
-		{"POST", "/query_range", url.Values{"query": {"sum by (job) (rate(http_requests_total[5m]))"}, "start": {start}, "end": {end}, "step": {"15s"}}},
-		{"GET", "/query_range", url.Values{"query": {"room_temperature"}, "start": {start}, "end": {end}, "step": {"30"}}},
-		{"GET", "/query_range", url.Values{"query": {"histogram_count(request_latency_seconds)"}, "start": {start}, "end": {end}, "step": {"300"}}},
-		{"GET", "/series", url.Values{"match[]": {`http_requests_total{job="api"}`, "room_temperature"}, "start": {start}, "end": {end}}},
-		{"POST", "/series", url.Values{"match[]": {`{__name__=~".+"}`}, "start": {start}, "end": {end}, "limit": {"3"}}},
-		{"GET", "/labels", url.Values{"start": {start}, "end": {end}}},
-		{"POST", "/labels", url.Values{"match[]": {"room_temperature"}, "start": {start}, "end": {end}}},
-		{"GET", "/label/job/values", url.Values{"start": {start}, "end": {end}}},
-		{"GET", "/label/__name__/values", url.Values{"start": {start}, "end": {end}}},
-		{"GET", "/label/path/values", url.Values{"match[]": {`{job="api"}`}, "start": {start}, "end": {end}, "limit": {"1"}}},
-		{"GET", "/query_exemplars", url.Values{"query": {"http_requests_total"}, "start": {start}, "end": {end}}},
-		// Bad data: Prometheus's own error answers.
-		{"GET", "/query", url.Values{"query": {"sum("}}},
-		{"GET", "/query_range", url.Values{"query": {"up"}, "start": {end}, "end": {start}, "step": {"15"}}},
-		{"GET", "/query_range", url.Values{"query": {"up"}, "start": {start}, "end": {end}, "step": {"0"}}},
-		{"GET", "/query", url.Values{"query": {"up"}, "time": {"yesterday"}}},
-		{"GET", "/label/job/values", url.Values{"limit": {"x"}}},
-	}
-	for _, c := range calls {
-		var body any
-		path := "/prometheus/api/v1" + c.path
-		hdr := []string{"Authorization", key}
-		if c.method == "GET" {
-			path += "?" + c.form.Encode()
-		} else {
-			body = c.form.Encode()
-			hdr = append(hdr, "Content-Type", "application/x-www-form-urlencoded")
-		}
-		got, err := s.Do(c.method, path, body, hdr...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := httptest.NewRequest(c.method, path, nil)
-		if c.method == "POST" {
-			req = httptest.NewRequest(c.method, path, strings.NewReader(c.form.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		}
-		rec := httptest.NewRecorder()
-		ref.Serve(rec, req, promapi.Request{})
-		if got.Status != rec.Code || !sameJSON(got.Body, rec.Body.Bytes()) {
-			t.Errorf("%s %s %v:\n svcd %d %s\n upstream %d %s", c.method, c.path, c.form, got.Status, got.Body, rec.Code, rec.Body.Bytes())
-		}
-	}
+	mid := sec(promT0 + 1800_000)
 
 	// Metadata comes from the metrics table.
 	var md struct {
@@ -309,6 +250,99 @@ func TestPrometheusQueryLimits(t *testing.T) {
 	if !strings.Contains(string(r.Body), `"result":[1,"2"]`) {
 		t.Errorf("1+1: %s", r.Body)
 	}
+}
+
+// compareWithUpstream sends every query endpoint's calls over the test data to svcd and
+// to the reference API and wants identical answers.
+func compareWithUpstream(t *testing.T, s *svcdtest.Service, key string, ref *promapi.API) {
+	t.Helper()
+	sec := func(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
+	start, end, mid := sec(promT0), sec(promT0+3600_000), sec(promT0+1800_000)
+	type call struct {
+		method, path string
+		form         url.Values
+	}
+	calls := []call{
+		{"GET", "/query", url.Values{"query": {"1+1"}, "time": {mid}}},
+		{"GET", "/query", url.Values{"query": {"http_requests_total"}, "time": {mid}}},
+		{"POST", "/query", url.Values{"query": {`http_requests_total{path=""}`}, "time": {mid}}},
+		{"GET", "/query", url.Values{"query": {`http_requests_total{path!~"/v1|"}`}, "time": {mid}}},
+		{"GET", "/query", url.Values{"query": {`{__name__=~"http_.*", job!="db"}`}, "time": {mid}}},
+		{"GET", "/query", url.Values{"query": {`http_requests_total{instance=~"10\\.0\\.0\\.[12].*"}[1m]`}, "time": {mid}}},
+		{"GET", "/query", url.Values{"query": {"room_temperature"}, "time": {sec(promT0 + 50*15000)}}},
+		{"GET", "/query", url.Values{"query": {"room_temperature"}, "time": {sec(promT0 + 100*15000)}}},
+		{"GET", "/query", url.Values{"query": {"request_latency_seconds"}, "time": {mid}}},
+		{"GET", "/query", url.Values{"query": {"histogram_quantile(0.9, rate(request_latency_seconds[5m]))"}, "time": {mid}}},
+		{"GET", "/query", url.Values{"query": {"sum by (job) (rate(http_requests_total[5m]))"}, "time": {mid}, "lookback_delta": {"1m"}}},
+		{"GET", "/query", url.Values{"query": {"http_requests_total"}, "time": {mid}, "limit": {"2"}}},
+		{"GET", "/query_range", url.Values{"query": {"rate(http_requests_total[5m])"}, "start": {start}, "end": {end}, "step": {"60"}}},
+		{"POST", "/query_range", url.Values{"query": {"sum by (job) (rate(http_requests_total[5m]))"}, "start": {start}, "end": {end}, "step": {"15s"}}},
+		{"GET", "/query_range", url.Values{"query": {"room_temperature"}, "start": {start}, "end": {end}, "step": {"30"}}},
+		{"GET", "/query_range", url.Values{"query": {"histogram_count(request_latency_seconds)"}, "start": {start}, "end": {end}, "step": {"300"}}},
+		{"GET", "/series", url.Values{"match[]": {`http_requests_total{job="api"}`, "room_temperature"}, "start": {start}, "end": {end}}},
+		{"POST", "/series", url.Values{"match[]": {`{__name__=~".+"}`}, "start": {start}, "end": {end}, "limit": {"3"}}},
+		{"GET", "/labels", url.Values{"start": {start}, "end": {end}}},
+		{"POST", "/labels", url.Values{"match[]": {"room_temperature"}, "start": {start}, "end": {end}}},
+		{"GET", "/label/job/values", url.Values{"start": {start}, "end": {end}}},
+		{"GET", "/label/__name__/values", url.Values{"start": {start}, "end": {end}}},
+		{"GET", "/label/path/values", url.Values{"match[]": {`{job="api"}`}, "start": {start}, "end": {end}, "limit": {"1"}}},
+		{"GET", "/query_exemplars", url.Values{"query": {"http_requests_total"}, "start": {start}, "end": {end}}},
+		// Bad data: Prometheus's own error answers.
+		{"GET", "/query", url.Values{"query": {"sum("}}},
+		{"GET", "/query_range", url.Values{"query": {"up"}, "start": {end}, "end": {start}, "step": {"15"}}},
+		{"GET", "/query_range", url.Values{"query": {"up"}, "start": {start}, "end": {end}, "step": {"0"}}},
+		{"GET", "/query", url.Values{"query": {"up"}, "time": {"yesterday"}}},
+		{"GET", "/label/job/values", url.Values{"limit": {"x"}}},
+	}
+	for _, c := range calls {
+		var body any
+		path := "/prometheus/api/v1" + c.path
+		hdr := []string{"Authorization", key}
+		if c.method == "GET" {
+			path += "?" + c.form.Encode()
+		} else {
+			body = c.form.Encode()
+			hdr = append(hdr, "Content-Type", "application/x-www-form-urlencoded")
+		}
+		got, err := s.Do(c.method, path, body, hdr...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(c.method, path, nil)
+		if c.method == "POST" {
+			req = httptest.NewRequest(c.method, path, strings.NewReader(c.form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		rec := httptest.NewRecorder()
+		ref.Serve(rec, req, promapi.Request{})
+		if got.Status != rec.Code || !sameJSON(got.Body, rec.Body.Bytes()) {
+			t.Errorf("%s %s %v:\n svcd %d %s\n upstream %d %s", c.method, c.path, c.form, got.Status, got.Body, rec.Code, rec.Body.Bytes())
+		}
+	}
+
+}
+
+// TestPrometheusRemoteWriteThenQuery writes the test data through remote write
+// (Prometheus's own client, the real pipeline) and wants every query endpoint to answer
+// what Prometheus answers over its in-memory storage holding the same series.
+func TestPrometheusRemoteWriteThenQuery(t *testing.T) {
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	installApp(t, s, catalog.AppPrometheus)
+	data := promSeries()
+	var series []prompb.TimeSeries
+	for _, d := range data {
+		ts := prompb.TimeSeries{Labels: prompb.FromLabels(d.Labels, nil)}
+		for _, smp := range d.Samples {
+			if smp.H != nil {
+				ts.Histograms = append(ts.Histograms, prompb.FromFloatHistogram(smp.T, smp.H))
+			} else {
+				ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: smp.T, Value: smp.F})
+			}
+		}
+		series = append(series, ts)
+	}
+	s.WritePrometheus(s.AdminKey, "", series)
+	compareWithUpstream(t, s, "Bearer "+s.AdminKey, referenceAPI(t, data))
 }
 
 // sameJSON compares two JSON documents by value.
