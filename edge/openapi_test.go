@@ -474,6 +474,10 @@ func (fakeQuery) MayInsert(_ uuid.UUID, p statement.Principal, _, _ string) bool
 	return p.Allows(statement.ActInsert)
 }
 
+func (fakeQuery) MayReadWhole(_ uuid.UUID, p statement.Principal, _, _ string) bool {
+	return p.Allows(statement.ActQuery)
+}
+
 func (fakeQuery) Cancel(_ context.Context, _, _ uuid.UUID, database, id string) error {
 	switch id {
 	case "":
@@ -638,7 +642,8 @@ func newHarness(t *testing.T) *harness {
 	h.s, err = NewServer(Config{URLImportAllow: []string{"files.test"}}, Deps{
 		Catalog: m, Commands: svc, Tables: mgr, Ingest: pipeline.NewIngestor(fakeProducer{}),
 		Query: fakeQuery{}, Ops: fakeOps{}, RequestLog: requestlog.New(logEngines{eng}, 16, slog.New(slog.DiscardHandler)), Clusters: fakeClusters{},
-		Storage: fakeStorage{},
+		Prometheus: promReference(t),
+		Storage:    fakeStorage{},
 	})
 	must(err)
 
@@ -1095,6 +1100,28 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/prometheus/api/v1/write", as: "read_only", header: prom, body: string(snappy.Encode(nil, up))}, 403, "forbidden")
 	json200(request{method: "DELETE", target: "/v1/apps/opentelemetry", as: "org_admin"})
 	h.expect(request{method: "POST", target: "/otlp/v1/logs", as: "admin", header: otlp, body: `{}`}, 403, "app_not_installed")
+
+	// The Prometheus app's query API (answered by the same API code over an in-memory
+	// storage here; cmd/svcd tests it over the engine).
+	pq := "/prometheus/api/v1"
+	pform := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	json200(request{method: "GET", target: pq + "/query?query=1%2B1&time=30", as: "admin"})
+	json200(request{method: "POST", target: pq + "/query", as: "read_only", header: pform, body: "query=up&time=30"})
+	json200(request{method: "GET", target: pq + "/query_range?query=sum(up)&start=0&end=60&step=15", as: "org_member"})
+	json200(request{method: "POST", target: pq + "/query_range", as: "admin", header: pform, body: "query=up&start=0&end=60&step=15s"})
+	json200(request{method: "GET", target: pq + "/series?match[]=up&start=0&end=60", as: "admin"})
+	json200(request{method: "POST", target: pq + "/series", as: "admin", header: pform, body: "match[]=up"})
+	json200(request{method: "GET", target: pq + "/labels", as: "admin"})
+	json200(request{method: "POST", target: pq + "/labels", as: "admin", header: pform, body: "match[]=up"})
+	json200(request{method: "GET", target: pq + "/label/job/values", as: "admin"})
+	json200(request{method: "GET", target: pq + "/metadata", as: "admin"})
+	json200(request{method: "GET", target: pq + "/status/buildinfo", as: "admin"})
+	json200(request{method: "GET", target: pq + "/query_exemplars?query=up&start=0&end=60", as: "admin"})
+	json200(request{method: "POST", target: pq + "/query_exemplars", as: "admin", header: pform, body: "query=up&start=0&end=60"})
+	h.expect(request{method: "GET", target: pq + "/query?query=sum(", as: "admin"}, 400, "")
+	h.expect(request{method: "GET", target: pq + "/query_range?query=up&start=60&end=0&step=15", as: "admin"}, 400, "")
+	h.expect(request{method: "GET", target: pq + "/query?query=up&database=nope", as: "admin"}, 404, "database_not_found")
+	h.expect(request{method: "GET", target: pq + "/query?query=up", as: "write_only"}, 403, "forbidden")
 
 	// Saved searches.
 	base := "/v1/apps/logsearch/searches"

@@ -19,6 +19,8 @@ type QueryRunner interface {
 	Cancel(ctx context.Context, org, cluster uuid.UUID, database, queryID string) error
 	// MayInsert is the INSERT grant (statement.MayInsert).
 	MayInsert(cluster uuid.UUID, p statement.Principal, db, table string) bool
+	// MayReadWhole is the whole-table SELECT grant (statement.MayReadWhole).
+	MayReadWhole(cluster uuid.UUID, p statement.Principal, db, table string) bool
 }
 
 // Searcher runs log searches.

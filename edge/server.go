@@ -88,6 +88,8 @@ type Deps struct {
 	Searcher Searcher
 	// Workflows is the workflow API's domain; a disabled one answers 503.
 	Workflows *workflows.Service
+	// Prometheus is the Prometheus app's query API; nil answers 503.
+	Prometheus PromQuery
 	// Storage verifies customer object storage (verify-s3-access); nil answers 503.
 	Storage StorageVerifier
 }
@@ -217,6 +219,20 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("traces"))))
 	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("logs"))))
 	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("metrics"))))
+	// The Prometheus app's query API (promql.go), with the methods Prometheus serves each with.
+	r.GET("/prometheus/api/v1/query", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.POST("/prometheus/api/v1/query", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/query_range", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.POST("/prometheus/api/v1/query_range", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/series", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.POST("/prometheus/api/v1/series", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/labels", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.POST("/prometheus/api/v1/labels", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/label/{name}/values", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/metadata", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/status/buildinfo", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.POST("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	// The Prometheus app's remote write (promwrite.go).
 	r.POST("/prometheus/api/v1/write", s.withKey(s.Gated(catalog.AppPrometheus, s.promWrite)))
 	r.GET("/ui/", s.consolePage)

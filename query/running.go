@@ -97,6 +97,11 @@ func (r *Runner) MayInsert(cluster uuid.UUID, p statement.Principal, db, table s
 	return statement.MayInsert(p, accessView{m: r.model, cluster: cluster}, db, table)
 }
 
+// MayReadWhole is statement.MayReadWhole in a cluster.
+func (r *Runner) MayReadWhole(cluster uuid.UUID, p statement.Principal, db, table string) bool {
+	return statement.MayReadWhole(p, accessView{m: r.model, cluster: cluster}, db, table)
+}
+
 // Running is how many queries this node runs on a cluster's engine now (query API and
 // log searches): a load signal for autoscaling.
 func (r *Runner) Running(cluster uuid.UUID) int {

@@ -12,6 +12,10 @@
 //	                  beside direct RowBinary inserts of the same samples
 //	svcbench workflows  N workflows at 1 s with a table sink: evaluations/s achieved
 //	                  against scheduled, schedule lag, CPU of engine, Temporal and svcd
+//	svcbench prometheus -workload prom-query  query_range latency of rate and sum by
+//	                  rate over 1,000 series x 1 day through svcd, beside the same
+//	                  PromQL on Prometheus's in-memory TSDB head (-workload prom-write:
+//	                  the remote-write part alone)
 //
 // It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
 package main
@@ -72,7 +76,10 @@ func run(args []string) (err error) {
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
 	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
-	promSeries := fs.Int("series", 1000, "series of the prometheus benchmark (rows are its samples, batch its samples per request)")
+	promSeries := fs.Int("series", 1000, "series of the prometheus benchmark (rows are its samples, batch its samples per request; prom-query: series of a day at 15 s)")
+	workload := fs.String("workload", "", "prometheus: comma-separated parts to run, prom-write and prom-query (default both)")
+	promStep := fs.Duration("step", 5*time.Minute, "prometheus prom-query: query_range step")
+	promRuns := fs.Int("runs", 5, "prometheus prom-query: runs of each query (the median is reported)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -118,7 +125,14 @@ func run(args []string) (err error) {
 		err = benchCLI(ctx, st, *rows, *batch, *workers)
 		return err
 	case "prometheus":
-		err = benchPrometheus(ctx, st, *rows, *batch, *workers, *promSeries)
+		if *workload == "" || strings.Contains(*workload, "prom-write") {
+			if err = benchPrometheus(ctx, st, *rows, *batch, *workers, *promSeries); err != nil {
+				return err
+			}
+		}
+		if *workload == "" || strings.Contains(*workload, "prom-query") {
+			err = benchPromQuery(ctx, st, *promSeries, *promStep, *promRuns)
+		}
 		return err
 	case "workflows":
 		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)

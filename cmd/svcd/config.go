@@ -82,6 +82,10 @@ type Config struct {
 	// up to IngestWait, then get 503 with Retry-After (OTLP/gRPC: UNAVAILABLE).
 	MaxConcurrentIngest int
 	IngestWait          time.Duration
+	// PromQLTimeout and PromQLMaxSamples bound a Prometheus-app query's evaluation time
+	// and the samples it holds at once (promapi.Config).
+	PromQLTimeout    time.Duration
+	PromQLMaxSamples int
 	// ServiceSecret keys what only the service may compute (ingest deduplication
 	// tokens); empty reads or creates <data dir>/service.secret. Nodes sharing clusters
 	// must share it.
@@ -152,6 +156,9 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.MaxConcurrentIngest, "max-concurrent-ingest", "SVC_MAX_CONCURRENT_INGEST", 256, "inserts in flight on this node before more wait")
 	ingestWait := envOr("SVC_INGEST_WAIT", "2s")
 	fs.StringVar(&ingestWait, "ingest-wait", ingestWait, "how long an insert waits for a slot before 503 ($SVC_INGEST_WAIT)")
+	intFlag(&c.PromQLMaxSamples, "promql-max-samples", "SVC_PROMQL_MAX_SAMPLES", 50_000_000, "samples a PromQL query may hold at once")
+	promTimeout := envOr("SVC_PROMQL_TIMEOUT", "2m")
+	fs.StringVar(&promTimeout, "promql-timeout", promTimeout, "longest PromQL query evaluation ($SVC_PROMQL_TIMEOUT)")
 	deviceTTL := envOr("SVC_DEVICE_CODE_TTL", "15m")
 	fs.StringVar(&deviceTTL, "device-code-ttl", deviceTTL, "how long a device login waits for approval ($SVC_DEVICE_CODE_TTL)")
 	if err := fs.Parse(args); err != nil {
@@ -176,6 +183,9 @@ func loadConfig(args []string) (*Config, error) {
 	}
 	if c.IngestWait, err = time.ParseDuration(ingestWait); err != nil || c.IngestWait <= 0 || c.MaxConcurrentIngest < 1 {
 		return nil, fmt.Errorf("ingest wait %q and max concurrent ingest %d: want a positive duration and at least 1", ingestWait, c.MaxConcurrentIngest)
+	}
+	if c.PromQLTimeout, err = time.ParseDuration(promTimeout); err != nil || c.PromQLTimeout <= 0 || c.PromQLMaxSamples < 1 {
+		return nil, fmt.Errorf("promql timeout %q and max samples %d: want a positive duration and at least 1", promTimeout, c.PromQLMaxSamples)
 	}
 	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
 		return nil, fmt.Errorf("batch linger: %w", err)

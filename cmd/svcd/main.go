@@ -23,6 +23,7 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/projections/es"
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/promapi"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/splsearch"
 	"github.com/svc-data/svc/query/tables"
@@ -186,6 +187,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, n)
+	promAPI := promapi.New(promapi.Config{Logger: log, Timeout: cfg.PromQLTimeout, MaxSamples: cfg.PromQLMaxSamples}, n)
+	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
 	n.SetInflight(runner.Running)
 	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
 	if err != nil {
@@ -205,6 +208,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Clusters:   n,
 		Search:     edge.SPLValidator,
 		Workflows:  wf,
+		Prometheus: promAPI,
 		Storage:    storage,
 	})
 	if err != nil {

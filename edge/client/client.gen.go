@@ -271,6 +271,224 @@ type ClientInterface interface {
 	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 	OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PromLabelValues Label values
+	//
+	// The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/label/{name}/values (the `PromLabelValues` operationId).
+	PromLabelValues(ctx context.Context, name PromLabelName, params *PromLabelValuesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromLabels Label names
+	//
+	// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/labels (the `PromLabels` operationId).
+	PromLabels(ctx context.Context, params *PromLabelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromLabelsPostWithBody Label names (form POST)
+	//
+	// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+	PromLabelsPostWithBody(ctx context.Context, params *PromLabelsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromLabelsPostWithFormdataBody Label names (form POST)
+	//
+	// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+	PromLabelsPostWithFormdataBody(ctx context.Context, params *PromLabelsPostParams, body PromLabelsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromMetadata Metric metadata
+	//
+	// The metric families' type, help and unit, as remote write delivered them.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/metadata (the `PromMetadata` operationId).
+	PromMetadata(ctx context.Context, params *PromMetadataParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQuery PromQL instant query
+	//
+	// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/query (the `PromQuery` operationId).
+	PromQuery(ctx context.Context, params *PromQueryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryPostWithBody PromQL instant query (form POST)
+	//
+	// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+	PromQueryPostWithBody(ctx context.Context, params *PromQueryPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryPostWithFormdataBody PromQL instant query (form POST)
+	//
+	// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+	PromQueryPostWithFormdataBody(ctx context.Context, params *PromQueryPostParams, body PromQueryPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryExemplars Exemplars
+	//
+	// The exemplars of the series a PromQL expression selects in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/query_exemplars (the `PromQueryExemplars` operationId).
+	PromQueryExemplars(ctx context.Context, params *PromQueryExemplarsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryExemplarsPostWithBody Exemplars (form POST)
+	//
+	// The exemplars of the series a PromQL expression selects in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+	PromQueryExemplarsPostWithBody(ctx context.Context, params *PromQueryExemplarsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryExemplarsPostWithFormdataBody Exemplars (form POST)
+	//
+	// The exemplars of the series a PromQL expression selects in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+	PromQueryExemplarsPostWithFormdataBody(ctx context.Context, params *PromQueryExemplarsPostParams, body PromQueryExemplarsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryRange PromQL range query
+	//
+	// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/query_range (the `PromQueryRange` operationId).
+	PromQueryRange(ctx context.Context, params *PromQueryRangeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryRangePostWithBody PromQL range query (form POST)
+	//
+	// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+	PromQueryRangePostWithBody(ctx context.Context, params *PromQueryRangePostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromQueryRangePostWithFormdataBody PromQL range query (form POST)
+	//
+	// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+	PromQueryRangePostWithFormdataBody(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromSeries Series by selectors
+	//
+	// The label sets of the series the `match[]` selectors choose in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/series (the `PromSeries` operationId).
+	PromSeries(ctx context.Context, params *PromSeriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromSeriesPostWithBody Series by selectors (form POST)
+	//
+	// The label sets of the series the `match[]` selectors choose in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+	PromSeriesPostWithBody(ctx context.Context, params *PromSeriesPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromSeriesPostWithFormdataBody Series by selectors (form POST)
+	//
+	// The label sets of the series the `match[]` selectors choose in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+	PromSeriesPostWithFormdataBody(ctx context.Context, params *PromSeriesPostParams, body PromSeriesPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromBuildInfo Build information
+	//
+	// The Prometheus version whose API and PromQL engine serve these endpoints (Grafana reads it to choose features).
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/status/buildinfo (the `PromBuildInfo` operationId).
+	PromBuildInfo(ctx context.Context, params *PromBuildInfoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PrometheusRemoteWriteWithBody Prometheus remote write (1.0 and 2.0)
 	//
 	// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
@@ -2258,6 +2476,404 @@ func (c *Client) OtlpExportTracesWithBody(ctx context.Context, params *OtlpExpor
 // Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 func (c *Client) OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOtlpExportTracesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromLabelValues Label values
+//
+// The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/label/{name}/values (the `PromLabelValues` operationId).
+func (c *Client) PromLabelValues(ctx context.Context, name PromLabelName, params *PromLabelValuesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromLabelValuesRequest(c.Server, name, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromLabels Label names
+//
+// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/labels (the `PromLabels` operationId).
+func (c *Client) PromLabels(ctx context.Context, params *PromLabelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromLabelsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromLabelsPostWithBody Label names (form POST)
+//
+// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+func (c *Client) PromLabelsPostWithBody(ctx context.Context, params *PromLabelsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromLabelsPostRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromLabelsPostWithFormdataBody Label names (form POST)
+//
+// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+func (c *Client) PromLabelsPostWithFormdataBody(ctx context.Context, params *PromLabelsPostParams, body PromLabelsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromLabelsPostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromMetadata Metric metadata
+//
+// The metric families' type, help and unit, as remote write delivered them.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/metadata (the `PromMetadata` operationId).
+func (c *Client) PromMetadata(ctx context.Context, params *PromMetadataParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromMetadataRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQuery PromQL instant query
+//
+// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/query (the `PromQuery` operationId).
+func (c *Client) PromQuery(ctx context.Context, params *PromQueryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryPostWithBody PromQL instant query (form POST)
+//
+// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+func (c *Client) PromQueryPostWithBody(ctx context.Context, params *PromQueryPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryPostRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryPostWithFormdataBody PromQL instant query (form POST)
+//
+// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+func (c *Client) PromQueryPostWithFormdataBody(ctx context.Context, params *PromQueryPostParams, body PromQueryPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryPostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryExemplars Exemplars
+//
+// The exemplars of the series a PromQL expression selects in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/query_exemplars (the `PromQueryExemplars` operationId).
+func (c *Client) PromQueryExemplars(ctx context.Context, params *PromQueryExemplarsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryExemplarsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryExemplarsPostWithBody Exemplars (form POST)
+//
+// The exemplars of the series a PromQL expression selects in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+func (c *Client) PromQueryExemplarsPostWithBody(ctx context.Context, params *PromQueryExemplarsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryExemplarsPostRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryExemplarsPostWithFormdataBody Exemplars (form POST)
+//
+// The exemplars of the series a PromQL expression selects in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+func (c *Client) PromQueryExemplarsPostWithFormdataBody(ctx context.Context, params *PromQueryExemplarsPostParams, body PromQueryExemplarsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryExemplarsPostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryRange PromQL range query
+//
+// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/query_range (the `PromQueryRange` operationId).
+func (c *Client) PromQueryRange(ctx context.Context, params *PromQueryRangeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryRangeRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryRangePostWithBody PromQL range query (form POST)
+//
+// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+func (c *Client) PromQueryRangePostWithBody(ctx context.Context, params *PromQueryRangePostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryRangePostRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromQueryRangePostWithFormdataBody PromQL range query (form POST)
+//
+// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+func (c *Client) PromQueryRangePostWithFormdataBody(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromQueryRangePostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromSeries Series by selectors
+//
+// The label sets of the series the `match[]` selectors choose in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/series (the `PromSeries` operationId).
+func (c *Client) PromSeries(ctx context.Context, params *PromSeriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromSeriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromSeriesPostWithBody Series by selectors (form POST)
+//
+// The label sets of the series the `match[]` selectors choose in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+func (c *Client) PromSeriesPostWithBody(ctx context.Context, params *PromSeriesPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromSeriesPostRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromSeriesPostWithFormdataBody Series by selectors (form POST)
+//
+// The label sets of the series the `match[]` selectors choose in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+func (c *Client) PromSeriesPostWithFormdataBody(ctx context.Context, params *PromSeriesPostParams, body PromSeriesPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromSeriesPostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromBuildInfo Build information
+//
+// The Prometheus version whose API and PromQL engine serve these endpoints (Grafana reads it to choose features).
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/status/buildinfo (the `PromBuildInfo` operationId).
+func (c *Client) PromBuildInfo(ctx context.Context, params *PromBuildInfoParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromBuildInfoRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5609,6 +6225,1655 @@ func NewOtlpExportTracesRequestWithBody(server string, params *OtlpExportTracesP
 			}
 
 			req.Header.Set("x-service-traces-table", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromLabelValuesRequest constructs an http.Request for the PromLabelValues method
+func NewPromLabelValuesRequest(server string, name PromLabelName, params *PromLabelValuesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/label/%s/values", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Match != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "match[]", *params.Match, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Start != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", *params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.End != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", *params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromLabelsRequest constructs an http.Request for the PromLabels method
+func NewPromLabelsRequest(server string, params *PromLabelsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/labels")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Match != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "match[]", *params.Match, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Start != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", *params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.End != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", *params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromLabelsPostRequestWithFormdataBody calls the generic PromLabelsPost builder with application/x-www-form-urlencoded body
+func NewPromLabelsPostRequestWithFormdataBody(server string, params *PromLabelsPostParams, body PromLabelsPostFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPromLabelsPostRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPromLabelsPostRequestWithBody constructs an http.Request for the PromLabelsPost method, with any body, and a specified content type
+func NewPromLabelsPostRequestWithBody(server string, params *PromLabelsPostParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/labels")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromMetadataRequest constructs an http.Request for the PromMetadata method
+func NewPromMetadataRequest(server string, params *PromMetadataParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/metadata")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Metric != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "metric", *params.Metric, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LimitPerMetric != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit_per_metric", *params.LimitPerMetric, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromQueryRequest constructs an http.Request for the PromQuery method
+func NewPromQueryRequest(server string, params *PromQueryParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/query")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "query", params.Query, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Time != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "time", *params.Time, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timeout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timeout", *params.Timeout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LookbackDelta != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lookback_delta", *params.LookbackDelta, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Stats != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stats", *params.Stats, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromQueryPostRequestWithFormdataBody calls the generic PromQueryPost builder with application/x-www-form-urlencoded body
+func NewPromQueryPostRequestWithFormdataBody(server string, params *PromQueryPostParams, body PromQueryPostFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPromQueryPostRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPromQueryPostRequestWithBody constructs an http.Request for the PromQueryPost method, with any body, and a specified content type
+func NewPromQueryPostRequestWithBody(server string, params *PromQueryPostParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/query")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromQueryExemplarsRequest constructs an http.Request for the PromQueryExemplars method
+func NewPromQueryExemplarsRequest(server string, params *PromQueryExemplarsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/query_exemplars")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "query", params.Query, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Start != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", *params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.End != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", *params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromQueryExemplarsPostRequestWithFormdataBody calls the generic PromQueryExemplarsPost builder with application/x-www-form-urlencoded body
+func NewPromQueryExemplarsPostRequestWithFormdataBody(server string, params *PromQueryExemplarsPostParams, body PromQueryExemplarsPostFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPromQueryExemplarsPostRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPromQueryExemplarsPostRequestWithBody constructs an http.Request for the PromQueryExemplarsPost method, with any body, and a specified content type
+func NewPromQueryExemplarsPostRequestWithBody(server string, params *PromQueryExemplarsPostParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/query_exemplars")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromQueryRangeRequest constructs an http.Request for the PromQueryRange method
+func NewPromQueryRangeRequest(server string, params *PromQueryRangeParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/query_range")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "query", params.Query, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Start != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", *params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.End != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", *params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "step", params.Step, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Timeout != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timeout", *params.Timeout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LookbackDelta != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lookback_delta", *params.LookbackDelta, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Stats != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stats", *params.Stats, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromQueryRangePostRequestWithFormdataBody calls the generic PromQueryRangePost builder with application/x-www-form-urlencoded body
+func NewPromQueryRangePostRequestWithFormdataBody(server string, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPromQueryRangePostRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPromQueryRangePostRequestWithBody constructs an http.Request for the PromQueryRangePost method, with any body, and a specified content type
+func NewPromQueryRangePostRequestWithBody(server string, params *PromQueryRangePostParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/query_range")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromSeriesRequest constructs an http.Request for the PromSeries method
+func NewPromSeriesRequest(server string, params *PromSeriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/series")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Match != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "match[]", *params.Match, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Start != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", *params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.End != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", *params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromSeriesPostRequestWithFormdataBody calls the generic PromSeriesPost builder with application/x-www-form-urlencoded body
+func NewPromSeriesPostRequestWithFormdataBody(server string, params *PromSeriesPostParams, body PromSeriesPostFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPromSeriesPostRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPromSeriesPostRequestWithBody constructs an http.Request for the PromSeriesPost method, with any body, and a specified content type
+func NewPromSeriesPostRequestWithBody(server string, params *PromSeriesPostParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/series")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromBuildInfoRequest constructs an http.Request for the PromBuildInfo method
+func NewPromBuildInfoRequest(server string, params *PromBuildInfoParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/status/buildinfo")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
 		}
 
 	}

@@ -232,6 +232,240 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 	OtlpExportTracesWithResponse(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportTracesResponse, error)
 
+	// PromLabelValuesWithResponse Label values
+	//
+	// The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/label/{name}/values (the `PromLabelValues` operationId).
+	PromLabelValuesWithResponse(ctx context.Context, name PromLabelName, params *PromLabelValuesParams, reqEditors ...RequestEditorFn) (*PromLabelValuesResponse, error)
+
+	// PromLabelsWithResponse Label names
+	//
+	// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/labels (the `PromLabels` operationId).
+	PromLabelsWithResponse(ctx context.Context, params *PromLabelsParams, reqEditors ...RequestEditorFn) (*PromLabelsResponse, error)
+
+	// PromLabelsPostWithBodyWithResponse Label names (form POST)
+	//
+	// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+	PromLabelsPostWithBodyWithResponse(ctx context.Context, params *PromLabelsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromLabelsPostResponse, error)
+
+	// PromLabelsPostWithFormdataBodyWithResponse Label names (form POST)
+	//
+	// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+	PromLabelsPostWithFormdataBodyWithResponse(ctx context.Context, params *PromLabelsPostParams, body PromLabelsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromLabelsPostResponse, error)
+
+	// PromMetadataWithResponse Metric metadata
+	//
+	// The metric families' type, help and unit, as remote write delivered them.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/metadata (the `PromMetadata` operationId).
+	PromMetadataWithResponse(ctx context.Context, params *PromMetadataParams, reqEditors ...RequestEditorFn) (*PromMetadataResponse, error)
+
+	// PromQueryWithResponse PromQL instant query
+	//
+	// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/query (the `PromQuery` operationId).
+	PromQueryWithResponse(ctx context.Context, params *PromQueryParams, reqEditors ...RequestEditorFn) (*PromQueryResponse, error)
+
+	// PromQueryPostWithBodyWithResponse PromQL instant query (form POST)
+	//
+	// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+	PromQueryPostWithBodyWithResponse(ctx context.Context, params *PromQueryPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromQueryPostResponse, error)
+
+	// PromQueryPostWithFormdataBodyWithResponse PromQL instant query (form POST)
+	//
+	// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+	PromQueryPostWithFormdataBodyWithResponse(ctx context.Context, params *PromQueryPostParams, body PromQueryPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromQueryPostResponse, error)
+
+	// PromQueryExemplarsWithResponse Exemplars
+	//
+	// The exemplars of the series a PromQL expression selects in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/query_exemplars (the `PromQueryExemplars` operationId).
+	PromQueryExemplarsWithResponse(ctx context.Context, params *PromQueryExemplarsParams, reqEditors ...RequestEditorFn) (*PromQueryExemplarsResponse, error)
+
+	// PromQueryExemplarsPostWithBodyWithResponse Exemplars (form POST)
+	//
+	// The exemplars of the series a PromQL expression selects in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+	PromQueryExemplarsPostWithBodyWithResponse(ctx context.Context, params *PromQueryExemplarsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromQueryExemplarsPostResponse, error)
+
+	// PromQueryExemplarsPostWithFormdataBodyWithResponse Exemplars (form POST)
+	//
+	// The exemplars of the series a PromQL expression selects in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+	PromQueryExemplarsPostWithFormdataBodyWithResponse(ctx context.Context, params *PromQueryExemplarsPostParams, body PromQueryExemplarsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromQueryExemplarsPostResponse, error)
+
+	// PromQueryRangeWithResponse PromQL range query
+	//
+	// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/query_range (the `PromQueryRange` operationId).
+	PromQueryRangeWithResponse(ctx context.Context, params *PromQueryRangeParams, reqEditors ...RequestEditorFn) (*PromQueryRangeResponse, error)
+
+	// PromQueryRangePostWithBodyWithResponse PromQL range query (form POST)
+	//
+	// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+	PromQueryRangePostWithBodyWithResponse(ctx context.Context, params *PromQueryRangePostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromQueryRangePostResponse, error)
+
+	// PromQueryRangePostWithFormdataBodyWithResponse PromQL range query (form POST)
+	//
+	// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+	PromQueryRangePostWithFormdataBodyWithResponse(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromQueryRangePostResponse, error)
+
+	// PromSeriesWithResponse Series by selectors
+	//
+	// The label sets of the series the `match[]` selectors choose in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/series (the `PromSeries` operationId).
+	PromSeriesWithResponse(ctx context.Context, params *PromSeriesParams, reqEditors ...RequestEditorFn) (*PromSeriesResponse, error)
+
+	// PromSeriesPostWithBodyWithResponse Series by selectors (form POST)
+	//
+	// The label sets of the series the `match[]` selectors choose in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+	PromSeriesPostWithBodyWithResponse(ctx context.Context, params *PromSeriesPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromSeriesPostResponse, error)
+
+	// PromSeriesPostWithFormdataBodyWithResponse Series by selectors (form POST)
+	//
+	// The label sets of the series the `match[]` selectors choose in the time range.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+	PromSeriesPostWithFormdataBodyWithResponse(ctx context.Context, params *PromSeriesPostParams, body PromSeriesPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromSeriesPostResponse, error)
+
+	// PromBuildInfoWithResponse Build information
+	//
+	// The Prometheus version whose API and PromQL engine serve these endpoints (Grafana reads it to choose features).
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/status/buildinfo (the `PromBuildInfo` operationId).
+	PromBuildInfoWithResponse(ctx context.Context, params *PromBuildInfoParams, reqEditors ...RequestEditorFn) (*PromBuildInfoResponse, error)
+
 	// PrometheusRemoteWriteWithBodyWithResponse Prometheus remote write (1.0 and 2.0)
 	//
 	// Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
@@ -2604,6 +2838,1176 @@ func (r OtlpExportTracesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r OtlpExportTracesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromLabelValuesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromLabelValuesResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromLabelValuesResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromLabelValuesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromLabelValuesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromLabelValuesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromLabelValuesResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromLabelValuesResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromLabelValuesResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromLabelValuesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromLabelValuesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromLabelValuesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromLabelValuesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromLabelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromLabelsResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromLabelsResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromLabelsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromLabelsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromLabelsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromLabelsResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromLabelsResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromLabelsResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromLabelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromLabelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromLabelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromLabelsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromLabelsPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromLabelsPostResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromLabelsPostResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromLabelsPostResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromLabelsPostResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromLabelsPostResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromLabelsPostResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromLabelsPostResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromLabelsPostResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromLabelsPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromLabelsPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromLabelsPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromLabelsPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromMetadataResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromMetadataResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromMetadataResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromMetadataResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromMetadataResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromMetadataResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromMetadataResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromMetadataResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromMetadataResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromMetadataResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromMetadataResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromMetadataResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromMetadataResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromQueryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromQueryResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromQueryResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromQueryResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromQueryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromQueryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromQueryResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromQueryResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromQueryResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromQueryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromQueryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromQueryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromQueryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromQueryPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromQueryPostResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromQueryPostResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromQueryPostResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromQueryPostResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromQueryPostResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromQueryPostResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromQueryPostResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromQueryPostResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromQueryPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromQueryPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromQueryPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromQueryPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromQueryExemplarsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromQueryExemplarsResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromQueryExemplarsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromQueryExemplarsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromQueryExemplarsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromQueryExemplarsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromQueryExemplarsPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromQueryExemplarsPostResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromQueryExemplarsPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromQueryExemplarsPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromQueryExemplarsPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromQueryExemplarsPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromQueryRangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromQueryRangeResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromQueryRangeResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromQueryRangeResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromQueryRangeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromQueryRangeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromQueryRangeResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromQueryRangeResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromQueryRangeResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromQueryRangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromQueryRangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromQueryRangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromQueryRangeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromQueryRangePostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromQueryRangePostResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromQueryRangePostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromQueryRangePostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromQueryRangePostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromQueryRangePostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromSeriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromSeriesResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromSeriesResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromSeriesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromSeriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromSeriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromSeriesResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromSeriesResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromSeriesResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromSeriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromSeriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromSeriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromSeriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromSeriesPostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromSeriesPostResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromSeriesPostResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromSeriesPostResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromSeriesPostResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromSeriesPostResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromSeriesPostResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromSeriesPostResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromSeriesPostResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromSeriesPostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromSeriesPostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromSeriesPostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromSeriesPostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromBuildInfoResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *PromExecution
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromBuildInfoResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromBuildInfoResponse) GetJSON400() *PromBadData {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromBuildInfoResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromBuildInfoResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromBuildInfoResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PromBuildInfoResponse) GetJSON422() *PromExecution {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromBuildInfoResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromBuildInfoResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromBuildInfoResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromBuildInfoResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromBuildInfoResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromBuildInfoResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9425,6 +10829,348 @@ func (c *ClientWithResponses) OtlpExportTracesWithResponse(ctx context.Context, 
 	return ParseOtlpExportTracesResponse(rsp)
 }
 
+// PromLabelValuesWithResponse Label values
+//
+// The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/label/{name}/values (the `PromLabelValues` operationId).
+func (c *ClientWithResponses) PromLabelValuesWithResponse(ctx context.Context, name PromLabelName, params *PromLabelValuesParams, reqEditors ...RequestEditorFn) (*PromLabelValuesResponse, error) {
+	rsp, err := c.PromLabelValues(ctx, name, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromLabelValuesResponse(rsp)
+}
+
+// PromLabelsWithResponse Label names
+//
+// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/labels (the `PromLabels` operationId).
+func (c *ClientWithResponses) PromLabelsWithResponse(ctx context.Context, params *PromLabelsParams, reqEditors ...RequestEditorFn) (*PromLabelsResponse, error) {
+	rsp, err := c.PromLabels(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromLabelsResponse(rsp)
+}
+
+// PromLabelsPostWithBodyWithResponse Label names (form POST)
+//
+// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+func (c *ClientWithResponses) PromLabelsPostWithBodyWithResponse(ctx context.Context, params *PromLabelsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromLabelsPostResponse, error) {
+	rsp, err := c.PromLabelsPostWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromLabelsPostResponse(rsp)
+}
+
+// PromLabelsPostWithFormdataBodyWithResponse Label names (form POST)
+//
+// The label names of the series in the time range (of those `match[]` chooses, when given), sorted.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/labels (the `PromLabelsPost` operationId).
+func (c *ClientWithResponses) PromLabelsPostWithFormdataBodyWithResponse(ctx context.Context, params *PromLabelsPostParams, body PromLabelsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromLabelsPostResponse, error) {
+	rsp, err := c.PromLabelsPostWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromLabelsPostResponse(rsp)
+}
+
+// PromMetadataWithResponse Metric metadata
+//
+// The metric families' type, help and unit, as remote write delivered them.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/metadata (the `PromMetadata` operationId).
+func (c *ClientWithResponses) PromMetadataWithResponse(ctx context.Context, params *PromMetadataParams, reqEditors ...RequestEditorFn) (*PromMetadataResponse, error) {
+	rsp, err := c.PromMetadata(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromMetadataResponse(rsp)
+}
+
+// PromQueryWithResponse PromQL instant query
+//
+// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/query (the `PromQuery` operationId).
+func (c *ClientWithResponses) PromQueryWithResponse(ctx context.Context, params *PromQueryParams, reqEditors ...RequestEditorFn) (*PromQueryResponse, error) {
+	rsp, err := c.PromQuery(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryResponse(rsp)
+}
+
+// PromQueryPostWithBodyWithResponse PromQL instant query (form POST)
+//
+// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+func (c *ClientWithResponses) PromQueryPostWithBodyWithResponse(ctx context.Context, params *PromQueryPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromQueryPostResponse, error) {
+	rsp, err := c.PromQueryPostWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryPostResponse(rsp)
+}
+
+// PromQueryPostWithFormdataBodyWithResponse PromQL instant query (form POST)
+//
+// Evaluates a PromQL expression at one time (Prometheus's `/api/v1/query`); Grafana's data-source health check is `1+1` here.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/query (the `PromQueryPost` operationId).
+func (c *ClientWithResponses) PromQueryPostWithFormdataBodyWithResponse(ctx context.Context, params *PromQueryPostParams, body PromQueryPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromQueryPostResponse, error) {
+	rsp, err := c.PromQueryPostWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryPostResponse(rsp)
+}
+
+// PromQueryExemplarsWithResponse Exemplars
+//
+// The exemplars of the series a PromQL expression selects in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/query_exemplars (the `PromQueryExemplars` operationId).
+func (c *ClientWithResponses) PromQueryExemplarsWithResponse(ctx context.Context, params *PromQueryExemplarsParams, reqEditors ...RequestEditorFn) (*PromQueryExemplarsResponse, error) {
+	rsp, err := c.PromQueryExemplars(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryExemplarsResponse(rsp)
+}
+
+// PromQueryExemplarsPostWithBodyWithResponse Exemplars (form POST)
+//
+// The exemplars of the series a PromQL expression selects in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+func (c *ClientWithResponses) PromQueryExemplarsPostWithBodyWithResponse(ctx context.Context, params *PromQueryExemplarsPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromQueryExemplarsPostResponse, error) {
+	rsp, err := c.PromQueryExemplarsPostWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryExemplarsPostResponse(rsp)
+}
+
+// PromQueryExemplarsPostWithFormdataBodyWithResponse Exemplars (form POST)
+//
+// The exemplars of the series a PromQL expression selects in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/query_exemplars (the `PromQueryExemplarsPost` operationId).
+func (c *ClientWithResponses) PromQueryExemplarsPostWithFormdataBodyWithResponse(ctx context.Context, params *PromQueryExemplarsPostParams, body PromQueryExemplarsPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromQueryExemplarsPostResponse, error) {
+	rsp, err := c.PromQueryExemplarsPostWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryExemplarsPostResponse(rsp)
+}
+
+// PromQueryRangeWithResponse PromQL range query
+//
+// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/query_range (the `PromQueryRange` operationId).
+func (c *ClientWithResponses) PromQueryRangeWithResponse(ctx context.Context, params *PromQueryRangeParams, reqEditors ...RequestEditorFn) (*PromQueryRangeResponse, error) {
+	rsp, err := c.PromQueryRange(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryRangeResponse(rsp)
+}
+
+// PromQueryRangePostWithBodyWithResponse PromQL range query (form POST)
+//
+// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+func (c *ClientWithResponses) PromQueryRangePostWithBodyWithResponse(ctx context.Context, params *PromQueryRangePostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromQueryRangePostResponse, error) {
+	rsp, err := c.PromQueryRangePostWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryRangePostResponse(rsp)
+}
+
+// PromQueryRangePostWithFormdataBodyWithResponse PromQL range query (form POST)
+//
+// Evaluates a PromQL expression over a time range at a step (Prometheus's `/api/v1/query_range`); at most 11,000 points per series.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
+func (c *ClientWithResponses) PromQueryRangePostWithFormdataBodyWithResponse(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromQueryRangePostResponse, error) {
+	rsp, err := c.PromQueryRangePostWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromQueryRangePostResponse(rsp)
+}
+
+// PromSeriesWithResponse Series by selectors
+//
+// The label sets of the series the `match[]` selectors choose in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/series (the `PromSeries` operationId).
+func (c *ClientWithResponses) PromSeriesWithResponse(ctx context.Context, params *PromSeriesParams, reqEditors ...RequestEditorFn) (*PromSeriesResponse, error) {
+	rsp, err := c.PromSeries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromSeriesResponse(rsp)
+}
+
+// PromSeriesPostWithBodyWithResponse Series by selectors (form POST)
+//
+// The label sets of the series the `match[]` selectors choose in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+func (c *ClientWithResponses) PromSeriesPostWithBodyWithResponse(ctx context.Context, params *PromSeriesPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PromSeriesPostResponse, error) {
+	rsp, err := c.PromSeriesPostWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromSeriesPostResponse(rsp)
+}
+
+// PromSeriesPostWithFormdataBodyWithResponse Series by selectors (form POST)
+//
+// The label sets of the series the `match[]` selectors choose in the time range.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /prometheus/api/v1/series (the `PromSeriesPost` operationId).
+func (c *ClientWithResponses) PromSeriesPostWithFormdataBodyWithResponse(ctx context.Context, params *PromSeriesPostParams, body PromSeriesPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromSeriesPostResponse, error) {
+	rsp, err := c.PromSeriesPostWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromSeriesPostResponse(rsp)
+}
+
+// PromBuildInfoWithResponse Build information
+//
+// The Prometheus version whose API and PromQL engine serve these endpoints (Grafana reads it to choose features).
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope (`status`, `data`, `warnings`; on errors `errorType` and `error`) with Prometheus's status codes; authentication, permission, app and database errors use this API's error envelope. POST takes the same parameters form-encoded (`application/x-www-form-urlencoded`), as Grafana and promtool send them.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; custom-role keys (`database_roles`) holding SELECT on the database's `prometheus_tags`, `prometheus_data` and `prometheus_histograms` tables (with no column restriction and no row policy on them); users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/status/buildinfo (the `PromBuildInfo` operationId).
+func (c *ClientWithResponses) PromBuildInfoWithResponse(ctx context.Context, params *PromBuildInfoParams, reqEditors ...RequestEditorFn) (*PromBuildInfoResponse, error) {
+	rsp, err := c.PromBuildInfo(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromBuildInfoResponse(rsp)
+}
+
 // PrometheusRemoteWriteWithBodyWithResponse Prometheus remote write (1.0 and 2.0)
 //
 // Prometheus remote write into the Prometheus app's tables (the app must be installed: 403 `app_not_installed` otherwise). Point a `remote_write` block's `url` at `{base_url}/prometheus/api/v1/write` with `authorization: {credentials: <key>}` (a bearer key); the database is `?database=` (or the `x-service-database` header), else the key's default.
@@ -12359,6 +14105,981 @@ func ParseOtlpExportTracesResponse(rsp *http.Response) (*OtlpExportTracesRespons
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePromLabelValuesResponse parses an HTTP response from a PromLabelValuesWithResponse call
+func ParsePromLabelValuesResponse(rsp *http.Response) (*PromLabelValuesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromLabelValuesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromLabelsResponse parses an HTTP response from a PromLabelsWithResponse call
+func ParsePromLabelsResponse(rsp *http.Response) (*PromLabelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromLabelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromLabelsPostResponse parses an HTTP response from a PromLabelsPostWithResponse call
+func ParsePromLabelsPostResponse(rsp *http.Response) (*PromLabelsPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromLabelsPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromMetadataResponse parses an HTTP response from a PromMetadataWithResponse call
+func ParsePromMetadataResponse(rsp *http.Response) (*PromMetadataResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromMetadataResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromQueryResponse parses an HTTP response from a PromQueryWithResponse call
+func ParsePromQueryResponse(rsp *http.Response) (*PromQueryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromQueryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromQueryPostResponse parses an HTTP response from a PromQueryPostWithResponse call
+func ParsePromQueryPostResponse(rsp *http.Response) (*PromQueryPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromQueryPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromQueryExemplarsResponse parses an HTTP response from a PromQueryExemplarsWithResponse call
+func ParsePromQueryExemplarsResponse(rsp *http.Response) (*PromQueryExemplarsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromQueryExemplarsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromQueryExemplarsPostResponse parses an HTTP response from a PromQueryExemplarsPostWithResponse call
+func ParsePromQueryExemplarsPostResponse(rsp *http.Response) (*PromQueryExemplarsPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromQueryExemplarsPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromQueryRangeResponse parses an HTTP response from a PromQueryRangeWithResponse call
+func ParsePromQueryRangeResponse(rsp *http.Response) (*PromQueryRangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromQueryRangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromQueryRangePostResponse parses an HTTP response from a PromQueryRangePostWithResponse call
+func ParsePromQueryRangePostResponse(rsp *http.Response) (*PromQueryRangePostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromQueryRangePostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromSeriesResponse parses an HTTP response from a PromSeriesWithResponse call
+func ParsePromSeriesResponse(rsp *http.Response) (*PromSeriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromSeriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromSeriesPostResponse parses an HTTP response from a PromSeriesPostWithResponse call
+func ParsePromSeriesPostResponse(rsp *http.Response) (*PromSeriesPostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromSeriesPostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromBuildInfoResponse parses an HTTP response from a PromBuildInfoWithResponse call
+func ParsePromBuildInfoResponse(rsp *http.Response) (*PromBuildInfoResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromBuildInfoResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest PromExecution
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	return response, nil

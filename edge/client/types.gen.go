@@ -252,6 +252,72 @@ func (e OrganizationRole) Valid() bool {
 	}
 }
 
+// Defines values for PromErrorErrorType.
+const (
+	PromErrorErrorTypeBadData       PromErrorErrorType = "bad_data"
+	PromErrorErrorTypeCanceled      PromErrorErrorType = "canceled"
+	PromErrorErrorTypeExecution     PromErrorErrorType = "execution"
+	PromErrorErrorTypeInternal      PromErrorErrorType = "internal"
+	PromErrorErrorTypeNotAcceptable PromErrorErrorType = "not_acceptable"
+	PromErrorErrorTypeNotFound      PromErrorErrorType = "not_found"
+	PromErrorErrorTypeTimeout       PromErrorErrorType = "timeout"
+	PromErrorErrorTypeUnavailable   PromErrorErrorType = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the PromErrorErrorType enum.
+func (e PromErrorErrorType) Valid() bool {
+	switch e {
+	case PromErrorErrorTypeBadData:
+		return true
+	case PromErrorErrorTypeCanceled:
+		return true
+	case PromErrorErrorTypeExecution:
+		return true
+	case PromErrorErrorTypeInternal:
+		return true
+	case PromErrorErrorTypeNotAcceptable:
+		return true
+	case PromErrorErrorTypeNotFound:
+		return true
+	case PromErrorErrorTypeTimeout:
+		return true
+	case PromErrorErrorTypeUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PromErrorStatus.
+const (
+	PromErrorStatusError PromErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the PromErrorStatus enum.
+func (e PromErrorStatus) Valid() bool {
+	switch e {
+	case PromErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PromResponseStatus.
+const (
+	Success PromResponseStatus = "success"
+)
+
+// Valid indicates whether the value is a known member of the PromResponseStatus enum.
+func (e PromResponseStatus) Valid() bool {
+	switch e {
+	case Success:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RequestLogEntrySource.
 const (
 	Api RequestLogEntrySource = "api"
@@ -1556,6 +1622,33 @@ type PartitionLag struct {
 	Partition int   `json:"partition"`
 }
 
+// PromError Prometheus's error envelope.
+type PromError struct {
+	Data      interface{}        `json:"data,omitempty"`
+	Error     string             `json:"error"`
+	ErrorType PromErrorErrorType `json:"errorType"`
+	Infos     *[]string          `json:"infos,omitempty"`
+	Status    PromErrorStatus    `json:"status"`
+	Warnings  *[]string          `json:"warnings,omitempty"`
+}
+
+// PromErrorErrorType defines model for PromError.ErrorType.
+type PromErrorErrorType string
+
+// PromErrorStatus defines model for PromError.Status.
+type PromErrorStatus string
+
+// PromResponse Prometheus's API envelope. `data` is what Prometheus answers for the endpoint: `{resultType, result}` for queries (`vector`, `matrix`, `scalar`, `string`), an array of label sets for `/series`, an array of strings for `/labels` and label values, an object of metric names to metadata lists for `/metadata`, the build information for `/status/buildinfo`, and exemplar results for `/query_exemplars`.
+type PromResponse struct {
+	Data     interface{}        `json:"data,omitempty"`
+	Infos    *[]string          `json:"infos,omitempty"`
+	Status   PromResponseStatus `json:"status"`
+	Warnings *[]string          `json:"warnings,omitempty"`
+}
+
+// PromResponseStatus defines model for PromResponse.Status.
+type PromResponseStatus string
+
 // QueryResultJSON A result in the `JSON` format (`data` holds objects keyed by column name) or
 // `JSONCompact` (`data` holds arrays in `meta` order). 64-bit integers are JSON numbers;
 // 128- and 256-bit integers are strings. DDL, access-control statements and INSERT ...
@@ -2197,6 +2290,45 @@ type Org = string
 // OrganizationParameter defines model for organization.
 type OrganizationParameter = string
 
+// PromEnd defines model for promEnd.
+type PromEnd = string
+
+// PromLabelName defines model for promLabelName.
+type PromLabelName = string
+
+// PromLimit defines model for promLimit.
+type PromLimit = string
+
+// PromLimitPerMetric defines model for promLimitPerMetric.
+type PromLimitPerMetric = string
+
+// PromLookback defines model for promLookback.
+type PromLookback = string
+
+// PromMatch defines model for promMatch.
+type PromMatch = []string
+
+// PromMetric defines model for promMetric.
+type PromMetric = string
+
+// PromQuery defines model for promQuery.
+type PromQuery = string
+
+// PromStart defines model for promStart.
+type PromStart = string
+
+// PromStats defines model for promStats.
+type PromStats = string
+
+// PromStep defines model for promStep.
+type PromStep = string
+
+// PromTime defines model for promTime.
+type PromTime = string
+
+// PromTimeout defines model for promTimeout.
+type PromTimeout = string
+
 // SearchCluster defines model for searchCluster.
 type SearchCluster = string
 
@@ -2239,6 +2371,18 @@ type NotFound = Error
 
 // PayloadTooLarge The service's error envelope.
 type PayloadTooLarge = Error
+
+// PromBadData Prometheus's error envelope.
+type PromBadData = PromError
+
+// PromExecution Prometheus's error envelope.
+type PromExecution = PromError
+
+// PromInternal Prometheus's error envelope.
+type PromInternal = PromError
+
+// PromUnavailable Prometheus's error envelope.
+type PromUnavailable = PromError
 
 // Unauthenticated The service's error envelope.
 type Unauthenticated = Error
@@ -2384,6 +2528,433 @@ type OtlpExportTracesParams struct {
 
 	// XServiceTracesTable The table to write to instead of `traces`.
 	XServiceTracesTable *string `json:"x-service-traces-table,omitempty"`
+}
+
+// PromLabelValuesParams defines parameters for PromLabelValues.
+type PromLabelValuesParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// Match Series selectors choosing the series (repeatable).
+	Match *PromMatch `form:"match[],omitempty" json:"match[],omitempty"`
+
+	// Start Start time: RFC 3339 or Unix seconds.
+	Start *PromStart `form:"start,omitempty" json:"start,omitempty"`
+
+	// End End time: RFC 3339 or Unix seconds.
+	End *PromEnd `form:"end,omitempty" json:"end,omitempty"`
+
+	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
+	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromLabelsParams defines parameters for PromLabels.
+type PromLabelsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// Match Series selectors choosing the series (repeatable).
+	Match *PromMatch `form:"match[],omitempty" json:"match[],omitempty"`
+
+	// Start Start time: RFC 3339 or Unix seconds.
+	Start *PromStart `form:"start,omitempty" json:"start,omitempty"`
+
+	// End End time: RFC 3339 or Unix seconds.
+	End *PromEnd `form:"end,omitempty" json:"end,omitempty"`
+
+	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
+	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromLabelsPostFormdataBody defines parameters for PromLabelsPost.
+type PromLabelsPostFormdataBody struct {
+	End   *string   `form:"end,omitempty" json:"end,omitempty"`
+	Limit *string   `form:"limit,omitempty" json:"limit,omitempty"`
+	Match *[]string `form:"match[],omitempty" json:"match[],omitempty"`
+	Start *string   `form:"start,omitempty" json:"start,omitempty"`
+}
+
+// PromLabelsPostParams defines parameters for PromLabelsPost.
+type PromLabelsPostParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromMetadataParams defines parameters for PromMetadata.
+type PromMetadataParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// Metric Only this metric's metadata.
+	Metric *PromMetric `form:"metric,omitempty" json:"metric,omitempty"`
+
+	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
+	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// LimitPerMetric At most this many metadata entries per metric.
+	LimitPerMetric *PromLimitPerMetric `form:"limit_per_metric,omitempty" json:"limit_per_metric,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromQueryParams defines parameters for PromQuery.
+type PromQueryParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// Query A PromQL expression.
+	Query PromQuery `form:"query" json:"query"`
+
+	// Time Evaluation time: RFC 3339 or Unix seconds; default now.
+	Time *PromTime `form:"time,omitempty" json:"time,omitempty"`
+
+	// Timeout Evaluation timeout (a duration), at most the server's bound.
+	Timeout *PromTimeout `form:"timeout,omitempty" json:"timeout,omitempty"`
+
+	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
+	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// LookbackDelta The lookback of this query (a duration), instead of the default 5m.
+	LookbackDelta *PromLookback `form:"lookback_delta,omitempty" json:"lookback_delta,omitempty"`
+
+	// Stats `all` adds the query's statistics to `data`.
+	Stats *PromStats `form:"stats,omitempty" json:"stats,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromQueryPostFormdataBody defines parameters for PromQueryPost.
+type PromQueryPostFormdataBody struct {
+	Limit         *string `form:"limit,omitempty" json:"limit,omitempty"`
+	LookbackDelta *string `form:"lookback_delta,omitempty" json:"lookback_delta,omitempty"`
+	Query         string  `form:"query" json:"query"`
+	Stats         *string `form:"stats,omitempty" json:"stats,omitempty"`
+	Time          *string `form:"time,omitempty" json:"time,omitempty"`
+	Timeout       *string `form:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
+// PromQueryPostParams defines parameters for PromQueryPost.
+type PromQueryPostParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromQueryExemplarsParams defines parameters for PromQueryExemplars.
+type PromQueryExemplarsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// Query A PromQL expression.
+	Query PromQuery `form:"query" json:"query"`
+
+	// Start Start time: RFC 3339 or Unix seconds.
+	Start *PromStart `form:"start,omitempty" json:"start,omitempty"`
+
+	// End End time: RFC 3339 or Unix seconds.
+	End *PromEnd `form:"end,omitempty" json:"end,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromQueryExemplarsPostFormdataBody defines parameters for PromQueryExemplarsPost.
+type PromQueryExemplarsPostFormdataBody struct {
+	End   *string `form:"end,omitempty" json:"end,omitempty"`
+	Query string  `form:"query" json:"query"`
+	Start *string `form:"start,omitempty" json:"start,omitempty"`
+}
+
+// PromQueryExemplarsPostParams defines parameters for PromQueryExemplarsPost.
+type PromQueryExemplarsPostParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromQueryRangeParams defines parameters for PromQueryRange.
+type PromQueryRangeParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// Query A PromQL expression.
+	Query PromQuery `form:"query" json:"query"`
+
+	// Start Start time: RFC 3339 or Unix seconds.
+	Start *PromStart `form:"start,omitempty" json:"start,omitempty"`
+
+	// End End time: RFC 3339 or Unix seconds.
+	End *PromEnd `form:"end,omitempty" json:"end,omitempty"`
+
+	// Step Resolution step: a duration (`15s`) or seconds.
+	Step PromStep `form:"step" json:"step"`
+
+	// Timeout Evaluation timeout (a duration), at most the server's bound.
+	Timeout *PromTimeout `form:"timeout,omitempty" json:"timeout,omitempty"`
+
+	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
+	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// LookbackDelta The lookback of this query (a duration), instead of the default 5m.
+	LookbackDelta *PromLookback `form:"lookback_delta,omitempty" json:"lookback_delta,omitempty"`
+
+	// Stats `all` adds the query's statistics to `data`.
+	Stats *PromStats `form:"stats,omitempty" json:"stats,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromQueryRangePostFormdataBody defines parameters for PromQueryRangePost.
+type PromQueryRangePostFormdataBody struct {
+	End           *string `form:"end,omitempty" json:"end,omitempty"`
+	Limit         *string `form:"limit,omitempty" json:"limit,omitempty"`
+	LookbackDelta *string `form:"lookback_delta,omitempty" json:"lookback_delta,omitempty"`
+	Query         string  `form:"query" json:"query"`
+	Start         *string `form:"start,omitempty" json:"start,omitempty"`
+	Stats         *string `form:"stats,omitempty" json:"stats,omitempty"`
+	Step          string  `form:"step" json:"step"`
+	Timeout       *string `form:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
+// PromQueryRangePostParams defines parameters for PromQueryRangePost.
+type PromQueryRangePostParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromSeriesParams defines parameters for PromSeries.
+type PromSeriesParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// Match Series selectors choosing the series (repeatable).
+	Match *PromMatch `form:"match[],omitempty" json:"match[],omitempty"`
+
+	// Start Start time: RFC 3339 or Unix seconds.
+	Start *PromStart `form:"start,omitempty" json:"start,omitempty"`
+
+	// End End time: RFC 3339 or Unix seconds.
+	End *PromEnd `form:"end,omitempty" json:"end,omitempty"`
+
+	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
+	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromSeriesPostFormdataBody defines parameters for PromSeriesPost.
+type PromSeriesPostFormdataBody struct {
+	End   *string   `form:"end,omitempty" json:"end,omitempty"`
+	Limit *string   `form:"limit,omitempty" json:"limit,omitempty"`
+	Match *[]string `form:"match[],omitempty" json:"match[],omitempty"`
+	Start *string   `form:"start,omitempty" json:"start,omitempty"`
+}
+
+// PromSeriesPostParams defines parameters for PromSeriesPost.
+type PromSeriesPostParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromBuildInfoParams defines parameters for PromBuildInfo.
+type PromBuildInfoParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
 // PrometheusRemoteWriteParams defines parameters for PrometheusRemoteWrite.
@@ -3979,6 +4550,21 @@ type OtlpExportMetricsJSONRequestBody = OtlpExportMetricsJSONBody
 
 // OtlpExportTracesJSONRequestBody defines body for OtlpExportTraces for application/json ContentType.
 type OtlpExportTracesJSONRequestBody = OtlpExportTracesJSONBody
+
+// PromLabelsPostFormdataRequestBody defines body for PromLabelsPost for application/x-www-form-urlencoded ContentType.
+type PromLabelsPostFormdataRequestBody PromLabelsPostFormdataBody
+
+// PromQueryPostFormdataRequestBody defines body for PromQueryPost for application/x-www-form-urlencoded ContentType.
+type PromQueryPostFormdataRequestBody PromQueryPostFormdataBody
+
+// PromQueryExemplarsPostFormdataRequestBody defines body for PromQueryExemplarsPost for application/x-www-form-urlencoded ContentType.
+type PromQueryExemplarsPostFormdataRequestBody PromQueryExemplarsPostFormdataBody
+
+// PromQueryRangePostFormdataRequestBody defines body for PromQueryRangePost for application/x-www-form-urlencoded ContentType.
+type PromQueryRangePostFormdataRequestBody PromQueryRangePostFormdataBody
+
+// PromSeriesPostFormdataRequestBody defines body for PromSeriesPost for application/x-www-form-urlencoded ContentType.
+type PromSeriesPostFormdataRequestBody PromSeriesPostFormdataBody
 
 // HecEventDefaultJSONRequestBody defines body for HecEventDefault for application/json ContentType.
 type HecEventDefaultJSONRequestBody = HecEvent

@@ -152,6 +152,34 @@ func MayInsert(p Principal, access Access, db, table string) bool {
 	return !p.byGrants() || holds(p, access, PrivInsert, db, table)
 }
 
+// MayReadWhole is the SELECT grant for reads that see whole rows of db.table outside the
+// SQL analysis (the Prometheus app's PromQL queries), the one place it is decided: by the
+// matrix and, for custom-role keys, by a grant of SELECT on the table with no column
+// restriction to one of its existing roles, and no row policy filtering the table for
+// the key (such reads cannot apply one, so they are refused).
+func MayReadWhole(p Principal, access Access, db, table string) bool {
+	if !p.Allows(ActQuery) {
+		return false
+	}
+	if !p.byGrants() {
+		return true
+	}
+	for _, rp := range access.RowPolicies() {
+		if rp.Database == db && rp.Table == table && p.holdsAny(rp.Roles) {
+			return false
+		}
+	}
+	for _, r := range p.Roles {
+		if !access.RoleExists(r) {
+			continue
+		}
+		if slices.ContainsFunc(access.Grants(r), func(g Grant) bool { return len(g.Columns) == 0 && g.covers(PrivSelect, db, table) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // holds reports whether one of p's existing roles has priv on db.table.
 func holds(p Principal, access Access, priv Privilege, db, table string) bool {
 	for _, r := range p.Roles {

@@ -1,0 +1,140 @@
+package promread
+
+import (
+	"fmt"
+	"math"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/svc-data/svc/query/promstore"
+	"github.com/svc-data/svc/query/sqlquote"
+)
+
+// DateTime64(3)'s range (1900-01-01 to 2299-12-31), to which Prometheus's open time bounds
+// (math.MinInt64, math.MaxInt64) are clamped.
+const (
+	minEngineMillis = -2208988800000
+	maxEngineMillis = 10413791999999
+)
+
+func clampMillis(t int64) int64 { return max(minEngineMillis, min(maxEngineMillis, t)) }
+
+// timeLiteral is a millisecond timestamp as a DateTime64(3, 'UTC') expression.
+func timeLiteral(ms int64) string {
+	return "fromUnixTimestamp64Milli(toInt64(" + strconv.FormatInt(clampMillis(ms), 10) + "), 'UTC')"
+}
+
+// labelColumn is the expression reading label name on the tags table: metric_name for
+// __name__, else the tags map's value, which is ” when the series has no such label, as
+// Prometheus reads an absent label.
+func labelColumn(name string) string {
+	if name == promstore.MetricNameLabel {
+		return "metric_name"
+	}
+	return "tags[" + sqlquote.String(name) + "]"
+}
+
+// anchoredRegex is a matcher's regular expression as Prometheus runs it (labels.
+// NewFastRegexMatcher): parsed as Perl syntax with . matching newlines, printed back and
+// anchored as ^(?s:...)$. The engine's match() runs RE2, whose syntax Go's regexp
+// package implements; Go's printed form stays inside it.
+func anchoredRegex(re string) (string, error) {
+	parsed, err := syntax.Parse(re, syntax.Perl|syntax.DotNL)
+	if err != nil {
+		return "", err
+	}
+	return "^(?s:" + parsed.String() + ")$", nil
+}
+
+// matcherSQL is the predicate on the tags table of one label matcher.
+func matcherSQL(m *labels.Matcher) (string, error) {
+	col := labelColumn(m.Name)
+	switch m.Type {
+	case labels.MatchEqual:
+		return col + " = " + sqlquote.String(m.Value), nil
+	case labels.MatchNotEqual:
+		return col + " != " + sqlquote.String(m.Value), nil
+	case labels.MatchRegexp, labels.MatchNotRegexp:
+		re, err := anchoredRegex(m.Value)
+		if err != nil {
+			return "", fmt.Errorf("regular expression %q: %w", m.Value, err)
+		}
+		// Shortcuts the engine would not see: .* matches everything, .+ anything non-empty.
+		switch m.Value {
+		case ".*":
+			if m.Type == labels.MatchRegexp {
+				return "1", nil
+			}
+			return "0", nil
+		case ".+":
+			if m.Type == labels.MatchRegexp {
+				return col + " != ''", nil
+			}
+			return col + " = ''", nil
+		}
+		p := "match(" + col + ", " + sqlquote.String(re) + ")"
+		if m.Type == labels.MatchNotRegexp {
+			p = "NOT " + p
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown matcher type %v", m.Type)
+}
+
+// whereSQL is the conjunction of the matchers' predicates ("1" for none).
+func whereSQL(ms []*labels.Matcher) (string, error) {
+	if len(ms) == 0 {
+		return "1", nil
+	}
+	parts := make([]string, 0, len(ms))
+	for _, m := range ms {
+		p, err := matcherSQL(m)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, "("+p+")")
+	}
+	return strings.Join(parts, " AND "), nil
+}
+
+// table is a promstore table of the engine database db.
+func table(db, name string) string { return sqlquote.Ident(db) + "." + sqlquote.Ident(name) }
+
+// seriesSQL selects the series (id, metric_name, tags) of database db that the matchers
+// select and that were written between mint and maxt (inclusive). The tags table keeps
+// one row per series and insert, folded by the engine in the background, so rows are
+// grouped by id here.
+func seriesSQL(db string, ms []*labels.Matcher, mint, maxt int64) (string, error) {
+	where, err := whereSQL(ms)
+	if err != nil {
+		return "", err
+	}
+	having := ""
+	if mint > math.MinInt64 || maxt < math.MaxInt64 {
+		having = fmt.Sprintf(" HAVING max(max_time) >= %s AND min(min_time) <= %s", timeLiteral(mint), timeLiteral(maxt))
+	}
+	return fmt.Sprintf("SELECT id, metric_name, tags FROM %s WHERE %s GROUP BY id, metric_name, tags%s",
+		table(db, promstore.TagsTable), where, having), nil
+}
+
+// selectSQL selects the series seriesSQL selects between mint and maxt with all their
+// samples in that range, one row per series, in one statement: the series' id, name and
+// tags; its float samples as timestamps (ms) and the values' IEEE 754 bits (so that
+// Prometheus's stale marker, one NaN bit pattern among many, survives the trip); its
+// native histograms as one array per field. Arrays of one aggregation are aligned, not
+// ordered: the reader orders them by time.
+func selectSQL(db, series string, mint, maxt int64) string {
+	inRange := fmt.Sprintf("id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s", series, timeLiteral(mint), timeLiteral(maxt))
+	return fmt.Sprintf("SELECT s.id, s.metric_name, s.tags, f.ts, f.vs, h.ts, h.hint, h.schema, h.zt, h.zc, h.cnt, h.sum, h.po, h.pl, h.pb, h.no, h.nl, h.nb, h.cv "+
+		"FROM (%s) AS s "+
+		"LEFT JOIN (SELECT id, groupArray(toUnixTimestamp64Milli(timestamp)) AS ts, groupArray(reinterpretAsUInt64(value)) AS vs FROM %s WHERE %s GROUP BY id) AS f ON f.id = s.id "+
+		"LEFT JOIN (SELECT id, groupArray(toUnixTimestamp64Milli(timestamp)) AS ts, groupArray(counter_reset_hint) AS hint, groupArray(schema) AS schema, "+
+		"groupArray(reinterpretAsUInt64(zero_threshold)) AS zt, groupArray(reinterpretAsUInt64(zero_count)) AS zc, groupArray(reinterpretAsUInt64(count)) AS cnt, groupArray(reinterpretAsUInt64(sum)) AS sum, "+
+		"groupArray(arrayMap(s -> s.1, positive_spans)) AS po, groupArray(arrayMap(s -> s.2, positive_spans)) AS pl, groupArray(positive_buckets) AS pb, "+
+		"groupArray(arrayMap(s -> s.1, negative_spans)) AS no, groupArray(arrayMap(s -> s.2, negative_spans)) AS nl, groupArray(negative_buckets) AS nb, groupArray(custom_values) AS cv "+
+		"FROM %s WHERE %s GROUP BY id) AS h ON h.id = s.id",
+		series, table(db, promstore.DataTable), inRange, table(db, promstore.HistogramsTable), inRange)
+}
