@@ -817,7 +817,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/v1/auth/login", body: `{"username": "alice", "password": "` + h.password + `"}`}, 200, "")
 	h.expect(request{method: "POST", target: "/v1/auth/login", body: `{"username": "alice", "password": "wrong"}`}, 401, "invalid_credentials")
 	h.expect(request{method: "POST", target: "/v1/auth/login"}, 400, "invalid_body")
-	h.expect(request{method: "POST", target: "/v1/auth/logout", as: "admin"}, 400, "not_a_session")
+	h.expect(request{method: "POST", target: "/v1/auth/logout", as: "admin"}, 403, "not_a_session")
 	_, tok, err := h.svc.CreateSession(ctx, h.alice.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
 	if err != nil {
 		t.Fatal(err)
@@ -1098,6 +1098,21 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/v1/oauth/device/code", body: `{"client_id": "svc-cli"}`}, 200, "")
 	h.expect(request{method: "POST", target: "/v1/oauth/device/code", header: form, body: "scope=full_access"}, 400, "")
 	h.expect(request{method: "POST", target: "/v1/oauth/device/code", header: form, body: "client_id=x&scope=admin"}, 400, "")
+	// A JSON member of the wrong type is refused naming it, not read as absent (schemathesis
+	// finding: {"client_id": "0", "scope": {}} got a device code).
+	for body, want := range map[string]string{`{"client_id": "0", "scope": {}}`: "scope must be a string",
+		`{"client_id": 7}`: "client_id must be a string", `0`: "the body must be a JSON object"} {
+		for _, target := range []string{"/v1/oauth/device/code", "/v1/oauth/token"} {
+			a := h.expect(request{method: "POST", target: target, body: body}, 400, "")
+			var e struct {
+				Error            string `json:"error"`
+				ErrorDescription string `json:"error_description"`
+			}
+			if _ = json.Unmarshal(a.body, &e); e.Error != "invalid_request" || e.ErrorDescription != want {
+				t.Errorf("%s %s: %s, want invalid_request %q", target, body, a.body, want)
+			}
+		}
+	}
 	poll := "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&client_id=svc-cli&device_code=" + dev.DeviceCode
 	oauthErr := func(body, want string) {
 		t.Helper()

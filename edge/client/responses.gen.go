@@ -629,7 +629,7 @@ type ClientWithResponsesInterface interface {
 	// LogoutWithResponse End the session
 	//
 	// Revokes the session or OAuth access token the request is authenticated with. API keys
-	// are not sessions (400 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
+	// are not sessions (403 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9697,7 +9697,7 @@ func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJ
 // LogoutWithResponse End the session
 //
 // Revokes the session or OAuth access token the request is authenticated with. API keys
-// are not sessions (400 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
+// are not sessions (403 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
