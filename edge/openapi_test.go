@@ -1049,6 +1049,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	json200(request{method: "DELETE", target: "/v1/apps/logsearch", as: "org_admin"})
 	h.expect(request{method: "POST", target: "/v1/spl/search", as: "admin", body: `{"spl": "error"}`}, 403, "app_not_installed")
 	h.expect(request{method: "GET", target: "/v1/apps/logsearch/searches", as: "org_admin"}, 403, "app_not_installed")
+	// HEC's own answer names the app to install (schemathesis finding: code 1 and hint were undocumented).
+	hec(splunk, "/services/collector/event", events, 403, 1)
 	json200(request{method: "PUT", target: "/v1/apps/logsearch", as: "org_admin"})
 	otlp := map[string]string{"Content-Type": "application/json"}
 	json200(request{method: "POST", target: "/otlp/v1/logs", as: "admin", header: otlp, body: `{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "x"}}]}]}]}`})

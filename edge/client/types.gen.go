@@ -117,6 +117,7 @@ func (e CreatedApiKeyPermission) Valid() bool {
 // Defines values for HecResponseCode.
 const (
 	N0  HecResponseCode = 0
+	N1  HecResponseCode = 1
 	N12 HecResponseCode = 12
 	N13 HecResponseCode = 13
 	N17 HecResponseCode = 17
@@ -133,6 +134,8 @@ const (
 func (e HecResponseCode) Valid() bool {
 	switch e {
 	case N0:
+		return true
+	case N1:
 		return true
 	case N12:
 		return true
@@ -1433,11 +1436,14 @@ type HecEvent_Time struct {
 
 // HecResponse A Splunk HTTP Event Collector status.
 type HecResponse struct {
-	// Code HEC status code: 0 Success, 2 Token is required, 4 Invalid token, 5 No data,
+	// Code HEC status code: 0 Success, 1 Token disabled (the log-search app is not installed), 2 Token is required, 4 Invalid token, 5 No data,
 	// 6 Invalid data format, 7 Incorrect index, 9 Server is busy, 12 Event field is
 	// required, 13 Event field cannot be blank, 17 HEC is healthy, 27 Content length too
 	// large.
 	Code HecResponseCode `json:"code"`
+
+	// Hint With code 1: the request that installs the log-search app.
+	Hint *string `json:"hint,omitempty"`
 
 	// InvalidEventNumber The 0-based number of the event that was wrong (codes 6, 12, 13 of the event endpoint).
 	InvalidEventNumber *int `json:"invalid-event-number,omitempty"`
@@ -1446,7 +1452,7 @@ type HecResponse struct {
 	Text string `json:"text"`
 }
 
-// HecResponseCode HEC status code: 0 Success, 2 Token is required, 4 Invalid token, 5 No data,
+// HecResponseCode HEC status code: 0 Success, 1 Token disabled (the log-search app is not installed), 2 Token is required, 4 Invalid token, 5 No data,
 // 6 Invalid data format, 7 Incorrect index, 9 Server is busy, 12 Event field is
 // required, 13 Event field cannot be blank, 17 HEC is healthy, 27 Content length too
 // large.
