@@ -3047,10 +3047,10 @@ type CreateKeyParams struct {
 type CreateKeyJSONBodyPermission string
 
 // CreateKeyJSONBody0 defines parameters for CreateKey.
-type CreateKeyJSONBody0 = interface{}
+type CreateKeyJSONBody0 = map[string]interface{}
 
 // CreateKeyJSONBody1 defines parameters for CreateKey.
-type CreateKeyJSONBody1 = interface{}
+type CreateKeyJSONBody1 = map[string]interface{}
 
 // DeleteKeyParams defines parameters for DeleteKey.
 type DeleteKeyParams struct {
