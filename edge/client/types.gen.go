@@ -3133,10 +3133,10 @@ type GetMetricsParams struct {
 	// ClusterId Comma-separated cluster UUIDs of the organization; default all its clusters.
 	ClusterId *string `form:"cluster_id,omitempty" json:"cluster_id,omitempty"`
 
-	// Organization Scope by names: the organization name, with `cluster`.
+	// Organization Scope by names: the organization name, with `cluster`. Given empty, it answers 400.
 	Organization *string `form:"organization,omitempty" json:"organization,omitempty"`
 
-	// Cluster Scope by names: the cluster name, with `organization`.
+	// Cluster Scope by names: the cluster name, with `organization`. Given empty, it answers 400.
 	Cluster *string `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Metric Comma-separated metric names; default `max_cpu_cores,max_memory_bytes`.
