@@ -2578,7 +2578,7 @@ type HecEventDefaultResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecEventDefault400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -2599,7 +2599,7 @@ func (r HecEventDefaultResponse) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecEventDefaultResponse) GetJSON400() *HecResponse {
+func (r HecEventDefaultResponse) GetJSON400() *HecEventDefault400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -2668,7 +2668,7 @@ type HecEventResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecEvent400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -2689,7 +2689,7 @@ func (r HecEventResponse) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecEventResponse) GetJSON400() *HecResponse {
+func (r HecEventResponse) GetJSON400() *HecEvent400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -2758,7 +2758,7 @@ type HecEventV1Response struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecEventV1400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -2779,7 +2779,7 @@ func (r HecEventV1Response) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecEventV1Response) GetJSON400() *HecResponse {
+func (r HecEventV1Response) GetJSON400() *HecEventV1400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -2930,7 +2930,7 @@ type HecRawResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecRaw400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -2951,7 +2951,7 @@ func (r HecRawResponse) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecRawResponse) GetJSON400() *HecResponse {
+func (r HecRawResponse) GetJSON400() *HecRaw400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -3020,7 +3020,7 @@ type HecRawV1Response struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecRawV1400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -3041,7 +3041,7 @@ func (r HecRawV1Response) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecRawV1Response) GetJSON400() *HecResponse {
+func (r HecRawV1Response) GetJSON400() *HecRawV1400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -12073,7 +12073,7 @@ func ParseHecEventDefaultResponse(rsp *http.Response) (*HecEventDefaultResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecEventDefault400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12154,7 +12154,7 @@ func ParseHecEventResponse(rsp *http.Response) (*HecEventResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecEvent400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12235,7 +12235,7 @@ func ParseHecEventV1Response(rsp *http.Response) (*HecEventV1Response, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecEventV1400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12368,7 +12368,7 @@ func ParseHecRawResponse(rsp *http.Response) (*HecRawResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecRaw400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12449,7 +12449,7 @@ func ParseHecRawV1Response(rsp *http.Response) (*HecRawV1Response, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecRawV1400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

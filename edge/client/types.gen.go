@@ -2313,7 +2313,7 @@ type OtlpExportLogsParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceLogsTable The table to write to instead of `logs`.
-	XServiceLogsTable *string `json:"x-service-logs-table,omitempty"`
+	XServiceLogsTable *Name `json:"x-service-logs-table,omitempty"`
 }
 
 // OtlpExportMetricsJSONBody defines parameters for OtlpExportMetrics.
@@ -2349,7 +2349,7 @@ type OtlpExportMetricsParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceMetricsTable The table to write to instead of `metrics`.
-	XServiceMetricsTable *string `json:"x-service-metrics-table,omitempty"`
+	XServiceMetricsTable *Name `json:"x-service-metrics-table,omitempty"`
 }
 
 // OtlpExportTracesJSONBody defines parameters for OtlpExportTraces.
@@ -2385,7 +2385,7 @@ type OtlpExportTracesParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceTracesTable The table to write to instead of `traces`.
-	XServiceTracesTable *string `json:"x-service-traces-table,omitempty"`
+	XServiceTracesTable *Name `json:"x-service-traces-table,omitempty"`
 }
 
 // HecEventDefaultParams defines parameters for HecEventDefault.
@@ -2426,6 +2426,11 @@ type HecEventDefaultParams struct {
 // HecEventDefaultParamsContentEncoding defines parameters for HecEventDefault.
 type HecEventDefaultParamsContentEncoding string
 
+// HecEventDefault400JSONResponseBody defines parameters for HecEventDefault.
+type HecEventDefault400JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // HecEventParams defines parameters for HecEvent.
 type HecEventParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -2464,6 +2469,11 @@ type HecEventParams struct {
 // HecEventParamsContentEncoding defines parameters for HecEvent.
 type HecEventParamsContentEncoding string
 
+// HecEvent400JSONResponseBody defines parameters for HecEvent.
+type HecEvent400JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // HecEventV1Params defines parameters for HecEventV1.
 type HecEventV1Params struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -2501,6 +2511,11 @@ type HecEventV1Params struct {
 
 // HecEventV1ParamsContentEncoding defines parameters for HecEventV1.
 type HecEventV1ParamsContentEncoding string
+
+// HecEventV1400JSONResponseBody defines parameters for HecEventV1.
+type HecEventV1400JSONResponseBody struct {
+	union json.RawMessage
+}
 
 // HecRawTextBody defines parameters for HecRaw.
 type HecRawTextBody = string
@@ -2543,6 +2558,11 @@ type HecRawParams struct {
 // HecRawParamsContentEncoding defines parameters for HecRaw.
 type HecRawParamsContentEncoding string
 
+// HecRaw400JSONResponseBody defines parameters for HecRaw.
+type HecRaw400JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // HecRawV1TextBody defines parameters for HecRawV1.
 type HecRawV1TextBody = string
 
@@ -2583,6 +2603,11 @@ type HecRawV1Params struct {
 
 // HecRawV1ParamsContentEncoding defines parameters for HecRawV1.
 type HecRawV1ParamsContentEncoding string
+
+// HecRawV1400JSONResponseBody defines parameters for HecRawV1.
+type HecRawV1400JSONResponseBody struct {
+	union json.RawMessage
+}
 
 // ListAppsParams defines parameters for ListApps.
 type ListAppsParams struct {
@@ -4329,6 +4354,316 @@ func (t WorkflowSink_Settings) MarshalJSON() ([]byte, error) {
 }
 
 func (t *WorkflowSink_Settings) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecEventDefault400JSONResponseBody as a HecResponse
+func (t HecEventDefault400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecEventDefault400JSONResponseBody as the provided HecResponse
+func (t *HecEventDefault400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecEventDefault400JSONResponseBody, using the provided HecResponse
+func (t *HecEventDefault400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecEventDefault400JSONResponseBody as a Error
+func (t HecEventDefault400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecEventDefault400JSONResponseBody as the provided Error
+func (t *HecEventDefault400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecEventDefault400JSONResponseBody, using the provided Error
+func (t *HecEventDefault400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecEventDefault400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecEventDefault400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecEvent400JSONResponseBody as a HecResponse
+func (t HecEvent400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecEvent400JSONResponseBody as the provided HecResponse
+func (t *HecEvent400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecEvent400JSONResponseBody, using the provided HecResponse
+func (t *HecEvent400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecEvent400JSONResponseBody as a Error
+func (t HecEvent400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecEvent400JSONResponseBody as the provided Error
+func (t *HecEvent400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecEvent400JSONResponseBody, using the provided Error
+func (t *HecEvent400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecEvent400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecEvent400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecEventV1400JSONResponseBody as a HecResponse
+func (t HecEventV1400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecEventV1400JSONResponseBody as the provided HecResponse
+func (t *HecEventV1400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecEventV1400JSONResponseBody, using the provided HecResponse
+func (t *HecEventV1400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecEventV1400JSONResponseBody as a Error
+func (t HecEventV1400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecEventV1400JSONResponseBody as the provided Error
+func (t *HecEventV1400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecEventV1400JSONResponseBody, using the provided Error
+func (t *HecEventV1400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecEventV1400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecEventV1400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecRaw400JSONResponseBody as a HecResponse
+func (t HecRaw400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecRaw400JSONResponseBody as the provided HecResponse
+func (t *HecRaw400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecRaw400JSONResponseBody, using the provided HecResponse
+func (t *HecRaw400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecRaw400JSONResponseBody as a Error
+func (t HecRaw400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecRaw400JSONResponseBody as the provided Error
+func (t *HecRaw400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecRaw400JSONResponseBody, using the provided Error
+func (t *HecRaw400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecRaw400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecRaw400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecRawV1400JSONResponseBody as a HecResponse
+func (t HecRawV1400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecRawV1400JSONResponseBody as the provided HecResponse
+func (t *HecRawV1400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecRawV1400JSONResponseBody, using the provided HecResponse
+func (t *HecRawV1400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecRawV1400JSONResponseBody as a Error
+func (t HecRawV1400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecRawV1400JSONResponseBody as the provided Error
+func (t *HecRawV1400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecRawV1400JSONResponseBody, using the provided Error
+func (t *HecRawV1400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecRawV1400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecRawV1400JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
