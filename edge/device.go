@@ -64,7 +64,10 @@ func (s *Server) publicURL(ctx *fasthttp.RequestCtx) string {
 // oauthForm reads an OAuth request's parameters from a form body, a JSON object body or
 // the query string. A JSON body that is not an object, or a member of one that is not a
 // string, answers 400 invalid_request naming the member (RFC 6749 §5.2), instead of
-// being read as absent.
+// being read as absent. Members the endpoints do not read are ignored, as the document allows.
+// oauthParams are the members the OAuth endpoints read; others are ignored.
+var oauthParams = map[string]bool{"client_id": true, "scope": true, "grant_type": true, "device_code": true}
+
 func oauthForm(ctx *fasthttp.RequestCtx) (func(name string) string, bool) {
 	var m map[string]any
 	if bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("application/json")) && len(bytes.TrimSpace(ctx.PostBody())) > 0 {
@@ -78,7 +81,7 @@ func oauthForm(ctx *fasthttp.RequestCtx) (func(name string) string, bool) {
 		}
 		sort.Strings(names)
 		for _, k := range names {
-			if _, ok := m[k].(string); !ok {
+			if _, ok := m[k].(string); !ok && oauthParams[k] {
 				oauthError(ctx, 400, "invalid_request", k+" must be a string")
 				return nil, false
 			}

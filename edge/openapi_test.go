@@ -1111,6 +1111,7 @@ func TestOpenAPIAnswers(t *testing.T) {
 	}
 	_ = json.Unmarshal(dc.body, &dev)
 	h.expect(request{method: "POST", target: "/v1/oauth/device/code", body: `{"client_id": "svc-cli"}`}, 200, "")
+	h.expect(request{method: "POST", target: "/v1/oauth/device/code", body: `{"client_id": "svc-cli", "other": {}}`}, 200, "")
 	h.expect(request{method: "POST", target: "/v1/oauth/device/code", header: form, body: "scope=full_access"}, 400, "")
 	h.expect(request{method: "POST", target: "/v1/oauth/device/code", header: form, body: "client_id=x&scope=admin"}, 400, "")
 	// A JSON member of the wrong type is refused naming it, not read as absent (schemathesis

@@ -3466,7 +3466,7 @@ type RunQueryJSONBodyFormat string
 
 // CancelQueryJSONBody defines parameters for CancelQuery.
 type CancelQueryJSONBody struct {
-	QueryId *string `json:"query_id,omitempty"`
+	QueryId string `json:"query_id"`
 }
 
 // CancelQueryParams defines parameters for CancelQuery.
