@@ -3188,7 +3188,7 @@ type DeviceAuthorizationJSONBody struct {
 	// ClientId Any client identifier, e.g. `svc-cli`; the token request must come from the same client.
 	ClientId string `json:"client_id"`
 
-	// Scope Space-separated scopes; only `full_access` exists.
+	// Scope Space-separated scopes; only `full_access` exists (another answers 400 `invalid_scope`).
 	Scope *string `json:"scope,omitempty"`
 }
 
@@ -3197,7 +3197,7 @@ type DeviceAuthorizationFormdataBody struct {
 	// ClientId Any client identifier, e.g. `svc-cli`; the token request must come from the same client.
 	ClientId string `form:"client_id" json:"client_id"`
 
-	// Scope Space-separated scopes; only `full_access` exists.
+	// Scope Space-separated scopes; only `full_access` exists (another answers 400 `invalid_scope`).
 	Scope *string `form:"scope,omitempty" json:"scope,omitempty"`
 }
 
