@@ -3454,7 +3454,7 @@ type RunQueryParams struct {
 	// with neither, the API key's stored default database is used (for users: `default`).
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// QueryId The engine query id to run under; default a generated UUID. An id already running is refused (409 `query_id_in_use`).
+	// QueryId The engine query id to run under; default a generated UUID. An id already running is refused (409 `query_id_in_use`); any other is 400 `invalid_query_id`; empty, one is generated.
 	QueryId *string `form:"query_id,omitempty" json:"query_id,omitempty"`
 
 	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
