@@ -37,7 +37,9 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) {
 
 func (s *Server) logout(ctx *fasthttp.RequestCtx, p *Principal) {
 	if p.Session == nil {
-		writeError(ctx, apiErr(400, "not_a_session", "logout ends a user session; API keys are deleted with DELETE /v1/keys/{id}", ""))
+		// 403, as every other user-only endpoint answers an API key: the credential is
+		// valid, it may not do this.
+		writeError(ctx, apiErr(403, "not_a_session", "logout ends a user session; API keys are deleted with DELETE /v1/keys/{id}", ""))
 		return
 	}
 	if err := s.deps.Commands.RevokeSession(s.work(), p.Session.ID); err != nil {

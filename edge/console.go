@@ -190,6 +190,13 @@ func (s *Server) jsonLogin(ctx *fasthttp.RequestCtx) (*catalog.User, *catalog.Se
 		writeError(ctx, err)
 		return nil, nil, "", false
 	}
+	// Missing credentials are bad input, answered before the login limiter counts a failure.
+	for _, f := range []struct{ name, value string }{{"username", req.Username}, {"password", req.Password}} {
+		if f.value == "" {
+			writeError(ctx, &APIError{Status: 400, Code: "invalid_" + f.name, Field: f.name, Message: f.name + " is required"})
+			return nil, nil, "", false
+		}
+	}
 	u, sess, token, err := s.passwordSession(ctx, req.Username, req.Password)
 	if err != nil {
 		writeError(ctx, err)

@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"net"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,19 +61,41 @@ func (s *Server) publicURL(ctx *fasthttp.RequestCtx) string {
 	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
-func formValue(ctx *fasthttp.RequestCtx, name string) string {
-	if v := ctx.PostArgs().Peek(name); v != nil {
-		return string(v)
-	}
-	if bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("application/json")) {
-		var m map[string]any
-		if json.Unmarshal(ctx.PostBody(), &m) == nil {
-			if s, ok := m[name].(string); ok {
-				return s
+// oauthForm reads an OAuth request's parameters from a form body, a JSON object body or
+// the query string. A JSON body that is not an object, or a member of one that is not a
+// string, answers 400 invalid_request naming the member (RFC 6749 §5.2), instead of
+// being read as absent. Members the endpoints do not read are ignored, as the document allows.
+// oauthParams are the members the OAuth endpoints read; others are ignored.
+var oauthParams = map[string]bool{"client_id": true, "scope": true, "grant_type": true, "device_code": true}
+
+func oauthForm(ctx *fasthttp.RequestCtx) (func(name string) string, bool) {
+	var m map[string]any
+	if bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("application/json")) && len(bytes.TrimSpace(ctx.PostBody())) > 0 {
+		if err := json.Unmarshal(ctx.PostBody(), &m); err != nil || m == nil {
+			oauthError(ctx, 400, "invalid_request", "the body must be a JSON object")
+			return nil, false
+		}
+		names := make([]string, 0, len(m))
+		for k := range m {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if _, ok := m[k].(string); !ok && oauthParams[k] {
+				oauthError(ctx, 400, "invalid_request", k+" must be a string")
+				return nil, false
 			}
 		}
 	}
-	return string(ctx.QueryArgs().Peek(name))
+	return func(name string) string {
+		if v := ctx.PostArgs().Peek(name); v != nil {
+			return string(v)
+		}
+		if v, ok := m[name].(string); ok {
+			return v
+		}
+		return string(ctx.QueryArgs().Peek(name))
+	}, true
 }
 
 func oauthError(ctx *fasthttp.RequestCtx, status int, code, desc string) {
@@ -81,12 +104,16 @@ func oauthError(ctx *fasthttp.RequestCtx, status int, code, desc string) {
 }
 
 func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) {
-	clientID := formValue(ctx, "client_id")
+	formValue, ok := oauthForm(ctx)
+	if !ok {
+		return
+	}
+	clientID := formValue("client_id")
 	if clientID == "" {
 		oauthError(ctx, 400, "invalid_request", "client_id is required")
 		return
 	}
-	scope := formValue(ctx, "scope")
+	scope := formValue("scope")
 	if scope == "" {
 		scope = "full_access"
 	}
@@ -114,11 +141,15 @@ func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) token(ctx *fasthttp.RequestCtx) {
-	if gt := formValue(ctx, "grant_type"); gt != deviceGrantType {
+	formValue, ok := oauthForm(ctx)
+	if !ok {
+		return
+	}
+	if gt := formValue("grant_type"); gt != deviceGrantType {
 		oauthError(ctx, 400, "unsupported_grant_type", "only "+deviceGrantType+" is supported")
 		return
 	}
-	code := formValue(ctx, "device_code")
+	code := formValue("device_code")
 	if code == "" {
 		oauthError(ctx, 400, "invalid_request", "device_code is required")
 		return
@@ -128,7 +159,7 @@ func (s *Server) token(ctx *fasthttp.RequestCtx) {
 		oauthError(ctx, 400, "invalid_grant", "unknown device_code")
 		return
 	}
-	if cid := formValue(ctx, "client_id"); cid != "" && cid != d.ClientID {
+	if cid := formValue("client_id"); cid != "" && cid != d.ClientID {
 		oauthError(ctx, 400, "invalid_grant", "the device_code was issued to another client")
 		return
 	}

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,4 +87,9 @@ func toAPIError(err error) *APIError {
 		return apiErr(413, "request_too_large", err.Error(), "split the rows into several requests")
 	}
 	return apiErr(500, "internal_error", err.Error(), "")
+}
+
+// isJSONNull reports whether a request body is the JSON literal null.
+func isJSONNull(body []byte) bool {
+	return string(bytes.TrimSpace(body)) == "null"
 }

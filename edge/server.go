@@ -400,12 +400,19 @@ func readJSON(ctx *fasthttp.RequestCtx, v any) error {
 	if len(body) == 0 {
 		return apiErr(400, "invalid_body", "the request body is empty; send a JSON object", "")
 	}
+	// A body of null would decode as an empty object and a scalar or array as a type error
+	// with no field: both are answered as the body, not as a field named "".
+	if isJSONNull(body) {
+		return apiErr(400, "invalid_body", "the request body must be a JSON object, not null", "")
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
 			return apiErr(400, "invalid_json", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se), "")
+		case errors.As(err, &te) && te.Field == "":
+			return apiErr(400, "invalid_body", fmt.Sprintf("the request body must be a JSON object, not %s", te.Value), "")
 		case errors.As(err, &te):
 			return &APIError{Status: 400, Code: "invalid_" + te.Field, Field: te.Field,
 				Message: fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type, te.Value)}

@@ -135,7 +135,7 @@ func (a *app) runQuery(ctx context.Context, sql, format, queryID string, table b
 func (a *app) cancelQuery(c *client.Client, queryID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := c.CancelQuery(ctx, &client.CancelQueryParams{}, client.CancelQueryJSONRequestBody{QueryId: &queryID})
+	resp, err := c.CancelQuery(ctx, &client.CancelQueryParams{}, client.CancelQueryJSONRequestBody{QueryId: queryID})
 	if err == nil {
 		_, err = decodeAnswer(resp)
 	}

@@ -885,7 +885,7 @@ type ClientInterface interface {
 	// Logout End the session
 	//
 	// Revokes the session or OAuth access token the request is authenticated with. API keys
-	// are not sessions (400 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
+	// are not sessions (403 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
 	//
 	// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
 	Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3530,7 +3530,7 @@ func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditor
 // Logout End the session
 //
 // Revokes the session or OAuth access token the request is authenticated with. API keys
-// are not sessions (400 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
+// are not sessions (403 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
 //
 // Corresponds with POST /v1/auth/logout (the `Logout` operationId).
 func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {

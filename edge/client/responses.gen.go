@@ -878,7 +878,7 @@ type ClientWithResponsesInterface interface {
 	// LogoutWithResponse End the session
 	//
 	// Revokes the session or OAuth access token the request is authenticated with. API keys
-	// are not sessions (400 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
+	// are not sessions (403 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2256,6 +2256,13 @@ type ClientWithResponsesInterface interface {
 type DevicePageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DevicePageResponse) GetJSON400() *Error {
+	return r.JSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -2290,8 +2297,15 @@ func (r DevicePageResponse) ContentType() string {
 type DeviceDecideResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeviceDecideResponse) GetJSON400() *Error {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4131,7 +4145,7 @@ type HecEventDefaultResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecEventDefault400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -4152,7 +4166,7 @@ func (r HecEventDefaultResponse) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecEventDefaultResponse) GetJSON400() *HecResponse {
+func (r HecEventDefaultResponse) GetJSON400() *HecEventDefault400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -4221,7 +4235,7 @@ type HecEventResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecEvent400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -4242,7 +4256,7 @@ func (r HecEventResponse) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecEventResponse) GetJSON400() *HecResponse {
+func (r HecEventResponse) GetJSON400() *HecEvent400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -4311,7 +4325,7 @@ type HecEventV1Response struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecEventV1400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -4332,7 +4346,7 @@ func (r HecEventV1Response) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecEventV1Response) GetJSON400() *HecResponse {
+func (r HecEventV1Response) GetJSON400() *HecEventV1400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -4483,7 +4497,7 @@ type HecRawResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecRaw400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -4504,7 +4518,7 @@ func (r HecRawResponse) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecRawResponse) GetJSON400() *HecResponse {
+func (r HecRawResponse) GetJSON400() *HecRaw400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -4573,7 +4587,7 @@ type HecRawV1Response struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HecResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *HecResponse
+	JSON400 *HecRawV1400JSONResponseBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HecResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -4594,7 +4608,7 @@ func (r HecRawV1Response) GetJSON200() *HecResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HecRawV1Response) GetJSON400() *HecResponse {
+func (r HecRawV1Response) GetJSON400() *HecRawV1400JSONResponseBody {
 	return r.JSON400
 }
 
@@ -11733,7 +11747,7 @@ func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJ
 // LogoutWithResponse End the session
 //
 // Revokes the session or OAuth access token the request is authenticated with. API keys
-// are not sessions (400 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
+// are not sessions (403 `not_a_session`); delete them with `DELETE /v1/keys/{key}`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13624,6 +13638,16 @@ func ParseDevicePageResponse(rsp *http.Response) (*DevicePageResponse, error) {
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	}
+
 	return response, nil
 }
 
@@ -13641,6 +13665,13 @@ func ParseDeviceDecideResponse(rsp *http.Response) (*DeviceDecideResponse, error
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15225,7 +15256,7 @@ func ParseHecEventDefaultResponse(rsp *http.Response) (*HecEventDefaultResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecEventDefault400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15306,7 +15337,7 @@ func ParseHecEventResponse(rsp *http.Response) (*HecEventResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecEvent400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15387,7 +15418,7 @@ func ParseHecEventV1Response(rsp *http.Response) (*HecEventV1Response, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecEventV1400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15520,7 +15551,7 @@ func ParseHecRawResponse(rsp *http.Response) (*HecRawResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecRaw400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15601,7 +15632,7 @@ func ParseHecRawV1Response(rsp *http.Response) (*HecRawV1Response, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest HecResponse
+		var dest HecRawV1400JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

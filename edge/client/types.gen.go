@@ -117,6 +117,7 @@ func (e CreatedApiKeyPermission) Valid() bool {
 // Defines values for HecResponseCode.
 const (
 	N0  HecResponseCode = 0
+	N1  HecResponseCode = 1
 	N12 HecResponseCode = 12
 	N13 HecResponseCode = 13
 	N17 HecResponseCode = 17
@@ -133,6 +134,8 @@ const (
 func (e HecResponseCode) Valid() bool {
 	switch e {
 	case N0:
+		return true
+	case N1:
 		return true
 	case N12:
 		return true
@@ -1503,11 +1506,14 @@ type HecEvent_Time struct {
 
 // HecResponse A Splunk HTTP Event Collector status.
 type HecResponse struct {
-	// Code HEC status code: 0 Success, 2 Token is required, 4 Invalid token, 5 No data,
+	// Code HEC status code: 0 Success, 1 Token disabled (the log-search app is not installed), 2 Token is required, 4 Invalid token, 5 No data,
 	// 6 Invalid data format, 7 Incorrect index, 9 Server is busy, 12 Event field is
 	// required, 13 Event field cannot be blank, 17 HEC is healthy, 27 Content length too
 	// large.
 	Code HecResponseCode `json:"code"`
+
+	// Hint With code 1: the request that installs the log-search app.
+	Hint *string `json:"hint,omitempty"`
 
 	// InvalidEventNumber The 0-based number of the event that was wrong (codes 6, 12, 13 of the event endpoint).
 	InvalidEventNumber *int `json:"invalid-event-number,omitempty"`
@@ -1516,7 +1522,7 @@ type HecResponse struct {
 	Text string `json:"text"`
 }
 
-// HecResponseCode HEC status code: 0 Success, 2 Token is required, 4 Invalid token, 5 No data,
+// HecResponseCode HEC status code: 0 Success, 1 Token disabled (the log-search app is not installed), 2 Token is required, 4 Invalid token, 5 No data,
 // 6 Invalid data format, 7 Incorrect index, 9 Server is busy, 12 Event field is
 // required, 13 Event field cannot be blank, 17 HEC is healthy, 27 Content length too
 // large.
@@ -2455,7 +2461,7 @@ type OtlpExportLogsParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceLogsTable The table to write to instead of `logs`.
-	XServiceLogsTable *string `json:"x-service-logs-table,omitempty"`
+	XServiceLogsTable *Name `json:"x-service-logs-table,omitempty"`
 }
 
 // OtlpExportMetricsJSONBody defines parameters for OtlpExportMetrics.
@@ -2491,7 +2497,7 @@ type OtlpExportMetricsParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceMetricsTable The table to write to instead of `metrics`.
-	XServiceMetricsTable *string `json:"x-service-metrics-table,omitempty"`
+	XServiceMetricsTable *Name `json:"x-service-metrics-table,omitempty"`
 }
 
 // OtlpExportTracesJSONBody defines parameters for OtlpExportTraces.
@@ -2527,7 +2533,7 @@ type OtlpExportTracesParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceTracesTable The table to write to instead of `traces`.
-	XServiceTracesTable *string `json:"x-service-traces-table,omitempty"`
+	XServiceTracesTable *Name `json:"x-service-traces-table,omitempty"`
 }
 
 // PromLabelValuesParams defines parameters for PromLabelValues.
@@ -3023,6 +3029,11 @@ type HecEventDefaultParams struct {
 // HecEventDefaultParamsContentEncoding defines parameters for HecEventDefault.
 type HecEventDefaultParamsContentEncoding string
 
+// HecEventDefault400JSONResponseBody defines parameters for HecEventDefault.
+type HecEventDefault400JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // HecEventParams defines parameters for HecEvent.
 type HecEventParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -3061,6 +3072,11 @@ type HecEventParams struct {
 // HecEventParamsContentEncoding defines parameters for HecEvent.
 type HecEventParamsContentEncoding string
 
+// HecEvent400JSONResponseBody defines parameters for HecEvent.
+type HecEvent400JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // HecEventV1Params defines parameters for HecEventV1.
 type HecEventV1Params struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -3098,6 +3114,11 @@ type HecEventV1Params struct {
 
 // HecEventV1ParamsContentEncoding defines parameters for HecEventV1.
 type HecEventV1ParamsContentEncoding string
+
+// HecEventV1400JSONResponseBody defines parameters for HecEventV1.
+type HecEventV1400JSONResponseBody struct {
+	union json.RawMessage
+}
 
 // HecRawTextBody defines parameters for HecRaw.
 type HecRawTextBody = string
@@ -3140,6 +3161,11 @@ type HecRawParams struct {
 // HecRawParamsContentEncoding defines parameters for HecRaw.
 type HecRawParamsContentEncoding string
 
+// HecRaw400JSONResponseBody defines parameters for HecRaw.
+type HecRaw400JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // HecRawV1TextBody defines parameters for HecRawV1.
 type HecRawV1TextBody = string
 
@@ -3180,6 +3206,11 @@ type HecRawV1Params struct {
 
 // HecRawV1ParamsContentEncoding defines parameters for HecRawV1.
 type HecRawV1ParamsContentEncoding string
+
+// HecRawV1400JSONResponseBody defines parameters for HecRawV1.
+type HecRawV1400JSONResponseBody struct {
+	union json.RawMessage
+}
 
 // ListAppsParams defines parameters for ListApps.
 type ListAppsParams struct {
@@ -3662,10 +3693,10 @@ type CreateKeyParams struct {
 type CreateKeyJSONBodyPermission string
 
 // CreateKeyJSONBody0 defines parameters for CreateKey.
-type CreateKeyJSONBody0 = interface{}
+type CreateKeyJSONBody0 = map[string]interface{}
 
 // CreateKeyJSONBody1 defines parameters for CreateKey.
-type CreateKeyJSONBody1 = interface{}
+type CreateKeyJSONBody1 = map[string]interface{}
 
 // DeleteKeyParams defines parameters for DeleteKey.
 type DeleteKeyParams struct {
@@ -3748,10 +3779,10 @@ type GetMetricsParams struct {
 	// ClusterId Comma-separated cluster UUIDs of the organization; default all its clusters.
 	ClusterId *string `form:"cluster_id,omitempty" json:"cluster_id,omitempty"`
 
-	// Organization Scope by names: the organization name, with `cluster`.
+	// Organization Scope by names: the organization name, with `cluster`. Given empty, it answers 400.
 	Organization *string `form:"organization,omitempty" json:"organization,omitempty"`
 
-	// Cluster Scope by names: the cluster name, with `organization`.
+	// Cluster Scope by names: the cluster name, with `organization`. Given empty, it answers 400.
 	Cluster *string `form:"cluster,omitempty" json:"cluster,omitempty"`
 
 	// Metric Comma-separated metric names; default `max_cpu_cores,max_memory_bytes`.
@@ -3778,7 +3809,7 @@ type DeviceAuthorizationJSONBody struct {
 	// ClientId Any client identifier, e.g. `svc-cli`; the token request must come from the same client.
 	ClientId string `json:"client_id"`
 
-	// Scope Space-separated scopes; only `full_access` exists.
+	// Scope Space-separated scopes; only `full_access` exists (another answers 400 `invalid_scope`).
 	Scope *string `json:"scope,omitempty"`
 }
 
@@ -3787,7 +3818,7 @@ type DeviceAuthorizationFormdataBody struct {
 	// ClientId Any client identifier, e.g. `svc-cli`; the token request must come from the same client.
 	ClientId string `form:"client_id" json:"client_id"`
 
-	// Scope Space-separated scopes; only `full_access` exists.
+	// Scope Space-separated scopes; only `full_access` exists (another answers 400 `invalid_scope`).
 	Scope *string `form:"scope,omitempty" json:"scope,omitempty"`
 }
 
@@ -4044,7 +4075,7 @@ type RunQueryParams struct {
 	// with neither, the API key's stored default database is used (for users: `default`).
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// QueryId The engine query id to run under; default a generated UUID. An id already running is refused (409 `query_id_in_use`).
+	// QueryId The engine query id to run under; default a generated UUID. An id already running is refused (409 `query_id_in_use`); any other is 400 `invalid_query_id`; empty, one is generated.
 	QueryId *string `form:"query_id,omitempty" json:"query_id,omitempty"`
 
 	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
@@ -4056,7 +4087,7 @@ type RunQueryJSONBodyFormat string
 
 // CancelQueryJSONBody defines parameters for CancelQuery.
 type CancelQueryJSONBody struct {
-	QueryId *string `json:"query_id,omitempty"`
+	QueryId string `json:"query_id"`
 }
 
 // CancelQueryParams defines parameters for CancelQuery.
@@ -4962,6 +4993,316 @@ func (t WorkflowSink_Settings) MarshalJSON() ([]byte, error) {
 }
 
 func (t *WorkflowSink_Settings) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecEventDefault400JSONResponseBody as a HecResponse
+func (t HecEventDefault400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecEventDefault400JSONResponseBody as the provided HecResponse
+func (t *HecEventDefault400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecEventDefault400JSONResponseBody, using the provided HecResponse
+func (t *HecEventDefault400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecEventDefault400JSONResponseBody as a Error
+func (t HecEventDefault400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecEventDefault400JSONResponseBody as the provided Error
+func (t *HecEventDefault400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecEventDefault400JSONResponseBody, using the provided Error
+func (t *HecEventDefault400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecEventDefault400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecEventDefault400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecEvent400JSONResponseBody as a HecResponse
+func (t HecEvent400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecEvent400JSONResponseBody as the provided HecResponse
+func (t *HecEvent400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecEvent400JSONResponseBody, using the provided HecResponse
+func (t *HecEvent400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecEvent400JSONResponseBody as a Error
+func (t HecEvent400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecEvent400JSONResponseBody as the provided Error
+func (t *HecEvent400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecEvent400JSONResponseBody, using the provided Error
+func (t *HecEvent400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecEvent400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecEvent400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecEventV1400JSONResponseBody as a HecResponse
+func (t HecEventV1400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecEventV1400JSONResponseBody as the provided HecResponse
+func (t *HecEventV1400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecEventV1400JSONResponseBody, using the provided HecResponse
+func (t *HecEventV1400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecEventV1400JSONResponseBody as a Error
+func (t HecEventV1400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecEventV1400JSONResponseBody as the provided Error
+func (t *HecEventV1400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecEventV1400JSONResponseBody, using the provided Error
+func (t *HecEventV1400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecEventV1400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecEventV1400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecRaw400JSONResponseBody as a HecResponse
+func (t HecRaw400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecRaw400JSONResponseBody as the provided HecResponse
+func (t *HecRaw400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecRaw400JSONResponseBody, using the provided HecResponse
+func (t *HecRaw400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecRaw400JSONResponseBody as a Error
+func (t HecRaw400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecRaw400JSONResponseBody as the provided Error
+func (t *HecRaw400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecRaw400JSONResponseBody, using the provided Error
+func (t *HecRaw400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecRaw400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecRaw400JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsHecResponse returns the union data inside the HecRawV1400JSONResponseBody as a HecResponse
+func (t HecRawV1400JSONResponseBody) AsHecResponse() (HecResponse, error) {
+	var body HecResponse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromHecResponse overwrites any union data inside the HecRawV1400JSONResponseBody as the provided HecResponse
+func (t *HecRawV1400JSONResponseBody) FromHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeHecResponse performs a merge with any union data inside the HecRawV1400JSONResponseBody, using the provided HecResponse
+func (t *HecRawV1400JSONResponseBody) MergeHecResponse(v HecResponse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the HecRawV1400JSONResponseBody as a Error
+func (t HecRawV1400JSONResponseBody) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the HecRawV1400JSONResponseBody as the provided Error
+func (t *HecRawV1400JSONResponseBody) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the HecRawV1400JSONResponseBody, using the provided Error
+func (t *HecRawV1400JSONResponseBody) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t HecRawV1400JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *HecRawV1400JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
