@@ -395,7 +395,8 @@ func (r *lineResult) WriteTo(out *bufio.Writer) error {
 	}
 	var buf []byte
 	var returned uint64
-	lastFlush := time.Now()
+	flush := newTick(time.Second)
+	defer flush.Stop()
 	for line := r.first; line != nil; {
 		if buf, err = r.sp.appendRow(buf[:0], line); err != nil {
 			e := fmt.Errorf("rewrite engine row: %w", err)
@@ -406,9 +407,9 @@ func (r *lineResult) WriteTo(out *bufio.Writer) error {
 			return err // the client went away
 		}
 		returned++
-		if returned%1024 == 0 && time.Since(lastFlush) > time.Second { // the clock costs as much as a row
+		if flush.Due() {
 			// As the row-by-row path: a slow result reaches the client as it comes.
-			lastFlush = time.Now()
+			flush.Reset()
 			if err := bw.Flush(); err != nil {
 				return err
 			}

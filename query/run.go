@@ -309,7 +309,8 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 	if err := w.Begin(cols); err != nil {
 		return err
 	}
-	lastProgress := time.Now()
+	progress := newTick(time.Second)
+	defer progress.Stop()
 	for more := r.more; more; more = r.rows.Next() {
 		if r.empty {
 			continue
@@ -318,8 +319,8 @@ func (r *result) WriteTo(bw *bufio.Writer) error {
 			return err // the client went away
 		}
 		r.returned++
-		if r.returned%1024 == 0 && time.Since(lastProgress) > time.Second { // the clock costs as much as a row
-			lastProgress = time.Now()
+		if progress.Due() {
+			progress.Reset()
 			read, bytes := r.readCounts()
 			if err := w.Progress(read, bytes, time.Since(r.start)); err != nil {
 				return err
