@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 
@@ -29,16 +28,7 @@ const promSuiteParallel = 6
 // through remote write (Prometheus's own client, edge -> Kafka -> consumer -> engine,
 // all of a load in as few requests as PromWriteBatch allows) and the upstream engine
 // evaluates over promread's Queryable on the same engine database.
-//
-// It is skipped unless PROMQLTEST_REMOTE_WRITE=1: a histogram batch of histograms.test
-// whose RowBinary data begins with the byte ';' is refused by the engine ("excessive ';'
-// before the data of an INSERT": chclient.InsertFormat sends the data inline after the
-// statement's newline) as a retryable error, which stalls its partition; until that
-// write-path bug is fixed the suite cannot finish.
 func TestUpstreamPromQLSuite(t *testing.T) {
-	if os.Getenv("PROMQLTEST_REMOTE_WRITE") == "" {
-		t.Skip("PROMQLTEST_REMOTE_WRITE not set: the write path refuses RowBinary data that begins with ';' (see the comment)")
-	}
 	eng := sharedEngine(t)
 	s := svcdtest.Start(t, "SVC_CLICKHOUSE_URL="+eng.URL(), "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	installApp(t, s, catalog.AppPrometheus)

@@ -18,9 +18,12 @@ import (
 )
 
 // KnownFailing are the built-in evals (file:line of the eval command) that do not pass
-// on this storage, each with the reason. They are blanked out of the file before it runs;
-// PROMQLTEST_ALL=1 runs them too, to measure.
+// when loaded through remote write and read by promread, each with the reason. They are
+// blanked out of the file before it runs; PROMQLTEST_ALL=1 runs them too, to measure.
 var KnownFailing = map[string]string{
+	"aggregators.test:1024":     noNegativeZero,
+	"aggregators.test:1035":     noNegativeZero,
+	"aggregators.test:1047":     noNegativeZero,
 	"start_timestamps.test:8":   noST,
 	"start_timestamps.test:13":  noST,
 	"start_timestamps.test:18":  noST,
@@ -53,6 +56,11 @@ var KnownFailing = map[string]string{
 	"start_timestamps.test:520": noST,
 	"start_timestamps.test:536": noST,
 }
+
+// noNegativeZero: remote write's protobuf (prompb.Sample, proto3) omits a value equal
+// to 0, so Prometheus's own client sends -0 as no value and every receiver reads +0;
+// count_values then counts the -0 sample as "0".
+const noNegativeZero = "remote write cannot carry -0"
 
 // noST: the promstore layout (ClickHouse's TimeSeries tables) keeps no start timestamps,
 // so the iterator's AtST is 0 (unknown) and the engine's start-timestamp-aware rate,
