@@ -65,6 +65,14 @@ type remoteWriteLoader struct {
 // Load implements promread.Loader: one WritePrometheus of the whole batch, which returns
 // once the series are queryable.
 func (l remoteWriteLoader) Load(_ context.Context, batch []promread.SeriesSamples) error {
+	if series := promTimeSeries(batch); len(series) > 0 {
+		l.s.WritePrometheus(l.s.AdminKey, l.database, series)
+	}
+	return nil
+}
+
+// promTimeSeries are series as remote write sends them (those without samples left out).
+func promTimeSeries(batch []promread.SeriesSamples) []prompb.TimeSeries {
 	var series []prompb.TimeSeries
 	for _, b := range batch {
 		if len(b.Samples) == 0 {
@@ -80,8 +88,5 @@ func (l remoteWriteLoader) Load(_ context.Context, batch []promread.SeriesSample
 		}
 		series = append(series, ts)
 	}
-	if len(series) > 0 {
-		l.s.WritePrometheus(l.s.AdminKey, l.database, series)
-	}
-	return nil
+	return series
 }
