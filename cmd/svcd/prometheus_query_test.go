@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
-	"github.com/prometheus/prometheus/prompb"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/teststorage"
 
@@ -329,19 +328,7 @@ func TestPrometheusRemoteWriteThenQuery(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	installApp(t, s, catalog.AppPrometheus)
 	data := promSeries()
-	var series []prompb.TimeSeries
-	for _, d := range data {
-		ts := prompb.TimeSeries{Labels: prompb.FromLabels(d.Labels, nil)}
-		for _, smp := range d.Samples {
-			if smp.H != nil {
-				ts.Histograms = append(ts.Histograms, prompb.FromFloatHistogram(smp.T, smp.H))
-			} else {
-				ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: smp.T, Value: smp.F})
-			}
-		}
-		series = append(series, ts)
-	}
-	s.WritePrometheus(s.AdminKey, "", series)
+	s.WritePrometheus(s.AdminKey, "", promTimeSeries(data))
 	compareWithUpstream(t, s, "Bearer "+s.AdminKey, referenceAPI(t, data))
 }
 

@@ -4,6 +4,7 @@ package chclient
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -164,6 +165,13 @@ var _ pipeline.RawInserter = (*Client)(nil)
 // after FORMAT (binary formats too: the engine reads data from the first byte after the
 // newline that ends the statement).
 func (c *Client) InsertFormat(ctx context.Context, database, table, columns, format, token string, data []byte) error {
+	if format == "RowBinary" && len(data) > 0 && data[0] == ';' && columns != "" {
+		// The engine reads a ';' where an INSERT's data begins as an excessive end of
+		// statement (SYNTAX_ERROR), so RowBinary data opening with that byte (a series
+		// id's, say) goes as RowBinaryWithNames, whose header (the column count, under 59)
+		// comes first.
+		format, data = "RowBinaryWithNames", append(rowBinaryNames(columns), data...)
+	}
 	var b strings.Builder
 	b.Grow(len(data) + len(columns) + 256)
 	b.WriteString("INSERT INTO ")
@@ -179,6 +187,18 @@ func (c *Client) InsertFormat(ctx context.Context, database, table, columns, for
 	b.WriteByte('\n')
 	b.Write(data)
 	return Classify(c.conn.Exec(ctx, b.String()))
+}
+
+// rowBinaryNames is the RowBinaryWithNames header of a column list ("a, b").
+func rowBinaryNames(columns string) []byte {
+	names := strings.Split(columns, ",")
+	h := binary.AppendUvarint(nil, uint64(len(names)))
+	for _, n := range names {
+		n = strings.Trim(strings.TrimSpace(n), "`\"")
+		h = binary.AppendUvarint(h, uint64(len(n)))
+		h = append(h, n...)
+	}
+	return h
 }
 
 // permanentCodes are engine error codes caused by the data itself: retrying the same

@@ -107,3 +107,27 @@ func engineWith(t *testing.T, stmts ...string) (*chclient.Client, context.Contex
 	}
 	return c, ctx
 }
+
+// TestInsertFormatRowBinaryOpeningWithSemicolon inserts RowBinary rows whose first byte
+// is ';' (a UUID's first byte, as a Prometheus series id can be), which the engine would
+// read as an excessive end of statement before the data, and reads them back.
+func TestInsertFormatRowBinaryOpeningWithSemicolon(t *testing.T) {
+	c, ctx := engineWith(t, "CREATE DATABASE d", "CREATE TABLE d.t (id UUID, v Float64) ENGINE = MergeTree ORDER BY id")
+	var data []byte
+	for _, v := range []byte{';', ' ', '\n'} {
+		id := [16]byte{0: v, 9: 1} // the first row opens the data with the byte ;
+		data = append(data, id[:]...)
+		data = append(data, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f) // 1.0
+	}
+	if err := c.InsertFormat(ctx, "d", "t", "id, v", "RowBinary", "tok", data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.QueryStrings(ctx, "SELECT concat(toString(id), ' ', toString(v)) FROM d.t ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"00000000-0000-000a-0000-000000000100 1", "00000000-0000-0020-0000-000000000100 1", "00000000-0000-003b-0000-000000000100 1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+}
