@@ -132,9 +132,16 @@ func (s *Server) accept(a pipeline.Accepted) error {
 			Message: "too many inserts in flight; nothing of this request was stored",
 			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"}
 	}
-	actx, cancel := context.WithTimeout(context.Background(), s.cfg.IngestTimeout)
+	actx, cancel := context.WithTimeout(context.Background(), ackTimeout(s.cfg.IngestTimeout, len(a.Rows)))
 	defer cancel()
 	return s.deps.Ingest.Accept(actx, a)
+}
+
+// ackTimeout is how long a request of n bytes of rows waits for the log's acknowledgment:
+// the configured wait, plus a second per MiB, so that a request near the 100 MiB limit
+// (a multi-part transaction) is not refused on a busy broker for its size alone.
+func ackTimeout(base time.Duration, n int) time.Duration {
+	return base + time.Duration(n>>20)*time.Second
 }
 
 // decodeError maps a decoder's error to the API's: 413 for size limits, 415 for content

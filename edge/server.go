@@ -31,7 +31,8 @@ type Config struct {
 	// 503 with Retry-After.
 	MaxConcurrentIngest int
 	IngestWait          time.Duration
-	// IngestTimeout bounds the wait for the log's acknowledgment.
+	// IngestTimeout bounds the wait for the log's acknowledgment of a small request;
+	// a request waits a second longer per MiB of rows (ackTimeout).
 	IngestTimeout time.Duration
 	// PublicURL is the address users reach the service at (for links such as the device
 	// approval page); empty uses the listen address, never a request's Host header,
