@@ -247,6 +247,19 @@ func (s *Server) database(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Data
 	if err := needCluster(p); err != nil {
 		return nil, err
 	}
+	// A database given empty names nothing: refuse it rather than read it as absent.
+	if ctx.QueryArgs().Has("database") && len(ctx.QueryArgs().Peek("database")) == 0 {
+		return nil, &APIError{Status: 400, Code: "invalid_database", Field: "database", Message: "the database parameter is empty",
+			Hint: "name one, or omit the parameter"}
+	}
+	if !ctx.QueryArgs().Has("database") {
+		for _, v := range ctx.Request.Header.PeekAll("x-service-database") {
+			if len(v) == 0 {
+				return nil, &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
+					Message: "the x-service-database header is empty", Hint: "name a database, or omit the header"}
+			}
+		}
+	}
 	return s.databaseNamed(p, selectedDatabase(ctx))
 }
 

@@ -965,6 +965,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"name": "t6", "sorting_key": "sum(a)"}`}, 400, "invalid_sorting_key")
 	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", body: `{"sorting_key": "a"}`}, 400, "invalid_name")
 	h.expect(request{method: "POST", target: "/v1/tables?database=nope", as: "admin", body: `{"name": "t4"}`}, 404, "database_not_found")
+	h.expect(request{method: "POST", target: "/v1/tables?database=", as: "admin", body: `{"name": "t4"}`}, 400, "invalid_database")
+	h.expect(request{method: "POST", target: "/v1/tables", as: "admin", header: map[string]string{"x-service-database": ""}, body: `{"name": "t4"}`}, 400, "invalid_database")
 	json200(request{method: "PATCH", target: "/v1/tables/t2", as: "admin", body: `{"sorting_key": "ts"}`})
 	h.expect(request{method: "PATCH", target: "/v1/tables/t2", as: "admin", body: `{"sorting_key": ""}`}, 400, "invalid_sorting_key")
 	h.expect(request{method: "PATCH", target: "/v1/tables/t2", as: "admin", body: `{"name": "t9"}`}, 400, "invalid_name")

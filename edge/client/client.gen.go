@@ -7607,7 +7607,7 @@ func NewPromSeriesRequest(server string, params *PromSeriesParams) (*http.Reques
 
 		if params.Match != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "match[]", *params.Match, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "match[]", params.Match, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

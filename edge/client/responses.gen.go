@@ -14612,6 +14612,9 @@ func ParsePromQueryExemplarsResponse(rsp *http.Response) (*PromQueryExemplarsRes
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 204:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest PromBadData
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14686,6 +14689,9 @@ func ParsePromQueryExemplarsPostResponse(rsp *http.Response) (*PromQueryExemplar
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest PromBadData

@@ -2314,6 +2314,9 @@ type PromLookback = string
 // PromMatch defines model for promMatch.
 type PromMatch = []string
 
+// PromMatchRequired defines model for promMatchRequired.
+type PromMatchRequired = []string
+
 // PromMetric defines model for promMetric.
 type PromMetric = string
 
@@ -2378,8 +2381,10 @@ type NotFound = Error
 // PayloadTooLarge The service's error envelope.
 type PayloadTooLarge = Error
 
-// PromBadData Prometheus's error envelope.
-type PromBadData = PromError
+// PromBadData defines model for PromBadData.
+type PromBadData struct {
+	union json.RawMessage
+}
 
 // PromExecution Prometheus's error envelope.
 type PromExecution = PromError
@@ -2447,9 +2452,10 @@ type OtlpExportLogsParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -2483,9 +2489,10 @@ type OtlpExportMetricsParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -2519,9 +2526,10 @@ type OtlpExportTracesParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -2552,6 +2560,7 @@ type PromLabelValuesParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Match Series selectors choosing the series (repeatable).
@@ -2566,7 +2575,7 @@ type PromLabelValuesParams struct {
 	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
 	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2586,6 +2595,7 @@ type PromLabelsParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Match Series selectors choosing the series (repeatable).
@@ -2600,7 +2610,7 @@ type PromLabelsParams struct {
 	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
 	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2628,9 +2638,10 @@ type PromLabelsPostParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2650,6 +2661,7 @@ type PromMetadataParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Metric Only this metric's metadata.
@@ -2661,7 +2673,7 @@ type PromMetadataParams struct {
 	// LimitPerMetric At most this many metadata entries per metric.
 	LimitPerMetric *PromLimitPerMetric `form:"limit_per_metric,omitempty" json:"limit_per_metric,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2681,6 +2693,7 @@ type PromQueryParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Query A PromQL expression.
@@ -2701,7 +2714,7 @@ type PromQueryParams struct {
 	// Stats `all` adds the query's statistics to `data`.
 	Stats *PromStats `form:"stats,omitempty" json:"stats,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2731,9 +2744,10 @@ type PromQueryPostParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2753,6 +2767,7 @@ type PromQueryExemplarsParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Query A PromQL expression.
@@ -2764,7 +2779,7 @@ type PromQueryExemplarsParams struct {
 	// End End time: RFC 3339 or Unix seconds.
 	End *PromEnd `form:"end,omitempty" json:"end,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2791,9 +2806,10 @@ type PromQueryExemplarsPostParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2813,6 +2829,7 @@ type PromQueryRangeParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Query A PromQL expression.
@@ -2839,7 +2856,7 @@ type PromQueryRangeParams struct {
 	// Stats `all` adds the query's statistics to `data`.
 	Stats *PromStats `form:"stats,omitempty" json:"stats,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2871,9 +2888,10 @@ type PromQueryRangePostParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2893,10 +2911,11 @@ type PromSeriesParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// Match Series selectors choosing the series (repeatable).
-	Match *PromMatch `form:"match[],omitempty" json:"match[],omitempty"`
+	// Match Series selectors choosing the series (repeatable; at least one).
+	Match PromMatchRequired `form:"match[]" json:"match[]"`
 
 	// Start Start time: RFC 3339 or Unix seconds.
 	Start *PromStart `form:"start,omitempty" json:"start,omitempty"`
@@ -2907,16 +2926,16 @@ type PromSeriesParams struct {
 	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
 	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
 // PromSeriesPostFormdataBody defines parameters for PromSeriesPost.
 type PromSeriesPostFormdataBody struct {
-	End   *string   `form:"end,omitempty" json:"end,omitempty"`
-	Limit *string   `form:"limit,omitempty" json:"limit,omitempty"`
-	Match *[]string `form:"match[],omitempty" json:"match[],omitempty"`
-	Start *string   `form:"start,omitempty" json:"start,omitempty"`
+	End   *string  `form:"end,omitempty" json:"end,omitempty"`
+	Limit *string  `form:"limit,omitempty" json:"limit,omitempty"`
+	Match []string `form:"match[]" json:"match[]"`
+	Start *string  `form:"start,omitempty" json:"start,omitempty"`
 }
 
 // PromSeriesPostParams defines parameters for PromSeriesPost.
@@ -2935,9 +2954,10 @@ type PromSeriesPostParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2957,9 +2977,10 @@ type PromBuildInfoParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2979,9 +3000,10 @@ type PrometheusRemoteWriteParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// ContentEncoding `snappy` (the default when absent).
@@ -3007,6 +3029,7 @@ type HecEventDefaultParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Host Default `host` of the events (default the client's IP address).
@@ -3021,7 +3044,7 @@ type HecEventDefaultParams struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader                       `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecEventDefaultParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3050,6 +3073,7 @@ type HecEventParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Host Default `host` of the events (default the client's IP address).
@@ -3064,7 +3088,7 @@ type HecEventParams struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader                `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecEventParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3093,6 +3117,7 @@ type HecEventV1Params struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Host Default `host` of the events (default the client's IP address).
@@ -3107,7 +3132,7 @@ type HecEventV1Params struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader                  `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecEventV1ParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3139,6 +3164,7 @@ type HecRawParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Host Default `host` of the events (default the client's IP address).
@@ -3153,7 +3179,7 @@ type HecRawParams struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader              `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecRawParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3185,6 +3211,7 @@ type HecRawV1Params struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Host Default `host` of the events (default the client's IP address).
@@ -3199,7 +3226,7 @@ type HecRawV1Params struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader                `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecRawV1ParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3683,9 +3710,10 @@ type CreateKeyParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4073,12 +4101,13 @@ type RunQueryParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// QueryId The engine query id to run under; default a generated UUID. An id already running is refused (409 `query_id_in_use`); any other is 400 `invalid_query_id`; empty, one is generated.
 	QueryId *string `form:"query_id,omitempty" json:"query_id,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4106,10 +4135,11 @@ type CancelQueryParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 	QueryId  *string            `form:"query_id,omitempty" json:"query_id,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4132,9 +4162,10 @@ type SplSearchParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4154,9 +4185,10 @@ type ListTablesParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4186,9 +4218,10 @@ type CreateTableParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4208,9 +4241,10 @@ type DeleteTableParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4233,9 +4267,10 @@ type DescribeTableParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4262,9 +4297,10 @@ type ChangeSortingKeyParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4289,6 +4325,7 @@ type InsertRowsParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
 	// Transform Flatten a known source format before the insert (see `docs/transforms.md`). Unknown names are refused with 400 `unknown_transform`.
@@ -4303,7 +4340,7 @@ type InsertRowsParams struct {
 	// Columns With `transform=firehose`, names of the tab-separated values of text records, comma-separated (distinct, at most 1000).
 	Columns *string `form:"columns,omitempty" json:"columns,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -4395,13 +4432,14 @@ type ListDeadLettersParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor The `next_cursor` of the previous page; omitted starts at the oldest retained.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4421,9 +4459,10 @@ type GetFreshnessParams struct {
 
 	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
 	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4993,6 +5032,68 @@ func (t WorkflowSink_Settings) MarshalJSON() ([]byte, error) {
 }
 
 func (t *WorkflowSink_Settings) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPromError returns the union data inside the PromBadData as a PromError
+func (t PromBadData) AsPromError() (PromError, error) {
+	var body PromError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPromError overwrites any union data inside the PromBadData as the provided PromError
+func (t *PromBadData) FromPromError(v PromError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePromError performs a merge with any union data inside the PromBadData, using the provided PromError
+func (t *PromBadData) MergePromError(v PromError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsError returns the union data inside the PromBadData as a Error
+func (t PromBadData) AsError() (Error, error) {
+	var body Error
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromError overwrites any union data inside the PromBadData as the provided Error
+func (t *PromBadData) FromError(v Error) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeError performs a merge with any union data inside the PromBadData, using the provided Error
+func (t *PromBadData) MergeError(v Error) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PromBadData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PromBadData) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
