@@ -35,6 +35,7 @@ func benchPromQuery(ctx context.Context, st *stack, nSeries int, step time.Durat
 		samples = 24 * 3600 / 15
 	)
 	// The series: x{job="job<n%10>", instance="i<n>"}, a counter rising by n%7+1 per sample.
+	// The write part may have left its own series in the same tables: only x is loaded.
 	inst := func(n int) string { return fmt.Sprintf("i%d", n) }
 	job := func(n int) string { return fmt.Sprintf("job%d", n%10) }
 	load := []string{
@@ -44,7 +45,7 @@ FROM (SELECT 'x' AS metric_name, CAST(map('job', concat('job', toString(number %
 			sqlquote.Ident(db), sqlquote.Ident(promstore.TagsTable), promstore.IDExpression, t0, t0+int64(samples-1)*15000, nSeries),
 		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (id, timestamp, value)
 SELECT id, fromUnixTimestamp64Milli(toInt64(%[4]d + k.number * 15000), 'UTC'), toFloat64((k.number + 1) * (toUInt64(substring(tags['instance'], 2)) %% 7 + 1))
-FROM %[1]s.%[3]s AS s CROSS JOIN numbers(%[5]d) AS k SETTINGS max_execution_time = 600`,
+FROM %[1]s.%[3]s AS s CROSS JOIN numbers(%[5]d) AS k WHERE s.metric_name = 'x' SETTINGS max_execution_time = 600`,
 			sqlquote.Ident(db), sqlquote.Ident(promstore.DataTable), sqlquote.Ident(promstore.TagsTable), t0, samples),
 	}
 	for _, stmt := range promstore.DDL(db) {
