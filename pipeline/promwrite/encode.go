@@ -138,19 +138,18 @@ func (e *encoder) add(ls []promstore.Label, samples []prompb.Sample, samples2 []
 	at := func(t int64) {
 		minT, maxT = min(minT, t), max(maxT, t)
 	}
-	for _, s := range samples {
+	sample := func(t int64, v float64) {
 		e.data.id(id)
-		e.data.i64(s.Timestamp)
-		e.data.f64(s.Value)
+		e.data.i64(t)
+		e.data.f64(v)
 		e.data.rows++
-		at(s.Timestamp)
+		at(t)
+	}
+	for _, s := range samples {
+		sample(s.Timestamp, s.Value)
 	}
 	for _, s := range samples2 {
-		e.data.id(id)
-		e.data.i64(s.Timestamp)
-		e.data.f64(s.Value)
-		e.data.rows++
-		at(s.Timestamp)
+		sample(s.Timestamp, s.Value)
 	}
 	for _, h := range hists {
 		w := &e.hists
