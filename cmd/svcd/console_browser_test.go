@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -384,7 +385,7 @@ func TestConsoleInChromium(t *testing.T) {
 
 	// Cancel a slow search over many events in database big.
 	for from := 0; from < 3_000_000; from += 500_000 { // in slices, each inside the query timeout on a loaded machine
-		s.Must(200, "POST", "/v1/query?database=big", map[string]string{"sql": fmt.Sprintf(`INSERT INTO logsearch_events SELECT concat('{"_time": "2023-11-14 22:13:20.000", "_raw": "line ', toString(number), '", "host": "h', toString(number %% 7), '"}') FROM numbers(%d, 500000)`, from)})
+		s.Must(200, "POST", "/v1/query?database=big", map[string]string{"sql": fmt.Sprintf(`INSERT INTO logsearch_events SELECT toDateTime64('2023-11-14 22:13:20', 3, 'UTC') AS _time, concat('line ', toString(number)) AS _raw, concat('h', toString(number %% 7)) AS host FROM numbers(%d, 500000)`, from)})
 	}
 	slow := "* | eval h=sha256(sha256(sha256(sha256(sha256(_raw))))) | stats dc(h) AS n"
 	var state string
@@ -401,12 +402,19 @@ func TestConsoleInChromium(t *testing.T) {
 	art.take(ctx, "search-canceled")
 	run("nothing stale", eval(`document.querySelectorAll("#events li, #stages li, #stats-table tr, #timeline canvas").length`, &stale))
 	if stale != 0 {
-		t.Fatalf("%d results of earlier searches stay after the cancel", stale)
+		var status string
+		_ = chromedp.Run(ctx, chromedp.Text("#search-status", &status, chromedp.ByID))
+		t.Fatalf("%d results of earlier searches stay after the cancel (state %q: %s)", stale, state, status)
 	}
 	if state != "canceled" {
 		var msg string
 		_ = chromedp.Run(ctx, chromedp.Text("#search-error", &msg, chromedp.ByID))
 		t.Fatalf("slow search ended %q: %s", state, msg)
+	}
+	// All time is earliest 0 (no earliest is the API's default, the last 24 hours).
+	run("all time", chromedp.Location(&loc))
+	if u, err := url.Parse(loc); err != nil || u.Query().Get("earliest") != "0" {
+		t.Fatalf("an all-time search's URL %s has no earliest=0", loc)
 	}
 
 	// SQL: a result table with statistics, then a slow query canceled.

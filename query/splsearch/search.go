@@ -57,6 +57,11 @@ func (r *Searcher) Search(ctx context.Context, org, cluster uuid.UUID, database 
 	req.Table = sqlquote.Ident(t.Engine) + "." + sqlquote.Ident(SearchTable)
 	req.Paths = query.TypedPaths(r.model, t)
 	resp, err := spl.Search(qctx, searchEngine{eng}, req)
+	// A cancel decides the answer even when every statement came back: the engine may end
+	// a killed statement's stream as though it were complete, with part of its result.
+	if qctx.Err() != nil && ctx.Err() == nil {
+		return nil, &query.Error{Status: 499, Code: "canceled", Message: "the search was canceled"}
+	}
 	if err == nil {
 		// The caller sees its own id, never the engine's scoped one.
 		resp.QueryID = userID
@@ -64,9 +69,6 @@ func (r *Searcher) Search(ctx context.Context, org, cluster uuid.UUID, database 
 	}
 	if es, ok := spl.AsErrors(err); ok {
 		return nil, &query.Error{Status: 400, Code: es.Code(), Message: es.Error(), Hint: es.Hint()}
-	}
-	if qctx.Err() != nil && ctx.Err() == nil {
-		return nil, &query.Error{Status: 499, Code: "canceled", Message: "the search was canceled"}
 	}
 	if errors.Is(err, spl.ErrInternal) {
 		return nil, err

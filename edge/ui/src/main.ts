@@ -198,13 +198,15 @@ function fromLocalInput(v: string): string {
 function range(): { earliest: string; latest: string } {
   const v = $<HTMLSelectElement>("range").value;
   if (v === "custom") return { earliest: fromLocalInput($<HTMLInputElement>("earliest").value), latest: fromLocalInput($<HTMLInputElement>("latest").value) };
-  if (v === "all") return { earliest: "", latest: "" };
+  // All time is earliest 0: no earliest means the API's default window (the last 24 hours).
+  if (v === "all") return { earliest: "0", latest: "" };
   return { earliest: v, latest: "now" };
 }
 
 function setRange(earliest: string, latest: string) {
   const sel = $<HTMLSelectElement>("range");
-  if (earliest === "" && latest === "") sel.value = "all";
+  if (earliest === "" && latest === "") sel.value = "-24h"; // the API's default window
+  else if (earliest === "0" && (latest === "" || latest === "now")) sel.value = "all";
   else if ((latest === "now" || latest === "") && Array.from(sel.options).some((o) => o.value === earliest)) sel.value = earliest;
   else {
     sel.value = "custom";
