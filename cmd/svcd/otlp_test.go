@@ -418,7 +418,9 @@ func TestOTLPBackpressure(t *testing.T) {
 // sdkLogsBatched emits n records through a batch processor exporting batch at a time.
 func sdkLogsBatched(t *testing.T, exp sdklog.Exporter, n, batch, who int) {
 	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(exp, sdklog.WithExportMaxBatchSize(batch),
-		sdklog.WithMaxQueueSize(n))))
+		// An export's retries run inside its timeout (30 s by default): on a loaded machine
+		// with one insert slot, the 503s can outlast that, and the exporter drops the batch.
+		sdklog.WithExportTimeout(5*time.Minute), sdklog.WithMaxQueueSize(n))))
 	l := lp.Logger("svc-test")
 	for i := range n {
 		var r otellog.Record
