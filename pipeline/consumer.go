@@ -137,12 +137,24 @@ func (c *Consumer) Revoked(topic string, partition int32) {
 }
 
 // Deliver hands fetched records of one partition to its worker, blocking while the
-// worker is busy: that is the backpressure that stops fetching when the engine is slow.
+// worker is busy: that is the backpressure that stops fetching the partition when its
+// table is slow or failing.
 func (c *Consumer) Deliver(ctx context.Context, topic string, partition int32, recs []Record) error {
+	return c.deliver(ctx, partitionID{topic, partition}, nil, recs)
+}
+
+// DeliverTo is Deliver for the worker of assignment a only: records fetched for an
+// earlier assignment of the partition are dropped, not handed to a later owner's worker
+// (which starts again from the committed offset).
+func (c *Consumer) DeliverTo(ctx context.Context, a Assignment, recs []Record) error {
+	return c.deliver(ctx, partitionID{a.Topic(), a.Partition()}, a, recs)
+}
+
+func (c *Consumer) deliver(ctx context.Context, id partitionID, a Assignment, recs []Record) error {
 	c.mu.Lock()
-	w := c.workers[partitionID{topic, partition}]
+	w := c.workers[id]
 	c.mu.Unlock()
-	if w == nil {
+	if w == nil || (a != nil && w.a != a) {
 		return nil // revoked meanwhile; the new owner reads these again
 	}
 	select {
