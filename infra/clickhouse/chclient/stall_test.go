@@ -23,7 +23,7 @@ import (
 // generation does not exist yet (its inserts fail, the partition pauses), partition 1
 // rows of a good table. Every good row lands while partition 0 is stalled, well past
 // the point where its worker's queue is full; then the late table is created and its
-// rows land, each exactly once.
+// rows land, each exactly once. While stalled, partition 0 is reported as such.
 func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 	seeds := kafka.ParseSeeds(os.Getenv("KAFKA_SEEDS"))
 	if len(seeds) == 0 {
@@ -117,6 +117,13 @@ func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 		produce(1, ts.good, i)
 		waitFor(fmt.Sprintf("good row %d while partition 0 is stalled", i), func() bool { return count("good__g1") == i })
 	}
+	// The stalled partition is reported with a reason that names the step, the table
+	// and the engine's code, not the engine's text.
+	waitFor("partition 0 reported stalled", func() bool { return len(cons.Stats().Stalls()) == 1 })
+	st := cons.Stats().Stalls()[0]
+	if want := "insert into table " + ts.late.String() + ": statement refused by the engine (engine error code 60)"; st.Partition != 0 || st.Reason != want || st.Attempts < 5 {
+		t.Errorf("stall %+v, want partition 0 with reason %q", st, want)
+	}
 	if n := count("late__g1"); n != -1 {
 		t.Fatalf("the late table exists with %d rows before the test made it", n)
 	}
@@ -124,6 +131,7 @@ func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor("the stalled partition's rows", func() bool { return count("late__g1") >= rounds+1 })
+	waitFor("the stall to clear", func() bool { return len(cons.Stats().Stalls()) == 0 })
 	// Both partitions keep flowing after the recovery, and nothing landed twice.
 	produce(0, ts.late, rounds+1)
 	produce(1, ts.good, rounds+1)
