@@ -162,7 +162,8 @@ type ClientInterface interface {
 	// `svc_ingest_ack_to_queryable_seconds` (summary, quantiles 0.5 and 0.99),
 	// `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 	// `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
-	// (per cluster: records fetched and held in batches not yet closed). Labels carry ids, never names,
+	// (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
+	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
 	// so no tenant's table names are shown. No authentication: restrict it at the network
 	// if needed. (This is not the specification's `GET /v1/metrics`.)
 	//
@@ -2307,7 +2308,8 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // `svc_ingest_ack_to_queryable_seconds` (summary, quantiles 0.5 and 0.99),
 // `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 // `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
-// (per cluster: records fetched and held in batches not yet closed). Labels carry ids, never names,
+// (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
+// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
 // so no tenant's table names are shown. No authentication: restrict it at the network
 // if needed. (This is not the specification's `GET /v1/metrics`.)
 //
