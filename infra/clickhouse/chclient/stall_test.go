@@ -62,23 +62,7 @@ func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: group, Topics: []string{topic}}, cons)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gr.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		sctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		defer stop()
-		if err := gr.Shutdown(sctx); err != nil && !t.Failed() {
-			t.Error(err)
-		}
-		if err := cons.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runGroup(t, ctx, seeds, group, topic, cons)()
 	produce := func(partition int32, table uuid.UUID, i int) {
 		t.Helper()
 		rec := &kgo.Record{Topic: topic, Partition: partition, Value: fmt.Appendf(nil, "{\"i\":%d}\n", i),
