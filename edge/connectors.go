@@ -23,6 +23,8 @@ type connectorView struct {
 	Partitions      []pipeline.PartitionLag `json:"partitions"`
 	RowsLanded      *int64                  `json:"rows_landed"`
 	DeadLettered    *int64                  `json:"dead_lettered"`
+	// Stalled lists this node's partitions whose batch keeps failing (pipeline.Stall).
+	Stalled []pipeline.Stall `json:"stalled"`
 }
 
 // getConnector answers GET /v1/connectors/{connector_id}: state and lag of a cluster's
@@ -33,13 +35,15 @@ func (s *Server) getConnector(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	v := connectorView{ID: c.ID.String(), Type: "kafka", ClusterID: c.ID.String(), Topic: pipeline.IngestTopic(c.ID),
-		DeadLetterTopic: pipeline.DeadTopic(c.ID), ConsumerGroup: pipeline.ConsumerGroup(c.ID), Partitions: []pipeline.PartitionLag{}}
+		DeadLetterTopic: pipeline.DeadTopic(c.ID), ConsumerGroup: pipeline.ConsumerGroup(c.ID), Partitions: []pipeline.PartitionLag{},
+		Stalled: []pipeline.Stall{}}
 	st, running := s.deps.Ops.Stats(c.ID)
 	switch {
 	case running:
 		v.State = "running"
 		rows, _, _, _, dead := st.Totals()
 		v.RowsLanded, v.DeadLettered = &rows, &dead
+		v.Stalled = st.Stalls()
 	case c.Running():
 		v.State = "starting" // the cluster runs, this node's consumer does not (yet)
 	default:

@@ -206,6 +206,8 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	}
 	header("svc_consumer_held_records", "gauge", "Accepted requests fetched by this node and held in batches not yet closed.")
 	perCluster("svc_consumer_held_records", func(st *pipeline.Stats) int64 { return st.Held() })
+	header("svc_consumer_stalled_partitions", "gauge", "Partitions of this node whose batch failed 5 times in a row and is replayed until it lands.")
+	perCluster("svc_consumer_stalled_partitions", func(st *pipeline.Stats) int64 { return int64(len(st.Stalls())) })
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
 }

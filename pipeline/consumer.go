@@ -137,12 +137,24 @@ func (c *Consumer) Revoked(topic string, partition int32) {
 }
 
 // Deliver hands fetched records of one partition to its worker, blocking while the
-// worker is busy: that is the backpressure that stops fetching when the engine is slow.
+// worker is busy: that is the backpressure that stops fetching the partition when its
+// table is slow or failing.
 func (c *Consumer) Deliver(ctx context.Context, topic string, partition int32, recs []Record) error {
+	return c.deliver(ctx, partitionID{topic, partition}, nil, recs)
+}
+
+// DeliverTo is Deliver for the worker of assignment a only: records fetched for an
+// earlier assignment of the partition are dropped, not handed to a later owner's worker
+// (which starts again from the committed offset).
+func (c *Consumer) DeliverTo(ctx context.Context, a Assignment, recs []Record) error {
+	return c.deliver(ctx, partitionID{a.Topic(), a.Partition()}, a, recs)
+}
+
+func (c *Consumer) deliver(ctx context.Context, id partitionID, a Assignment, recs []Record) error {
 	c.mu.Lock()
-	w := c.workers[partitionID{topic, partition}]
+	w := c.workers[id]
 	c.mu.Unlock()
-	if w == nil {
+	if w == nil || (a != nil && w.a != a) {
 		return nil // revoked meanwhile; the new owner reads these again
 	}
 	select {
@@ -271,6 +283,7 @@ func (w *worker) stop() {
 
 func (w *worker) run(ctx context.Context) {
 	defer close(w.done)
+	defer w.c.stats.unstalled(partitionID{w.a.Topic(), w.a.Partition()})
 	defer func() { w.c.stats.held.Add(-int64(len(w.buf))) }()
 	log := w.c.cfg.Logger.With("topic", w.a.Topic(), "partition", w.a.Partition())
 	// The linger runs from the moment a new batch's first record is held: arrivals do
@@ -358,21 +371,41 @@ func (w *worker) closeBatches(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
+// stallAfter is how many failed attempts in a row make a paused partition stalled:
+// reported in Stats.Stalls (the connector's state) and logged with its reason.
+const stallAfter = 5
+
 // flushOrPause flushes the first n held records. A flush fails only on a fatal error
 // (or when ctx ends: the partition was revoked or the consumer shut down): the worker
-// then keeps the partition and its records, pauses (fetching stops behind it), and
-// replays the batch from its committed plan, so that tables are resolved again. It
-// never leaves the partition owned and unserved. The error returned is ctx's.
+// then keeps the partition and its records, pauses (fetching stops behind it, the
+// node's other partitions go on), and replays the batch from its committed plan, so
+// that tables are resolved again, with backoff up to 4×RetryMax. After stallAfter
+// attempts the partition is reported stalled until its batch lands. It never skips
+// the rows nor leaves the partition owned and unserved. The error returned is ctx's.
 func (w *worker) flushOrPause(ctx context.Context, log *slog.Logger, n int) error {
 	delay := w.c.cfg.RetryMin
+	id := partitionID{w.a.Topic(), w.a.Partition()}
+	var since time.Time
 	for attempt := 1; ; attempt++ {
 		err := w.flush(ctx, n)
 		if err == nil || ctx.Err() != nil {
+			if attempt > stallAfter {
+				w.c.stats.unstalled(id)
+				log.Info("stalled partition recovered", "attempts", attempt-1, "stalled_for", time.Since(since).Round(time.Millisecond))
+			}
 			return ctx.Err()
 		}
+		if attempt == 1 {
+			since = time.Now()
+		}
 		w.c.stats.paused()
-		if attempt == 1 || attempt%10 == 0 {
-			log.Error("batch failed; partition paused, the batch is replayed from its plan", "attempt", attempt, "err", err, "pause", delay)
+		reason := stallReason(err)
+		if attempt >= stallAfter {
+			w.c.stats.stalled(id, since, attempt, reason)
+		}
+		if attempt == 1 || attempt == stallAfter || attempt%10 == 0 {
+			log.Error("batch failed; partition paused, the batch is replayed from its plan", "attempt", attempt,
+				"stalled", attempt >= stallAfter, "reason", reason, "pause", delay)
 		}
 		select {
 		case <-ctx.Done():
@@ -381,6 +414,39 @@ func (w *worker) flushOrPause(ctx context.Context, log *slog.Logger, n int) erro
 		}
 		delay = min(delay*2, 4*w.c.cfg.RetryMax)
 	}
+}
+
+// stepError names the table whose step of a batch failed.
+type stepError struct {
+	step  string
+	table uuid.UUID
+	err   error
+}
+
+func (e *stepError) Error() string { return fmt.Sprintf("%s table %s: %v", e.step, e.table, e.err) }
+func (e *stepError) Unwrap() error { return e.err }
+
+// stallReason describes a failed batch without the engine's text: the step, the table,
+// the class and the engine's error code when there is one.
+func stallReason(err error) string {
+	var b strings.Builder
+	var se *stepError
+	if errors.As(err, &se) {
+		fmt.Fprintf(&b, "%s table %s: ", se.step, se.table)
+	}
+	switch {
+	case errors.Is(err, ErrFatal):
+		b.WriteString("statement refused by the engine")
+	case errors.Is(err, ErrRejected):
+		b.WriteString("rows rejected by the engine")
+	default:
+		b.WriteString("batch failed")
+	}
+	var coded interface{ EngineCode() int32 }
+	if errors.As(err, &coded) {
+		fmt.Fprintf(&b, " (engine error code %d)", coded.EngineCode())
+	}
+	return b.String()
 }
 
 // flush inserts the first n buffered records as one planned batch.
@@ -417,7 +483,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("resolve table %s: %w", g.table, err)
+				return &stepError{step: "resolve", table: g.table, err: err}
 			}
 			if ok {
 				p.gens[g.table] = t.Gen
@@ -440,7 +506,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 			continue
 		}
 		if err := w.insertGroup(ctx, p, start, end, g); err != nil {
-			return err
+			return &stepError{step: "insert into", table: g.table, err: err}
 		}
 	}
 	if err := w.recordKeys(ctx, p, start, end, groups); err != nil {

@@ -19,6 +19,20 @@ type Stats struct {
 
 	mu     sync.Mutex
 	tables map[uuid.UUID]*TableStats
+	stalls map[partitionID]*Stall
+}
+
+// Stall is a partition whose batch failed fatally several times in a row: it stays
+// with this node, paused, and replays its batch with backoff until the cause is fixed
+// (its rows are never skipped). Reason names the step, the table and the engine's
+// error code, never the engine's text (a statement echoed in it would carry the
+// batch's deduplication token).
+type Stall struct {
+	Topic     string    `json:"-"`
+	Partition int32     `json:"partition"`
+	Since     time.Time `json:"since"`
+	Attempts  int       `json:"attempts"`
+	Reason    string    `json:"reason"`
 }
 
 // TableStats is the freshness of one table: how long rows took from the log's
@@ -33,7 +47,40 @@ type TableStats struct {
 
 const lagWindow = 1024
 
-func newStats() *Stats { return &Stats{tables: map[uuid.UUID]*TableStats{}} }
+func newStats() *Stats {
+	return &Stats{tables: map[uuid.UUID]*TableStats{}, stalls: map[partitionID]*Stall{}}
+}
+
+// stalled records that a partition's batch failed attempts times in a row since since.
+func (s *Stats) stalled(id partitionID, since time.Time, attempts int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stalls[id] = &Stall{Topic: id.topic, Partition: id.partition, Since: since, Attempts: attempts, Reason: reason}
+}
+
+// unstalled clears a partition's stall: its batch landed, or it is no longer ours.
+func (s *Stats) unstalled(id partitionID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.stalls, id)
+}
+
+// Stalls returns the partitions of this consumer that are stalled, by topic and partition.
+func (s *Stats) Stalls() []Stall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Stall, 0, len(s.stalls))
+	for _, st := range s.stalls {
+		out = append(out, *st)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
 
 func (s *Stats) table(id uuid.UUID) *TableStats {
 	t := s.tables[id]

@@ -12,8 +12,8 @@ import (
 )
 
 // TestChaosShort is the short chaos run of the test suite: one kill -9 each of svcd,
-// the engine and the broker under load, a short overload, and every acknowledged row
-// counted. It runs its own broker (it kills it), never the shared one.
+// the engine and the broker under load, a short overload the edge must shed, and every
+// acknowledged row counted. It runs its own broker (it kills it), never the shared one.
 func TestChaosShort(t *testing.T) {
 	if os.Getenv("SVC_KAFKA_LIBS") == "" || os.Getenv("SVC_CHDB_LIB") == "" {
 		t.Skip("SVC_KAFKA_LIBS and SVC_CHDB_LIB not set; run through `go tool task test`")
@@ -33,6 +33,10 @@ func TestChaosShort(t *testing.T) {
 	cfg.BinDir, cfg.Dir = bin, t.TempDir()
 	cfg.Calibrate, cfg.Chaos, cfg.Kills, cfg.Overload, cfg.Recover = 8*time.Second, 60*time.Second, 1, 15*time.Second, 15*time.Second
 	cfg.Workers = 32
+	// Real overload: the edge's in-flight budget is small, and the overload a large
+	// multiple of the end-to-end saturation, so the edge must shed (429/503 with
+	// Retry-After) while every row it acknowledged still lands exactly once.
+	cfg.EdgeInflight, cfg.EdgeWait, cfg.OverloadFactor, cfg.RequireShedding = 4, 50*time.Millisecond, 8, true
 	// The suite runs other packages beside this one, so the rate after the overload is
 	// compared loosely; a race-enabled svcd (go tool task test builds one) uses several
 	// times the memory of a normal build.
@@ -72,4 +76,21 @@ func raceBuilt(path string) bool {
 func tail(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b[max(0, len(b)-6000):])
+}
+
+// TestAnOverloadThatShedsNothingFailsWhenSheddingIsRequired: all 202 under overload
+// (the log absorbed it) is a failure of a run that must reach real overload.
+func TestAnOverloadThatShedsNothingFailsWhenSheddingIsRequired(t *testing.T) {
+	r := &Report{AckedRows: 1, RSSBoundMiB: 1, OverloadAnswers: map[int]int64{202: 100}}
+	if f := r.Failures(); len(f) != 0 {
+		t.Fatalf("not required: %v", f)
+	}
+	r.RequireShedding = true
+	if f := r.Failures(); len(f) != 1 || !strings.Contains(f[0], "no 429/503") {
+		t.Fatalf("required, none drawn: %v", f)
+	}
+	r.OverloadAnswers[503] = 1
+	if f := r.Failures(); len(f) != 0 {
+		t.Fatalf("required, one drawn: %v", f)
+	}
 }

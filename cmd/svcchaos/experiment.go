@@ -27,6 +27,7 @@ type Report struct {
 	Recovery              []time.Duration
 	OverloadAnswers       map[int]int64
 	OverloadViolations    []string
+	RequireShedding       bool // the overload must draw 429/503 answers
 	RSSMaxMiB             float64
 	RSSBoundMiB           int
 	RecoverRate, Target   float64       // requests/s acknowledged after the overload, and the 70% target
@@ -51,6 +52,9 @@ func (r *Report) Failures() []string {
 	if len(r.OverloadViolations) > 0 {
 		out = append(out, fmt.Sprintf("%d answers under overload were neither 2xx nor 429/503 with Retry-After (first: %s)",
 			len(r.OverloadViolations), r.OverloadViolations[0]))
+	}
+	if r.RequireShedding && r.OverloadAnswers[429]+r.OverloadAnswers[503] == 0 {
+		out = append(out, fmt.Sprintf("the overload drew no 429/503: the edge was not overloaded (answers %v)", r.OverloadAnswers))
 	}
 	if r.RSSMaxMiB > float64(r.RSSBoundMiB) {
 		out = append(out, fmt.Sprintf("svcd RSS reached %.0f MiB, over the %d MiB bound", r.RSSMaxMiB, r.RSSBoundMiB))
@@ -288,13 +292,13 @@ func experiment(ctx context.Context, cfg Config, s *stack, rep *Report, out io.W
 	<-loadDone
 
 	// 3. The 70% load without kills, the baseline recovery is compared with; then the
-	// overload at 2x, open loop; then 70% again.
+	// overload at cfg.OverloadFactor times saturation, open loop; then 70% again.
 	fmt.Fprintf(out, "baseline load at %.1f requests/s for %s\n", target, cfg.Recover)
 	start = time.Now()
 	n = load(ctx, s, l, 4*cfg.Workers, target, after(cfg.Recover), func() time.Time { return time.Now() })
 	rep.BaselineRate = float64(n) / time.Since(start).Seconds()
-	fmt.Fprintf(out, "overload at %.1f requests/s for %s\n", 2*rep.Saturation, cfg.Overload)
-	overload(ctx, s, l, 2*rep.Saturation, cfg.Overload, rep)
+	fmt.Fprintf(out, "overload at %.1f requests/s (%gx) for %s\n", cfg.OverloadFactor*rep.Saturation, cfg.OverloadFactor, cfg.Overload)
+	overload(ctx, s, l, cfg.OverloadFactor*rep.Saturation, cfg.Overload, rep)
 	// The overload left a backlog in the log; the service has recovered when it has
 	// stored it and sustains the 70% load again.
 	l.mu.Lock()

@@ -38,7 +38,11 @@ func main() {
 	fs.DurationVar(&cfg.Calibrate, "calibrate", cfg.Calibrate, "saturation measurement")
 	fs.DurationVar(&cfg.Chaos, "duration", cfg.Chaos, "load with kills at 70% of saturation")
 	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "kills of each process (svcd, engine, broker)")
-	fs.DurationVar(&cfg.Overload, "overload", cfg.Overload, "open-loop load at 2x saturation")
+	fs.DurationVar(&cfg.Overload, "overload", cfg.Overload, "open-loop load at -overload-factor times saturation")
+	fs.Float64Var(&cfg.OverloadFactor, "overload-factor", cfg.OverloadFactor, "the overload's multiple of saturation")
+	fs.IntVar(&cfg.EdgeInflight, "edge-inflight", cfg.EdgeInflight, "svcd's inserts in flight (SVC_MAX_CONCURRENT_INGEST); 0: svcd's default")
+	fs.DurationVar(&cfg.EdgeWait, "edge-wait", cfg.EdgeWait, "how long an insert waits for a slot before 503 (SVC_INGEST_WAIT); 0: svcd's default")
+	fs.BoolVar(&cfg.RequireShedding, "require-shedding", cfg.RequireShedding, "fail unless the overload draws 429/503 answers")
 	fs.DurationVar(&cfg.Recover, "recover", cfg.Recover, "load at 70% after the overload")
 	fs.IntVar(&cfg.RSSBoundMiB, "rss-bound", cfg.RSSBoundMiB, "svcd RSS bound during the overload, MiB")
 	fs.Float64Var(&cfg.RecoverRatio, "recover-ratio", cfg.RecoverRatio, "share of the 70% load acknowledged after the overload")
@@ -67,8 +71,18 @@ type Config struct {
 	BinDir, KafkaLibs, ChdbLib string
 	Calibrate, Chaos           time.Duration
 	Overload, Recover          time.Duration
-	Kills                      int
-	RSSBoundMiB                int
+	// OverloadFactor is the overload's multiple of saturation (default 2). Saturation is
+	// end to end (consumer-bound), so the log absorbs a small multiple and the edge
+	// sheds nothing; a large one with a small EdgeInflight reaches real overload.
+	OverloadFactor float64
+	// EdgeInflight and EdgeWait set svcd's in-flight insert budget and its wait for a
+	// slot (0: svcd's defaults, 256 and 2 s).
+	EdgeInflight int
+	EdgeWait     time.Duration
+	// RequireShedding fails the run unless the overload drew a 429 or 503.
+	RequireShedding bool
+	Kills           int
+	RSSBoundMiB     int
 	// RecoverRatio is the share of the 70% load that must be acknowledged again after
 	// the overload.
 	RecoverRatio float64
@@ -87,13 +101,16 @@ func defaultConfig() Config {
 	}
 	return Config{BinDir: bin, KafkaLibs: os.Getenv("SVC_KAFKA_LIBS"), ChdbLib: os.Getenv("SVC_CHDB_LIB"),
 		Calibrate: 15 * time.Second, Chaos: 5 * time.Minute, Kills: 3, Overload: time.Minute, Recover: 30 * time.Second,
-		RSSBoundMiB: 1024, RecoverRatio: 0.8, Rows: 50, Workers: 64}
+		RSSBoundMiB: 1024, RecoverRatio: 0.8, Rows: 50, Workers: 64, OverloadFactor: 2}
 }
 
 // Run runs the whole experiment and writes the report to out.
 func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 64
+	}
+	if cfg.OverloadFactor <= 0 {
+		cfg.OverloadFactor = 2
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
@@ -114,7 +131,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 		return nil, err
 	}
 	defer st.stop()
-	rep := &Report{Seed: cfg.Seed, RSSBoundMiB: cfg.RSSBoundMiB, RecoverRatio: cfg.RecoverRatio, Dir: dir}
+	rep := &Report{Seed: cfg.Seed, RSSBoundMiB: cfg.RSSBoundMiB, RecoverRatio: cfg.RecoverRatio, Dir: dir,
+		RequireShedding: cfg.RequireShedding}
 	err = experiment(ctx, cfg, st, rep, out)
 	rep.print(out)
 	return rep, err

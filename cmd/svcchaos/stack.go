@@ -99,6 +99,12 @@ func (s *stack) startSvcd(ctx context.Context) error {
 	cmd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+s.addr, "SVC_DATA_DIR="+filepath.Join(s.dir, "svcd"),
 		"SVC_KAFKA_SEEDS="+s.broker.Seeds(), "SVC_ENGINE_BIN="+filepath.Join(s.cfg.BinDir, "chengine"),
 		"SVC_CHDB_LIB="+s.cfg.ChdbLib, "SVC_BOOTSTRAP_API_KEY="+s.key, "SVC_ENGINE_MEMORY=1GiB")
+	if s.cfg.EdgeInflight > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("SVC_MAX_CONCURRENT_INGEST=%d", s.cfg.EdgeInflight))
+	}
+	if s.cfg.EdgeWait > 0 {
+		cmd.Env = append(cmd.Env, "SVC_INGEST_WAIT="+s.cfg.EdgeWait.String())
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

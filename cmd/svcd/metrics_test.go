@@ -268,12 +268,14 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 		Lag              *int64
 		RowsLanded       *int64 `json:"rows_landed"`
 		Partitions       []struct{ Partition, Lag int64 }
+		Stalled          []struct{ Partition int64 }
 	}
 	var con connector
 	deadline = time.Now().Add(time.Minute)
 	for {
 		s.Must(200, "GET", "/v1/connectors/"+c.ID+"?organization=default", nil, a.auth...).JSON(t, &con)
-		if con.State == "running" && con.Lag != nil && *con.Lag == 0 && con.RowsLanded != nil && *con.RowsLanded == 307 && len(con.Partitions) > 0 {
+		if con.State == "running" && con.Lag != nil && *con.Lag == 0 && con.RowsLanded != nil && *con.RowsLanded == 307 && len(con.Partitions) > 0 &&
+			con.Stalled != nil && len(con.Stalled) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -162,7 +162,8 @@ type ClientInterface interface {
 	// `svc_ingest_ack_to_queryable_seconds` (summary, quantiles 0.5 and 0.99),
 	// `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 	// `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
-	// (per cluster: records fetched and held in batches not yet closed). Labels carry ids, never names,
+	// (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
+	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
 	// so no tenant's table names are shown. No authentication: restrict it at the network
 	// if needed. (This is not the specification's `GET /v1/metrics`.)
 	//
@@ -1087,7 +1088,7 @@ type ClientInterface interface {
 
 	// GetConnector Read an ingestion connector
 	//
-	// An ingestion connector is a cluster's Kafka consumer; its id is the cluster's id. `state` is `running` (this node's consumer lands rows), `starting` (the cluster runs, the consumer is not up on this node yet) or `stopped` (the cluster is stopped: ingestion is still accepted into the topic and lands on resume). `lag` is the total of the partitions' lag (null when Kafka did not answer); `rows_landed` and `dead_lettered` count this node's consumer since it started (null when it does not run). Its metrics are read through `GET /v1/metrics`.
+	// An ingestion connector is a cluster's Kafka consumer; its id is the cluster's id. `state` is `running` (this node's consumer lands rows), `starting` (the cluster runs, the consumer is not up on this node yet) or `stopped` (the cluster is stopped: ingestion is still accepted into the topic and lands on resume). `lag` is the total of the partitions' lag (null when Kafka did not answer); `rows_landed` and `dead_lettered` count this node's consumer since it started (null when it does not run). `stalled` lists this node's partitions whose batch failed five times in a row (a statement the engine refuses, e.g. a table generation that is gone): such a partition stays with the node, paused, and replays its batch with backoff (up to 20 s) until the cause is fixed, so no row is skipped; the node's other partitions keep landing. `reason` names the step, the table and the engine's error code, never the engine's text. An entry goes away when the batch lands. Its metrics are read through `GET /v1/metrics`.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -2307,7 +2308,8 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // `svc_ingest_ack_to_queryable_seconds` (summary, quantiles 0.5 and 0.99),
 // `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 // `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
-// (per cluster: records fetched and held in batches not yet closed). Labels carry ids, never names,
+// (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
+// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
 // so no tenant's table names are shown. No authentication: restrict it at the network
 // if needed. (This is not the specification's `GET /v1/metrics`.)
 //
@@ -3882,7 +3884,7 @@ func (c *Client) StopCluster(ctx context.Context, clusterId openapi_types.UUID, 
 
 // GetConnector Read an ingestion connector
 //
-// An ingestion connector is a cluster's Kafka consumer; its id is the cluster's id. `state` is `running` (this node's consumer lands rows), `starting` (the cluster runs, the consumer is not up on this node yet) or `stopped` (the cluster is stopped: ingestion is still accepted into the topic and lands on resume). `lag` is the total of the partitions' lag (null when Kafka did not answer); `rows_landed` and `dead_lettered` count this node's consumer since it started (null when it does not run). Its metrics are read through `GET /v1/metrics`.
+// An ingestion connector is a cluster's Kafka consumer; its id is the cluster's id. `state` is `running` (this node's consumer lands rows), `starting` (the cluster runs, the consumer is not up on this node yet) or `stopped` (the cluster is stopped: ingestion is still accepted into the topic and lands on resume). `lag` is the total of the partitions' lag (null when Kafka did not answer); `rows_landed` and `dead_lettered` count this node's consumer since it started (null when it does not run). `stalled` lists this node's partitions whose batch failed five times in a row (a statement the engine refuses, e.g. a table generation that is gone): such a partition stays with the node, paused, and replays its batch with backoff (up to 20 s) until the cause is fixed, so no row is skipped; the node's other partitions keep landing. `reason` names the step, the table and the engine's error code, never the engine's text. An entry goes away when the batch lands. Its metrics are read through `GET /v1/metrics`.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //

@@ -26,7 +26,7 @@ type collector struct {
 func (c *collector) Assigned(pipeline.Assignment) {}
 func (c *collector) Revoked(string, int32)        {}
 func (c *collector) Drain(context.Context) error  { return nil }
-func (c *collector) Deliver(_ context.Context, _ string, _ int32, recs []pipeline.Record) error {
+func (c *collector) DeliverTo(_ context.Context, _ pipeline.Assignment, recs []pipeline.Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range recs {

@@ -107,6 +107,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("kafka broker: %w", err)
 	}
+	// A directory made before (by hand, or by a tool with a looser umask) is made
+	// private too: it holds every tenant's rows.
+	if err := os.Chmod(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("kafka broker: %w", err)
+	}
 	// A broker left over from an earlier run on the same directory is stopped first:
 	// two brokers on one log directory would corrupt it.
 	if err := StopPIDFile(ctx, c.DataDir); err != nil {

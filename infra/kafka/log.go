@@ -220,7 +220,9 @@ type GroupConfig struct {
 type Consumer interface {
 	Assigned(a pipeline.Assignment)
 	Revoked(topic string, partition int32)
-	Deliver(ctx context.Context, topic string, partition int32, recs []pipeline.Record) error
+	// DeliverTo hands records of a partition to the consumer of assignment a, blocking
+	// while it is busy; records for an assignment that was revoked meanwhile are dropped.
+	DeliverTo(ctx context.Context, a pipeline.Assignment, recs []pipeline.Record) error
 	// Drain flushes what the consumer holds; commits still work while it runs.
 	Drain(ctx context.Context) error
 }
@@ -228,19 +230,44 @@ type Consumer interface {
 // GroupReader joins a consumer group and drives a Consumer: partitions assigned to this
 // member are handed over with their committed offset and metadata, fetched records are
 // delivered in order, and commits carry the consumer's metadata.
+//
+// Each partition is delivered by its own goroutine, so a partition whose consumer is
+// stuck (its engine table failing, its batch waiting on backpressure) holds back only
+// itself: once two fetches of it wait behind a delivery, fetching of that partition is
+// paused (franz-go keeps its position: what was fetched but not returned is fetched
+// again) and resumed when its queue is empty.
 type GroupReader struct {
-	cfg  GroupConfig
-	cons Consumer
-	cl   *kgo.Client
-	adm  *kadm.Client
-	log  *slog.Logger
-	wg   sync.WaitGroup
-	stop context.CancelFunc
+	cfg   GroupConfig
+	cons  Consumer
+	cl    *kgo.Client
+	adm   *kadm.Client
+	log   *slog.Logger
+	wg    sync.WaitGroup
+	stop  context.CancelFunc
+	mu    sync.Mutex
+	parts map[partKey]*partQueue // partitions assigned to this member
 }
+
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+// partQueue holds a partition's fetched records waiting for delivery.
+type partQueue struct {
+	a       *assignment
+	batches [][]pipeline.Record
+	running bool // a goroutine is delivering batches
+	paused  bool // fetching of the partition is paused
+}
+
+// maxQueued is how many fetches of a partition may wait behind its delivery before
+// fetching it pauses.
+const maxQueued = 2
 
 // NewGroupReader connects a group member; Start begins consuming.
 func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
-	g := &GroupReader{cfg: cfg, cons: cons, log: cfg.Logger}
+	g := &GroupReader{cfg: cfg, cons: cons, log: cfg.Logger, parts: map[partKey]*partQueue{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -297,10 +324,53 @@ func (g *GroupReader) poll(ctx context.Context) {
 				recs[i] = pipeline.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key,
 					Value: r.Value, Headers: h, Timestamp: r.Timestamp}
 			}
-			if err := g.cons.Deliver(ctx, p.Topic, p.Partition, recs); err != nil && ctx.Err() == nil {
-				g.log.Error("deliver records", "err", err)
-			}
+			g.enqueue(ctx, partKey{p.Topic, p.Partition}, recs)
 		})
+	}
+}
+
+// enqueue queues records of a partition for its delivery goroutine, starting one if
+// none runs, and pauses fetching the partition when its queue is full.
+func (g *GroupReader) enqueue(ctx context.Context, k partKey, recs []pipeline.Record) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := g.parts[k]
+	if q == nil {
+		return // revoked meanwhile; the next owner reads these again
+	}
+	q.batches = append(q.batches, recs)
+	if !q.running {
+		q.running = true
+		g.wg.Go(func() { g.deliver(ctx, k, q) })
+		return
+	}
+	if len(q.batches) >= maxQueued && !q.paused {
+		q.paused = true
+		g.cl.PauseFetchPartitions(map[string][]int32{k.topic: {k.partition}})
+	}
+}
+
+// deliver hands a partition's queued records to the consumer in order until the queue
+// is empty, then resumes fetching the partition if it was paused.
+func (g *GroupReader) deliver(ctx context.Context, k partKey, q *partQueue) {
+	for {
+		g.mu.Lock()
+		if g.parts[k] != q || len(q.batches) == 0 || ctx.Err() != nil {
+			q.running = false
+			if q.paused && g.parts[k] == q {
+				q.paused = false
+				g.cl.ResumeFetchPartitions(map[string][]int32{k.topic: {k.partition}})
+			}
+			g.mu.Unlock()
+			return
+		}
+		recs := q.batches[0]
+		q.batches[0] = nil
+		q.batches = q.batches[1:]
+		g.mu.Unlock()
+		if err := g.cons.DeliverTo(ctx, q.a, recs); err != nil && ctx.Err() == nil {
+			g.log.Error("deliver records", "topic", k.topic, "partition", k.partition, "err", err)
+		}
 	}
 }
 
@@ -348,7 +418,13 @@ func (g *GroupReader) assigned(ctx context.Context, cl *kgo.Client, parts map[st
 				off, meta = o.At, o.Metadata
 			}
 			g.log.Info("partition assigned", "topic", topic, "partition", p, "committed", off, "plan", meta)
-			g.cons.Assigned(&assignment{g: g, topic: topic, partition: p, offset: off, meta: meta})
+			a := &assignment{g: g, topic: topic, partition: p, offset: off, meta: meta}
+			g.mu.Lock()
+			g.parts[partKey{topic, p}] = &partQueue{a: a}
+			g.mu.Unlock()
+			// A pause left by an earlier assignment of the partition must not outlive it.
+			cl.ResumeFetchPartitions(map[string][]int32{topic: {p}})
+			g.cons.Assigned(a)
 		}
 	}
 }
@@ -356,6 +432,16 @@ func (g *GroupReader) assigned(ctx context.Context, cl *kgo.Client, parts map[st
 func (g *GroupReader) revoked(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
 	for topic, ps := range parts {
 		for _, p := range ps {
+			g.mu.Lock()
+			if q := g.parts[partKey{topic, p}]; q != nil {
+				delete(g.parts, partKey{topic, p})
+				q.batches = nil
+				if q.paused {
+					q.paused = false
+					g.cl.ResumeFetchPartitions(map[string][]int32{topic: {p}})
+				}
+			}
+			g.mu.Unlock()
 			g.cons.Revoked(topic, p)
 		}
 	}

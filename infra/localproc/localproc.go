@@ -47,7 +47,7 @@ func ReadPID(file string) int {
 
 // WritePID records pid in file.
 func WritePID(file string, pid int) error {
-	return os.WriteFile(file, []byte(strconv.Itoa(pid)), 0o644)
+	return os.WriteFile(file, []byte(strconv.Itoa(pid)), 0o600)
 }
 
 // StopPIDFile stops the process recorded in file if it still runs and its command line

@@ -49,6 +49,10 @@ func (e *Error) Error() string { return fmt.Sprintf("code: %d, message: %s", e.C
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// EngineCode is the engine's error code, for callers that may not import this package
+// (the pipeline reports it for a stalled partition).
+func (e *Error) EngineCode() int32 { return e.Code }
+
 // As returns the engine error in err's chain.
 func As(err error) (*Error, bool) {
 	var e *Error

@@ -153,24 +153,7 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: group, Topics: []string{topic}}, cons)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gr.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		// A partition still paused cannot drain: Shutdown then cancels it, as svcd does.
-		sctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-		defer stop()
-		if err := gr.Shutdown(sctx); err != nil && !t.Failed() {
-			t.Error(err)
-		}
-		if err := cons.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runGroup(t, ctx, seeds, group, topic, cons)()
 	var idem string // the Idempotency-Key of the next record, if any
 	produce := func(table uuid.UUID, rows ...string) {
 		t.Helper()
@@ -250,6 +233,29 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	defer deadMu.Unlock()
 	if len(deadRows) != 2 || deadRows[0] != "{not json" || deadRows[1] != `{"k":"x"}` {
 		t.Errorf("dead letters %q, want the poison row and the impossible table's row", deadRows)
+	}
+}
+
+// runGroup starts a group member feeding cons; the function it returns stops both.
+func runGroup(t *testing.T, ctx context.Context, seeds []string, group, topic string, cons *pipeline.Consumer) func() {
+	t.Helper()
+	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: group, Topics: []string{topic}}, cons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gr.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		// A partition still paused cannot drain: Shutdown then cancels it, as svcd does.
+		sctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		if err := gr.Shutdown(sctx); err != nil && !t.Failed() {
+			t.Error(err)
+		}
+		if err := cons.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
 	}
 }
 
