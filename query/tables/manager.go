@@ -71,6 +71,25 @@ func (m *Manager) CheckStorage(s3 *catalog.S3Storage) error {
 	return nil
 }
 
+// StorageRole is the role whose session credentials the cluster's engine writes to S3
+// with: its storage's role, or else that of the earliest-created database that has its
+// own storage with a role; empty when none names one (the service's own credentials).
+func (m *Manager) StorageRole(cluster uuid.UUID) (arn, externalID string) {
+	if c, ok := m.cat.Model().Cluster(cluster); ok && c.S3 != nil && c.S3.RoleARN != "" {
+		return c.S3.RoleARN, c.S3.ExternalID
+	}
+	var first *catalog.Database
+	for _, d := range m.cat.Model().Databases(cluster) {
+		if d.S3 != nil && d.S3.RoleARN != "" && (first == nil || d.CreatedAt.Before(first.CreatedAt)) {
+			first = d
+		}
+	}
+	if first == nil {
+		return "", ""
+	}
+	return first.S3.RoleARN, first.S3.ExternalID
+}
+
 // generationSettings are the settings of t's generations: GenerationSettings, plus the
 // S3 disk of its database's storage (or, when the database has none, its cluster's).
 func (m *Manager) generationSettings(t *catalog.Table) (string, error) {
@@ -119,6 +138,12 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	}
 	if err := m.CheckStorage(s3); err != nil {
 		return nil, err
+	}
+	if s3 != nil && s3.RoleARN != "" {
+		if arn, _ := m.StorageRole(cluster); arn != "" && arn != s3.RoleARN {
+			return nil, &catalog.FieldError{Field: "s3_storage.role_arn",
+				Message: "the cluster's engine already writes with another role (its storage's, or an earlier database's); one engine holds one role's credentials, so a database on this cluster must name that role or none"}
+		}
 	}
 	// Engine first: creating an engine database that then loses a catalog race is
 	// harmless, a catalog entry without its engine database is not.
