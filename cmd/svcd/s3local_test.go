@@ -84,7 +84,8 @@ func engineCredentials(t *testing.T, dir string) (id, secret, token string) {
 // the rows read back identical and ingestion goes on. The engine writes with the
 // session credentials of the database's role, assumed with its external id; neither
 // their secret nor their session token (nor the service's secret) is in an answer, a
-// log or a file of the data directory. Deleting the database deletes its objects.
+// log or a file of the data directory; a database naming another role is refused.
+// Deleting the database deletes its objects.
 func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 	env, cfg, bucket := s3Storage(t)
 	role := s3Role(t, cfg, "ext-lake")
@@ -103,6 +104,12 @@ func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 	must(200, "POST", "/v1/databases", map[string]any{"name": "lake", "s3_storage": map[string]any{
 		"data": map[string]string{"bucket": bucket, "path": "lake/data"}, "backups": map[string]string{"bucket": bucket, "path": "lake/backups"},
 		"role_arn": role, "external_id": "ext-lake"}})
+	// One engine holds one role's credentials: another role on this cluster is refused.
+	if r := must(400, "POST", "/v1/databases", map[string]any{"name": "other", "s3_storage": map[string]any{
+		"data": map[string]string{"bucket": bucket, "path": "other/data"}, "backups": map[string]string{"bucket": bucket, "path": "other/backups"},
+		"role_arn": s3Role(t, cfg, "ext-lake"), "external_id": "ext-lake"}}); !bytes.Contains(r.Body, []byte(`"field":"s3_storage.role_arn"`)) {
+		t.Fatalf("a second role: %s", r.Body)
+	}
 	must(200, "POST", "/v1/tables?database=lake", map[string]string{"name": "events", "sorting_key": "i"})
 	for b := range 4 {
 		must(202, "POST", "/v1/tables/events?database=lake", rows(b*125, 125))
