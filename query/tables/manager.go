@@ -157,8 +157,8 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	}
 	if s3 != nil && s3.RoleARN != "" {
 		if arn, _ := m.StorageRole(cluster); arn != "" && arn != s3.RoleARN {
-			return nil, &catalog.FieldError{Field: "s3_storage.role_arn",
-				Message: "the cluster's engine already writes with another role (its storage's, or an earlier database's); one engine holds one role's credentials, so a database on this cluster must name that role or none"}
+			return nil, &catalog.FieldError{Field: "s3_storage",
+				Message: "role_arn: the cluster's engine already writes with another role (its storage's, or an earlier database's); one engine holds one role's credentials, so a database on this cluster must name that role or none"}
 		}
 	}
 	// Engine first: creating an engine database that then loses a catalog race is
