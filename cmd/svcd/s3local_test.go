@@ -78,7 +78,7 @@ func engineCredentials(t *testing.T, dir string) (id, secret, token string) {
 
 // TestDatabaseOnS3ReadBackWithoutLocalParts is the issue's test: a database on S3 whose
 // rows are read back after an engine restart with the local data directory's parts gone.
-// The cluster is stopped, everything the engine kept locally for the database (its
+// Generation 1 is re-sorted into a new key first. The cluster is stopped, everything the engine kept locally for the database (its
 // metadata and its tables' directories) is deleted, and on resume svcd attaches the
 // tables again from the catalog's definitions and the bucket (plain_rewritable disk):
 // the rows read back identical and ingestion goes on. The engine writes with the
@@ -115,6 +115,27 @@ func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 		must(202, "POST", "/v1/tables/events?database=lake", rows(b*125, 125))
 	}
 	waitCountAs(t, s, key, "lake.events", 500)
+	// A new key: the next rows make generation 2, and the background re-sort copies
+	// generation 1 into the new key (a generation with the next catalog UUID).
+	must(200, "POST", "/v1/query", map[string]string{"sql": "ALTER TABLE lake.events MODIFY ORDER BY (i, j)"})
+	must(202, "POST", "/v1/tables/events?database=lake", `[{"i":500,"j":1},{"i":501,"j":2}]`)
+	waitCountAs(t, s, key, "lake.events", 502)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var desc struct {
+			Generations []struct {
+				Key string `json:"physical_sorting_key"`
+			}
+		}
+		must(200, "GET", "/v1/tables/events?database=lake", nil).JSON(t, &desc)
+		if len(desc.Generations) == 2 && desc.Generations[0].Key == desc.Generations[1].Key {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("generation 1 not re-sorted: %+v", desc)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	read := func() string {
 		t.Helper()
 		var res struct{ Data json.RawMessage }
@@ -139,7 +160,7 @@ func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 	if err != nil || len(meta) != 2 {
 		t.Fatalf("the database's local metadata: %v %v", meta, err)
 	}
-	tables := 0
+	tables := 0 // generation definitions deleted
 	for _, p := range meta {
 		if target, err := filepath.EvalSymlinks(p); err == nil && target != p {
 			gens, _ := filepath.Glob(filepath.Join(target, "events__g*.sql"))
@@ -152,16 +173,16 @@ func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if tables == 0 {
-		t.Fatal("the deleted store directory held no generation of the table")
+	if tables != 2 {
+		t.Fatalf("the deleted store directory held %d generations of the table, want 2", tables)
 	}
 	a.cluster(200, "POST", "/v1/clusters/"+c.ID+"/resume", nil)
 	a.waitPhase(c.ID, "ready", 2*time.Minute)
-	if after := read(); after != before || !strings.Contains(before, `{"i":499}`) {
+	if after := read(); after != before || !strings.Contains(before, `{"i":501}`) {
 		t.Fatalf("after the local parts were lost:\n%.300s\nwant\n%.300s", after, before)
 	}
-	must(202, "POST", "/v1/tables/events?database=lake", rows(500, 5))
-	waitCountAs(t, s, key, "lake.events", 505)
+	must(202, "POST", "/v1/tables/events?database=lake", rows(502, 5))
+	waitCountAs(t, s, key, "lake.events", 507)
 
 	logs := s.Logs()
 	for what, v := range map[string]string{"the session secret": secret, "the session token": token, "the service's secret": cfg.SecretAccessKey} {
