@@ -83,8 +83,8 @@ func engineCredentials(t *testing.T, dir string) (id, secret, token string) {
 // tables again from the catalog's definitions and the bucket (plain_rewritable disk):
 // the rows read back identical and ingestion goes on. The engine writes with the
 // session credentials of the database's role, assumed with its external id; neither
-// their secret nor their session token (nor the service's secret) is in an answer, a
-// log or a file of the data directory; a database naming another role is refused.
+// their secret nor their session token (nor the service's secret) is in an answer, the
+// request log, svcd's log or a file of the data directory; a database naming another role is refused.
 // Deleting the database deletes its objects.
 func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 	env, cfg, bucket := s3Storage(t)
@@ -184,6 +184,22 @@ func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 	must(202, "POST", "/v1/tables/events?database=lake", rows(502, 5))
 	waitCountAs(t, s, key, "lake.events", 507)
 
+	// The request log (which holds request bodies, redacted) once it has the database's
+	// creation: it is searched with the other answers below.
+	deadline = time.Now().Add(time.Minute)
+	for {
+		r := must(200, "GET", "/v1/logs?limit=200", nil)
+		if bytes.Contains(r.Body, []byte(`/v1/databases`)) {
+			if bytes.Contains(r.Body, []byte(role)) || bytes.Contains(r.Body, []byte("ext-lake")) {
+				t.Errorf("the request log holds the role or the external id")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the request log has no database creation: %.500s", r.Body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	logs := s.Logs()
 	for what, v := range map[string]string{"the session secret": secret, "the session token": token, "the service's secret": cfg.SecretAccessKey} {
 		if bytes.Contains(answers.Bytes(), []byte(v)) || strings.Contains(logs, v) {
