@@ -103,3 +103,37 @@ func TestEngineCredentials(t *testing.T) {
 		t.Fatalf("a secret in the log: %s", logs.String())
 	}
 }
+
+// TestEngineCredentialsWhenTheRoleCannotBeAssumed: with STS unreachable the engine is
+// answered 502 (its writes fail and are retried) and the log names no credential.
+func TestEngineCredentialsWhenTheRoleCannotBeAssumed(t *testing.T) {
+	c := s3store.Config{Endpoint: "http://127.0.0.1:1", Region: "us-east-1", AccessKeyID: "svc-key", SecretAccessKey: "svc-secret-do-not-leak"}
+	var logs strings.Builder
+	cluster := uuid.New()
+	e, err := s3store.NewEngineCredentials(c, func(uuid.UUID) s3store.Role {
+		return s3store.Role{ARN: "arn:aws:iam::123456789012:role/unreachable", ExternalID: "ext-x"}
+	}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	req, _ := http.NewRequest("GET", e.URL(cluster), nil)
+	req.Header.Set("Authorization", strings.TrimPrefix(e.EngineEnv(cluster)[1], "AWS_CONTAINER_AUTHORIZATION_TOKEN="))
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusBadGateway || strings.Contains(string(b), "svc-") {
+		t.Fatalf("%d %s", r.StatusCode, b)
+	}
+	for _, v := range []string{c.SecretAccessKey, c.AccessKeyID, "role/unreachable", "ext-x"} {
+		if strings.Contains(logs.String(), v) {
+			t.Fatalf("the log names %q: %s", v, logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "engine storage credentials unavailable") {
+		t.Fatalf("no log line: %s", logs.String())
+	}
+}
