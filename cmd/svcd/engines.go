@@ -28,8 +28,9 @@ type engines struct {
 	// secret derives each embedded engine's password (enginePassword).
 	secret []byte
 
-	// storageEnv gives engines the service's object-storage credentials (s3store.EngineEnv).
-	storageEnv []string
+	// storageEnv gives a cluster's engine where it fetches its object-storage credentials
+	// (s3store.EngineCredentials.EngineEnv); nil without storage credentials.
+	storageEnv func(cluster uuid.UUID) []string
 
 	mu      sync.Mutex
 	clients map[uuid.UUID]*chclient.Client
@@ -62,9 +63,16 @@ func (e *engines) processConfig(cluster uuid.UUID, lim engineLimits) clickhouse.
 		// An engine that dies is started again on the same address; consumers retry
 		// meanwhile and lose nothing.
 		Restart: true,
-		Env:     e.storageEnv,
+		Env:     e.envOf(cluster),
 		Logger:  e.log.With("cluster", cluster),
 	}
+}
+
+func (e *engines) envOf(cluster uuid.UUID) []string {
+	if e.storageEnv == nil {
+		return nil
+	}
+	return e.storageEnv(cluster)
 }
 
 // start brings up a cluster's engine and returns its client once it answers.

@@ -168,12 +168,23 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(engines)
 	mgr := tables.NewManager(cat, engines)
 	// Customer object storage (S3): the service's own credentials, from the environment or
-	// a file; engines get them in their environment, never in SQL.
+	// a file. Engines fetch the assumed role's session credentials (or, without a role,
+	// the service's) from a loopback endpoint: never in SQL or their environment.
 	storage, err := s3store.FromEnv()
 	if err != nil {
 		return err
 	}
-	engines.storageEnv = storage.EngineEnv()
+	if storage.Configured() {
+		creds, err := s3store.NewEngineCredentials(storage, func(cluster catalogID) s3store.Role {
+			arn, ext := mgr.StorageRole(cluster)
+			return s3store.Role{ARN: arn, ExternalID: ext}
+		}, log)
+		if err != nil {
+			return err
+		}
+		// It serves as long as the process: engines may fetch credentials while they stop.
+		engines.storageEnv = creds.EngineEnv
+	}
 	mgr.SetStorage(storage)
 	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -136,23 +134,7 @@ func TestDatabaseOnS3(t *testing.T) {
 
 	// The secret reaches the engine in its environment only: not in a log, the engine's
 	// table metadata (which the query API does not answer anyway) or the event store.
-	secret := []byte(cfg.SecretAccessKey)
-	err = filepath.WalkDir(s.DataDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil // removed while walking
-		}
-		if bytes.Contains(b, secret) {
-			t.Errorf("the storage secret is in %s", p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	walkFor(t, s.DataDir, cfg.SecretAccessKey)
 }
 
 // TestClusterOnS3: a cluster created with s3_storage keeps the tables of its databases

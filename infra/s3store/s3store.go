@@ -1,10 +1,11 @@
 // Package s3store is the service's access to customer-owned S3-compatible object storage:
 // the configuration of its own credentials (environment or file, never a request), the
 // verification of a customer's bucket and role (Verify), and what the engine needs to keep
-// table data there (EngineEnv, DiskSetting).
+// table data there (EngineCredentials, DiskSetting).
 //
-// Secrets never enter SQL text: the engine process gets the credentials in its
-// environment, and table disks say `use_environment_credentials = 1`.
+// Secrets never enter SQL text or the engine's environment: the engine fetches temporary
+// credentials (the assumed role's) from EngineCredentials, a loopback endpoint of its own
+// node, and table disks say `use_environment_credentials = 1`.
 package s3store
 
 import (
@@ -89,15 +90,6 @@ func FromEnv() (Config, error) {
 	return c, nil
 }
 
-// EngineEnv is the environment an engine process needs to reach object storage with the
-// service's credentials (the disks of DiskSetting read them from there).
-func (c Config) EngineEnv() []string {
-	if !c.Configured() {
-		return nil
-	}
-	return []string{"AWS_ACCESS_KEY_ID=" + c.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + c.SecretAccessKey, "AWS_REGION=" + c.Region}
-}
-
 // URL is the HTTP address of a bucket's path, ending in a slash.
 func (c Config) URL(bucket, path string) string {
 	path = strings.Trim(path, "/")
@@ -110,11 +102,14 @@ func (c Config) URL(bucket, path string) string {
 	return "https://" + bucket + ".s3." + c.Region + ".amazonaws.com/" + path
 }
 
-// DiskSetting is the MergeTree setting that keeps a table's data under bucket/path: an S3
-// disk whose credentials come from the engine's environment (EngineEnv), so no secret is
-// in the statement, the table's metadata or an error.
+// DiskSetting is the MergeTree setting that keeps a table's data under bucket/path: an
+// object-storage disk with plain_rewritable metadata, so each part's metadata is kept in
+// the bucket too and a table can be attached again from the bucket alone (after the local
+// data directory is lost). Its credentials come from the engine's environment
+// (EngineCredentials), so no secret is in the statement, the table's metadata or an error.
 func (c Config) DiskSetting(bucket, path string) string {
-	return "disk = disk(type = s3, endpoint = " + quote(c.URL(bucket, path)) + ", use_environment_credentials = 1)"
+	return "disk = disk(type = object_storage, object_storage_type = s3, metadata_type = plain_rewritable, endpoint = " +
+		quote(c.URL(bucket, path)) + ", use_environment_credentials = 1)"
 }
 
 func quote(s string) string {

@@ -90,7 +90,9 @@ type Generation struct {
 	LogicalKey  string
 	PhysicalKey string
 	ChosenKey   string
-	CreatedAt   time.Time
+	// Resorts counts the times the generation was re-sorted (GenerationUUID).
+	Resorts   int
+	CreatedAt time.Time
 }
 
 // Current returns the generation new rows go to and whether there is one.
@@ -272,6 +274,7 @@ func (m *Model) apply(e es.Event) error {
 			for i := range gens {
 				if gens[i].N == v.N {
 					gens[i].PhysicalKey = v.PhysicalKey
+					gens[i].Resorts++
 				}
 			}
 			t.Generations = gens

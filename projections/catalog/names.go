@@ -61,6 +61,14 @@ func LogicalDatabase(engine string) (org uuid.UUID, name string, ok bool) {
 // GenerationTable is the engine table holding generation n of a table.
 func GenerationTable(table string, n int) string { return fmt.Sprintf("%s__g%d", table, n) }
 
+// GenerationUUID is the engine UUID of generation n of a table after it was re-sorted
+// resorts times. Generations on S3 are created with it, so their data (kept with its
+// metadata in the bucket, under a path made of the UUID) can be attached again from the
+// catalog alone after the engine's local directory is lost.
+func GenerationUUID(table uuid.UUID, n, resorts int) uuid.UUID {
+	return uuid.NewSHA1(table, []byte(fmt.Sprintf("generation/%d/%d", n, resorts)))
+}
+
 // TokenPrefix starts every API key token, so keys are recognizable in logs and by
 // secret scanners.
 const TokenPrefix = "svck_"

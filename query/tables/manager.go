@@ -71,15 +71,29 @@ func (m *Manager) CheckStorage(s3 *catalog.S3Storage) error {
 	return nil
 }
 
+// StorageRole is the role whose session credentials the cluster's engine writes to S3
+// with: its storage's role, or else that of the earliest-created database that has its
+// own storage with a role; empty when none names one (the service's own credentials).
+func (m *Manager) StorageRole(cluster uuid.UUID) (arn, externalID string) {
+	if c, ok := m.cat.Model().Cluster(cluster); ok && c.S3 != nil && c.S3.RoleARN != "" {
+		return c.S3.RoleARN, c.S3.ExternalID
+	}
+	var first *catalog.Database
+	for _, d := range m.cat.Model().Databases(cluster) {
+		if d.S3 != nil && d.S3.RoleARN != "" && (first == nil || d.CreatedAt.Before(first.CreatedAt)) {
+			first = d
+		}
+	}
+	if first == nil {
+		return "", ""
+	}
+	return first.S3.RoleARN, first.S3.ExternalID
+}
+
 // generationSettings are the settings of t's generations: GenerationSettings, plus the
 // S3 disk of its database's storage (or, when the database has none, its cluster's).
 func (m *Manager) generationSettings(t *catalog.Table) (string, error) {
-	var s3 *catalog.S3Storage
-	if d, ok := m.cat.Model().Database(t.ClusterID, t.Database); ok && d.S3 != nil {
-		s3 = d.S3
-	} else if c, ok := m.cat.Model().Cluster(t.ClusterID); ok {
-		s3 = c.S3
-	}
+	s3 := m.storageOf(t)
 	if s3 == nil {
 		return GenerationSettings, nil
 	}
@@ -87,6 +101,27 @@ func (m *Manager) generationSettings(t *catalog.Table) (string, error) {
 		return "", err
 	}
 	return GenerationSettings + ", " + m.storage.DiskSetting(s3.Data.Bucket, s3.Data.Path), nil
+}
+
+// storageOf is the S3 storage t's data is kept on: its database's, else its cluster's;
+// nil for the engine's local disk.
+func (m *Manager) storageOf(t *catalog.Table) *catalog.S3Storage {
+	if d, ok := m.cat.Model().Database(t.ClusterID, t.Database); ok && d.S3 != nil {
+		return d.S3
+	} else if c, ok := m.cat.Model().Cluster(t.ClusterID); ok {
+		return c.S3
+	}
+	return nil
+}
+
+// uuidClause names the engine UUID of generation g (after resorts re-sorts) of t when t
+// is on S3 (catalog.GenerationUUID), so Reconcile can attach it again from the bucket;
+// local tables let the engine choose.
+func (m *Manager) uuidClause(t *catalog.Table, n, resorts int) string {
+	if m.storageOf(t) == nil {
+		return ""
+	}
+	return " UUID " + sqlquote.String(catalog.GenerationUUID(t.ID, n, resorts).String())
 }
 
 // NewManager returns a manager.
@@ -119,6 +154,12 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	}
 	if err := m.CheckStorage(s3); err != nil {
 		return nil, err
+	}
+	if s3 != nil && s3.RoleARN != "" {
+		if arn, _ := m.StorageRole(cluster); arn != "" && arn != s3.RoleARN {
+			return nil, &catalog.FieldError{Field: "s3_storage",
+				Message: "role_arn: the cluster's engine already writes with another role (its storage's, or an earlier database's); one engine holds one role's credentials, so a database on this cluster must name that role or none"}
+		}
 	}
 	// Engine first: creating an engine database that then loses a catalog race is
 	// harmless, a catalog entry without its engine database is not.
@@ -283,9 +324,39 @@ func (m *Manager) Reconcile(ctx context.Context, cluster uuid.UUID) error {
 			return err
 		}
 		for _, t := range m.cat.Model().Tables(cluster, d.Name) {
+			if err := m.attachGenerations(ctx, t); err != nil {
+				return err
+			}
 			if err := m.ensureView(ctx, cluster, d.Engine, t.Name, t.ColumnType); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// attachGenerations attaches again the generations of a table on S3 that the engine
+// lacks (its local directory was lost): their parts and the parts' metadata are in the
+// bucket (a plain_rewritable disk) under their catalog.GenerationUUID, so the catalog's
+// definition with that UUID finds them. A generation the engine has is left as it is.
+func (m *Manager) attachGenerations(ctx context.Context, t *catalog.Table) error {
+	if m.storageOf(t) == nil {
+		return nil
+	}
+	settings, err := m.generationSettings(t)
+	if err != nil {
+		return err
+	}
+	e, err := m.engines.Engine(t.ClusterID)
+	if err != nil {
+		return err
+	}
+	for _, g := range t.Generations {
+		stmt := fmt.Sprintf("ATTACH TABLE IF NOT EXISTS %s.%s%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
+			sqlquote.Ident(t.Engine), sqlquote.Ident(catalog.GenerationTable(t.Name, g.N)), m.uuidClause(t, g.N, g.Resorts),
+			t.ColumnType, g.PhysicalKey, settings)
+		if err := e.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("attach generation %d of %s from its bucket: %w", g.N, t.Name, err)
 		}
 	}
 	return nil
@@ -394,8 +465,8 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	if err != nil {
 		return nil, err
 	}
-	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
-		sqlquote.Ident(t.Engine), sqlquote.Ident(gen), t.ColumnType, k.Compile(types), settings)
+	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
+		sqlquote.Ident(t.Engine), sqlquote.Ident(gen), m.uuidClause(t, n, 0), t.ColumnType, k.Compile(types), settings)
 	if err := e.Exec(ctx, stmt); err != nil {
 		return nil, fmt.Errorf("create generation %d of %s: %w", n, t.Name, err)
 	}

@@ -90,9 +90,27 @@ func (m *Manager) resort(ctx context.Context, t *catalog.Table, g catalog.Genera
 	if err != nil {
 		return err
 	}
+	// On S3 the copy gets the generation's next UUID, which the catalog derives once the
+	// re-sort is recorded. When an earlier attempt swapped but did not record, the
+	// generation already has it: only the record is missing.
+	next := m.uuidClause(t, g.N, g.Resorts+1)
+	if next != "" {
+		want := catalog.GenerationUUID(t.ID, g.N, g.Resorts+1).String()
+		have, err := e.QueryStrings(ctx, fmt.Sprintf("SELECT toString(uuid) FROM system.tables WHERE database = %s AND name = %s",
+			sqlquote.String(t.Engine), sqlquote.String(catalog.GenerationTable(t.Name, g.N))))
+		if err != nil {
+			return err
+		}
+		if len(have) == 1 && have[0] == want {
+			if err := e.Exec(ctx, "DROP TABLE IF EXISTS "+staging+" SYNC"); err != nil {
+				return err
+			}
+			return m.cat.ResortedGeneration(ctx, t.ID, g.N, key)
+		}
+	}
 	steps := []string{
 		"DROP TABLE IF EXISTS " + staging + " SYNC",
-		fmt.Sprintf("CREATE TABLE %s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s", staging, t.ColumnType, key, settings),
+		fmt.Sprintf("CREATE TABLE %s%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s", staging, next, t.ColumnType, key, settings),
 		fmt.Sprintf("INSERT INTO %s SELECT doc FROM %s SETTINGS max_execution_time = 0", staging, gen),
 	}
 	for _, s := range steps {
