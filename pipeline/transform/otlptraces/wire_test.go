@@ -3,7 +3,6 @@ package otlptraces
 import (
 	"bytes"
 	"math"
-	"strings"
 	"testing"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -127,24 +126,7 @@ func TestWireMatchesUpstream(t *testing.T) {
 
 func compareWire(t *testing.T, body []byte) {
 	t.Helper()
-	for _, ct := range []string{"application/x-protobuf", ""} {
-		if ct == "" && strings.HasPrefix(strings.TrimLeft(string(body[:min(len(body), 64)]), " \t\r\n"), "{") {
-			continue
-		}
-		for _, limit := range []int{0, 700} {
-			want := rows.Buffer{MaxBytes: limit, B: []byte("x\n"), Rows: 1}
-			wantErr := decodeUpstream(body, ct, &want)
-			got := rows.Buffer{MaxBytes: limit, B: []byte("x\n"), Rows: 1}
-			gotErr := Decode(body, ct, &got)
-			if (wantErr == nil) != (gotErr == nil) || (wantErr != nil && wantErr.Error() != gotErr.Error()) {
-				t.Fatalf("%x: error %v, upstream %v", body, gotErr, wantErr)
-			}
-			if !bytes.Equal(got.B, want.B) || got.Rows != want.Rows || got.Rejected != want.Rejected || got.RejectedReason != want.RejectedReason {
-				t.Fatalf("%x:\n got %d rows, %d rejected (%s)\n%s\nwant %d rows, %d rejected (%s)\n%s", body,
-					got.Rows, got.Rejected, got.RejectedReason, got.B, want.Rows, want.Rejected, want.RejectedReason, want.B)
-			}
-		}
-	}
+	otlptest.CompareDecoders(t, body, Decode, decodeUpstream)
 }
 
 // FuzzWire: on any body, Decode writes what the proto.Unmarshal path writes.

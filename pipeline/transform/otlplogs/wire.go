@@ -1,0 +1,159 @@
+package otlplogs
+
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/svc-data/svc/pipeline/internal/jsontext"
+	"github.com/svc-data/svc/pipeline/rows"
+	"github.com/svc-data/svc/pipeline/transform/internal/otlpconv"
+)
+
+// appendWire is Append over an ExportLogsServiceRequest on the wire, without unmarshaling
+// it (otlpconv's wire readers). It reports false, with dst left as it was, whenever the
+// body holds anything those readers leave to proto.Unmarshal, a record Append would
+// reject, or rows over dst's limit: Decode then takes the upstream path, which stores,
+// rejects and fails exactly as before (TestWireMatchesUpstream, FuzzWire).
+func appendWire(body []byte, dst *rows.Buffer) bool {
+	mark := dst.Mark()
+	w := wireDecoder{dst: dst}
+	if !otlpconv.Fields(body, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
+		return num == 1 && typ == protowire.BytesType && w.resourceLogs(v)
+	}) {
+		dst.Restore(mark)
+		return false
+	}
+	return true
+}
+
+type wireDecoder struct {
+	dst   *rows.Buffer
+	ctx   otlpconv.Context
+	attrs [][]byte
+}
+
+// parent reads a ResourceLogs or ScopeLogs: its resource or scope (field 1, at most
+// once), its children (field 2) and its schema URL (field 3).
+func parent(b []byte) (first []byte, has bool, children [][]byte, schemaURL string, ok bool) {
+	var schema []byte
+	if !otlpconv.Fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
+		if typ != protowire.BytesType {
+			return false
+		}
+		switch num {
+		case 1:
+			if has {
+				return false
+			}
+			first, has = v, true
+		case 2:
+			children = append(children, v)
+		case 3:
+			schema = v
+		default:
+			return false
+		}
+		return true
+	}) {
+		return nil, false, nil, "", false
+	}
+	schemaURL, ok = otlpconv.WireString(schema)
+	return first, has, children, schemaURL, ok
+}
+
+func (w *wireDecoder) resourceLogs(b []byte) bool {
+	res, has, scopes, url, ok := parent(b)
+	if !ok || !w.ctx.SetWireResource(res, has, url) {
+		return false
+	}
+	for _, s := range scopes {
+		scope, has, recs, url, ok := parent(s)
+		if !ok || !w.ctx.SetWireScope(scope, has, url) {
+			return false
+		}
+		for _, r := range recs {
+			if w.dst.B, ok = w.record(w.dst.B, r); !ok || w.dst.EndRow() != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// record is appendRecord over a LogRecord on the wire; false where appendRecord rejects
+// the record or the wire holds what the readers leave to proto.Unmarshal.
+func (w *wireDecoder) record(b, r []byte) (_ []byte, ok bool) {
+	var (
+		ts, observed            uint64
+		severity                int32
+		flags, dropped          uint32
+		traceID, spanID, body   []byte
+		hasBody                 bool
+		severityText, eventName string
+	)
+	attrs := w.attrs[:0]
+	defer func() { w.attrs = attrs }()
+	if !otlpconv.Fields(r, func(num protowire.Number, typ protowire.Type, v []byte, u uint64) bool {
+		var ok bool
+		switch {
+		case num == 1 && typ == protowire.Fixed64Type:
+			ts = u
+		case num == 11 && typ == protowire.Fixed64Type:
+			observed = u
+		case num == 2 && typ == protowire.VarintType:
+			severity = int32(u)
+		case num == 3 && typ == protowire.BytesType:
+			severityText, ok = otlpconv.WireString(v)
+			return ok
+		case num == 5 && typ == protowire.BytesType:
+			if hasBody {
+				return false
+			}
+			body, hasBody = v, true
+		case num == 6 && typ == protowire.BytesType:
+			attrs = append(attrs, v)
+		case num == 7 && typ == protowire.VarintType:
+			dropped = uint32(u)
+		case num == 8 && typ == protowire.Fixed32Type:
+			flags = uint32(u)
+		case num == 9 && typ == protowire.BytesType:
+			traceID = v
+		case num == 10 && typ == protowire.BytesType:
+			spanID = v
+		case num == 12 && typ == protowire.BytesType:
+			eventName, ok = otlpconv.WireString(v)
+			return ok
+		default:
+			return false
+		}
+		return true
+	}) {
+		return b, false
+	}
+	if (len(traceID) != 0 && len(traceID) != 16) || (len(spanID) != 0 && len(spanID) != 8) {
+		return b, false
+	}
+	if ts == 0 {
+		ts = observed
+	}
+	b = jsontext.AppendUnixNano(append(b, `{"timestamp":`...), ts)
+	b = jsontext.AppendUnixNano(append(b, `,"observed_timestamp":`...), observed)
+	b = otlpconv.AppendID(append(b, `,"trace_id":`...), traceID)
+	b = otlpconv.AppendID(append(b, `,"span_id":`...), spanID)
+	b = jsontext.AppendUint(append(b, `,"flags":`...), uint64(flags))
+	b = jsontext.AppendString(append(b, `,"severity_text":`...), severityText)
+	b = jsontext.AppendInt(append(b, `,"severity_number":`...), int64(severity))
+	if b, ok = otlpconv.AppendWireAnyValue(append(b, `,"body":`...), body, hasBody); !ok {
+		return b, false
+	}
+	if b, ok = otlpconv.AppendWireAttributes(append(b, `,"attributes":`...), attrs); !ok {
+		return b, false
+	}
+	if dropped != 0 {
+		b = jsontext.AppendUint(append(b, `,"dropped_attributes_count":`...), uint64(dropped))
+	}
+	if eventName != "" {
+		b = jsontext.AppendString(append(b, `,"event_name":`...), eventName)
+	}
+	b = w.ctx.Append(b)
+	return append(b, '}'), true
+}
