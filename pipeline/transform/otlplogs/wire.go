@@ -31,42 +31,13 @@ type wireDecoder struct {
 	attrs [][]byte
 }
 
-// parent reads a ResourceLogs or ScopeLogs: its resource or scope (field 1, at most
-// once), its children (field 2) and its schema URL (field 3).
-func parent(b []byte) (first []byte, has bool, children [][]byte, schemaURL string, ok bool) {
-	var schema []byte
-	if !otlpconv.Fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
-		if typ != protowire.BytesType {
-			return false
-		}
-		switch num {
-		case 1:
-			if has {
-				return false
-			}
-			first, has = v, true
-		case 2:
-			children = append(children, v)
-		case 3:
-			schema = v
-		default:
-			return false
-		}
-		return true
-	}) {
-		return nil, false, nil, "", false
-	}
-	schemaURL, ok = otlpconv.WireString(schema)
-	return first, has, children, schemaURL, ok
-}
-
 func (w *wireDecoder) resourceLogs(b []byte) bool {
-	res, has, scopes, url, ok := parent(b)
+	res, has, scopes, url, ok := otlpconv.Parent(b)
 	if !ok || !w.ctx.SetWireResource(res, has, url) {
 		return false
 	}
 	for _, s := range scopes {
-		scope, has, recs, url, ok := parent(s)
+		scope, has, recs, url, ok := otlpconv.Parent(s)
 		if !ok || !w.ctx.SetWireScope(scope, has, url) {
 			return false
 		}

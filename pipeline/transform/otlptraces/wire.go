@@ -32,82 +32,22 @@ type wireDecoder struct {
 }
 
 func (w *wireDecoder) resourceSpans(b []byte) bool {
-	var (
-		res, schema []byte
-		hasRes      bool
-		scopes      [][]byte
-	)
-	if !otlpconv.Fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
-		if typ != protowire.BytesType {
-			return false
-		}
-		switch num {
-		case 1:
-			if hasRes {
-				return false
-			}
-			res, hasRes = v, true
-		case 2:
-			scopes = append(scopes, v)
-		case 3:
-			schema = v
-		default:
-			return false
-		}
-		return true
-	}) {
-		return false
-	}
-	url, ok := otlpconv.WireString(schema)
-	if !ok || !w.ctx.SetWireResource(res, hasRes, url) {
+	res, has, scopes, url, ok := otlpconv.Parent(b)
+	if !ok || !w.ctx.SetWireResource(res, has, url) {
 		return false
 	}
 	for _, s := range scopes {
-		if !w.scopeSpans(s) {
+		scope, has, spans, url, ok := otlpconv.Parent(s)
+		if !ok || !w.ctx.SetWireScope(scope, has, url) {
 			return false
 		}
-	}
-	return true
-}
-
-func (w *wireDecoder) scopeSpans(b []byte) bool {
-	var (
-		scope, schema []byte
-		hasScope      bool
-		spans         [][]byte
-	)
-	if !otlpconv.Fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
-		if typ != protowire.BytesType {
-			return false
-		}
-		switch num {
-		case 1:
-			if hasScope {
+		for _, s := range spans {
+			if !w.span.read(s) {
 				return false
 			}
-			scope, hasScope = v, true
-		case 2:
-			spans = append(spans, v)
-		case 3:
-			schema = v
-		default:
-			return false
-		}
-		return true
-	}) {
-		return false
-	}
-	url, ok := otlpconv.WireString(schema)
-	if !ok || !w.ctx.SetWireScope(scope, hasScope, url) {
-		return false
-	}
-	for _, s := range spans {
-		if !w.span.read(s) {
-			return false
-		}
-		var ok bool
-		if w.dst.B, ok = w.span.append(w.dst.B, &w.ctx); !ok || w.dst.EndRow() != nil {
-			return false
+			if w.dst.B, ok = w.span.append(w.dst.B, &w.ctx); !ok || w.dst.EndRow() != nil {
+				return false
+			}
 		}
 	}
 	return true

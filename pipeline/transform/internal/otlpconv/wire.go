@@ -84,6 +84,36 @@ func WireString(v []byte) (string, bool) {
 	return unsafe.String(&v[0], len(v)), true
 }
 
+// Parent reads a Resource{Spans,Logs,Metrics} or Scope{Spans,Logs,Metrics} message: its
+// resource or scope (field 1, at most once; has: it is set), its children (field 2) and
+// its schema URL (field 3); false on anything else.
+func Parent(b []byte) (first []byte, has bool, children [][]byte, schemaURL string, ok bool) {
+	var schema []byte
+	if !Fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
+		if typ != protowire.BytesType {
+			return false
+		}
+		switch num {
+		case 1:
+			if has {
+				return false
+			}
+			first, has = v, true
+		case 2:
+			children = append(children, v)
+		case 3:
+			schema = v
+		default:
+			return false
+		}
+		return true
+	}) {
+		return nil, false, nil, "", false
+	}
+	schemaURL, ok = WireString(schema)
+	return first, has, children, schemaURL, ok
+}
+
 // keyValue reads a KeyValue: its key, and its value's bytes (has: the value is set).
 func keyValue(b []byte) (key string, value []byte, has, ok bool) {
 	ok = Fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
