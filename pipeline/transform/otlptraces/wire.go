@@ -14,15 +14,8 @@ import (
 // or rows over dst's limit: Decode then takes the upstream path, which stores, rejects
 // and fails exactly as before (TestWireMatchesUpstream, FuzzWire).
 func appendWire(body []byte, dst *rows.Buffer) bool {
-	mark := dst.Mark()
 	w := wireDecoder{dst: dst}
-	if !otlpconv.Fields(body, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
-		return num == 1 && typ == protowire.BytesType && w.resourceSpans(v)
-	}) {
-		dst.Restore(mark)
-		return false
-	}
-	return true
+	return otlpconv.ReadExport(body, dst, w.resourceSpans)
 }
 
 type wireDecoder struct {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/svc-data/svc/pipeline/internal/jsontext"
+	"github.com/svc-data/svc/pipeline/rows"
 )
 
 // Reading OTLP protobuf straight off the wire, without unmarshaling into the generated
@@ -82,6 +83,21 @@ func WireString(v []byte) (string, bool) {
 		return "", true
 	}
 	return unsafe.String(&v[0], len(v)), true
+}
+
+// ReadExport calls resource with each resource message (field 1) of an
+// Export{Trace,Logs,Metrics}ServiceRequest on the wire. When the body is malformed or
+// resource reports false, dst is returned to where it was and ReadExport reports false:
+// the caller then decodes the body with proto.Unmarshal.
+func ReadExport(body []byte, dst *rows.Buffer, resource func(b []byte) bool) bool {
+	mark := dst.Mark()
+	if !Fields(body, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
+		return num == 1 && typ == protowire.BytesType && resource(v)
+	}) {
+		dst.Restore(mark)
+		return false
+	}
+	return true
 }
 
 // Parent reads a Resource{Spans,Logs,Metrics} or Scope{Spans,Logs,Metrics} message: its
