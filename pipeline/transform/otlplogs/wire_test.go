@@ -20,21 +20,10 @@ func wireCorpus(t testing.TB) (bodies [][]byte, wire []bool) {
 	add := func(b []byte, viaWire bool) {
 		bodies, wire = append(bodies, b), append(wire, viaWire)
 	}
-	for _, req := range otlptest.Logs(t, res, emit) {
-		var b rows.Buffer
-		body, err := b.Inflate(req.Body, req.ContentEncoding, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, body := range otlptest.Bodies(t, otlptest.Logs(t, res, emit)) {
 		add(body, true)
 	}
-	marshal := func(m proto.Message) []byte {
-		b, err := proto.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	marshal := func(m proto.Message) []byte { return otlptest.Marshal(t, m) }
 	add(marshal(benchRequest(20)), true)
 	one := func(recs ...*logspb.LogRecord) []byte {
 		return marshal(&collogspb.ExportLogsServiceRequest{ResourceLogs: []*logspb.ResourceLogs{{ScopeLogs: []*logspb.ScopeLogs{{LogRecords: recs}}}}})

@@ -24,21 +24,10 @@ func wireCorpus(t testing.TB) (bodies [][]byte, wire []bool) {
 	add := func(b []byte, viaWire bool) {
 		bodies, wire = append(bodies, b), append(wire, viaWire)
 	}
-	for _, req := range otlptest.Traces(t, res, &ids{}, false, emit) {
-		var b rows.Buffer
-		body, err := b.Inflate(req.Body, req.ContentEncoding, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, body := range otlptest.Bodies(t, otlptest.Traces(t, res, &ids{}, false, emit)) {
 		add(body, true)
 	}
-	marshal := func(m proto.Message) []byte {
-		b, err := proto.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	marshal := func(m proto.Message) []byte { return otlptest.Marshal(t, m) }
 	add(marshal(benchRequest(20)), true)
 	anyv := func(v any) *commonpb.AnyValue {
 		switch v := v.(type) {

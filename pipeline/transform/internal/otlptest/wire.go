@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/svc-data/svc/pipeline/rows"
 )
 
@@ -34,4 +36,29 @@ func CompareDecoders(t testing.TB, body []byte, decode, upstream Decoder) {
 			}
 		}
 	}
+}
+
+// Bodies returns the exporter's requests' bodies, decompressed.
+func Bodies(t testing.TB, reqs []Request) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, req := range reqs {
+		var b rows.Buffer
+		body, err := b.Inflate(req.Body, req.ContentEncoding, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, body)
+	}
+	return out
+}
+
+// Marshal is proto.Marshal, failing t on error.
+func Marshal(t testing.TB, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
