@@ -71,7 +71,7 @@ func run(args []string) (err error) {
 	directBatch := fs.Int("direct-batch", 100_000, "rows per insert of the engine's best direct path")
 	directWorkers := fs.Int("direct-workers", 4, "concurrent inserts of the engine's best direct path")
 	half := fs.Duration("half", 10*time.Second, "how long the half-load latency phase runs (0: skip)")
-	pprofDir := fs.String("pprof-dir", "", "directory for CPU profiles of svcd during each ingest workload (sets SVC_PPROF_ADDR)")
+	pprofDir := fs.String("pprof-dir", "", "directory for CPU profiles of svcd during each ingest workload and prom-write (sets SVC_PPROF_ADDR)")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
@@ -126,7 +126,7 @@ func run(args []string) (err error) {
 		return err
 	case "prometheus":
 		if *workload == "" || strings.Contains(*workload, "prom-write") {
-			if err = benchPrometheus(ctx, st, *rows, *batch, *workers, *promSeries); err != nil {
+			if err = benchPrometheus(ctx, st, *rows, *batch, *workers, *promSeries, *pprofDir); err != nil {
 				return err
 			}
 		}

@@ -18,7 +18,7 @@ import (
 // through the edge until every sample is in prometheus_data, beside the engine's direct
 // insert of the same samples into a prometheus_data table of the same layout, in large
 // RowBinary batches (the engine's fastest input format for typed columns).
-func benchPrometheus(ctx context.Context, st *stack, total, perRequest, workers, series int) error {
+func benchPrometheus(ctx context.Context, st *stack, total, perRequest, workers, series int, pprofDir string) error {
 	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {
 		return err
 	}
@@ -124,6 +124,7 @@ func benchPrometheus(ctx context.Context, st *stack, total, perRequest, workers,
 		}
 		return ctx.Err()
 	}
+	profiled := st.profile(pprofDir, "prom-write")
 	start := time.Now()
 	err = run(len(bodies), func(j int) error {
 		for attempt := 0; ; attempt++ {
@@ -155,6 +156,7 @@ func benchPrometheus(ctx context.Context, st *stack, total, perRequest, workers,
 		time.Sleep(20 * time.Millisecond)
 	}
 	edge := time.Since(start)
+	<-profiled
 
 	// Direct: the same samples straight into the engine.
 	if err := st.direct.Exec(ctx, "CREATE DATABASE IF NOT EXISTS bench_prom"); err != nil {

@@ -96,9 +96,19 @@ func Decode(msg string, body []byte, maxSize int) (*Batch, error) {
 
 // DecodePlain decodes an uncompressed request of message type msg.
 func DecodePlain(msg string, plain []byte) (*Batch, error) {
+	return decodePlain(msg, plain, true)
+}
+
+// decodePlain is DecodePlain; without wire, every request is decoded with prompb's
+// generated unmarshaler (the differential tests' reference).
+func decodePlain(msg string, plain []byte, wire bool) (*Batch, error) {
 	e := newEncoder()
 	switch msg {
 	case V1:
+		if wire && e.v1Wire(plain) {
+			break
+		}
+		e = newEncoder()
 		var req prompb.WriteRequest
 		if err := req.Unmarshal(plain); err != nil {
 			return nil, fmt.Errorf("%w: not a %s: %v", ErrInvalid, V1, err)

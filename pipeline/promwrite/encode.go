@@ -230,34 +230,45 @@ func (e *encoder) v1(req *prompb.WriteRequest) error {
 	}
 	e.grow(n, len(req.Timeseries), lb/max(1, len(req.Timeseries)))
 	for i := range req.Timeseries {
-		ts := &req.Timeseries[i]
-		ls := make([]promstore.Label, len(ts.Labels))
-		for j, l := range ts.Labels {
-			ls[j] = promstore.Label{Name: l.Name, Value: l.Value}
-		}
-		ls, err := checkLabels(ls, "series")
-		if err != nil {
+		if err := e.seriesV1(&req.Timeseries[i]); err != nil {
 			return err
 		}
-		hists := make([]hist, 0, len(ts.Histograms))
-		for _, h := range ts.Histograms {
-			x, err := histV1(&h)
-			if err != nil {
-				return err
-			}
-			hists = append(hists, x)
-		}
-		exs, err := exemplarsV1(ts.Exemplars)
-		if err != nil {
-			return err
-		}
-		e.add(ls, ts.Samples, nil, hists, exs)
 	}
-	for _, m := range req.Metadata {
-		typ := strings.ToLower(m.Type.String())
-		e.metadata(m.MetricFamilyName, typ, m.Unit, m.Help)
+	for i := range req.Metadata {
+		e.metadataV1(&req.Metadata[i])
 	}
 	return nil
+}
+
+// seriesV1 writes the rows of one remote write 1.0 series.
+func (e *encoder) seriesV1(ts *prompb.TimeSeries) error {
+	ls := make([]promstore.Label, len(ts.Labels))
+	for j, l := range ts.Labels {
+		ls[j] = promstore.Label{Name: l.Name, Value: l.Value}
+	}
+	ls, err := checkLabels(ls, "series")
+	if err != nil {
+		return err
+	}
+	hists := make([]hist, 0, len(ts.Histograms))
+	for _, h := range ts.Histograms {
+		x, err := histV1(&h)
+		if err != nil {
+			return err
+		}
+		hists = append(hists, x)
+	}
+	exs, err := exemplarsV1(ts.Exemplars)
+	if err != nil {
+		return err
+	}
+	e.add(ls, ts.Samples, nil, hists, exs)
+	return nil
+}
+
+func (e *encoder) metadataV1(m *prompb.MetricMetadata) {
+	typ := strings.ToLower(m.Type.String())
+	e.metadata(m.MetricFamilyName, typ, m.Unit, m.Help)
 }
 
 func exemplarsV1(in []prompb.Exemplar) ([]exemplar, error) {

@@ -17,7 +17,8 @@ package promstore
 import (
 	"crypto/md5"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -101,17 +102,18 @@ type Label struct{ Name, Value string }
 // bytes read as a UUID in order (as UUIDNumToString reads them). IDExpression computes the same in the engine. The order of labels does not
 // matter; labels is sorted in place.
 func SeriesID(labels []Label) uuid.UUID {
-	sort.Slice(labels, func(i, j int) bool { return labels[i].Name < labels[j].Name })
-	h := md5.New()
+	// A series' label names are unique, so any sort gives the same order; this one and
+	// the stack buffer do not allocate.
+	slices.SortFunc(labels, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+	var stack [512]byte
+	b := stack[:0]
 	for _, l := range labels {
-		h.Write([]byte(l.Name))
-		h.Write([]byte{0xff})
-		h.Write([]byte(l.Value))
-		h.Write([]byte{0xff})
+		b = append(b, l.Name...)
+		b = append(b, 0xff)
+		b = append(b, l.Value...)
+		b = append(b, 0xff)
 	}
-	var id uuid.UUID
-	copy(id[:], h.Sum(nil))
-	return id
+	return uuid.UUID(md5.Sum(b))
 }
 
 // IDExpression is SeriesID in the engine's SQL, over the tags table's metric_name and

@@ -2,7 +2,12 @@ package promstore_test
 
 import (
 	"context"
+	"crypto/md5"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -53,6 +58,29 @@ func TestSchemaOnEngine(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("labels %v: engine id %s, SeriesID %s", labels, got, want)
+		}
+	}
+}
+
+// TestSeriesIDIsTheMD5OfTheSortedLabels: SeriesID against the definition, written out
+// with hash.Hash, on label sets of every size around its stack buffer.
+func TestSeriesIDIsTheMD5OfTheSortedLabels(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 40 {
+		var ls []promstore.Label
+		for i, p := range r.Perm(n) {
+			ls = append(ls, promstore.Label{Name: fmt.Sprintf("l%02d", p), Value: strings.Repeat("v", i*3)})
+		}
+		sorted := slices.Clone(ls)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+		h := md5.New()
+		for _, l := range sorted {
+			h.Write([]byte(l.Name + "\xff" + l.Value + "\xff"))
+		}
+		var want uuid.UUID
+		copy(want[:], h.Sum(nil))
+		if got := promstore.SeriesID(ls); got != want {
+			t.Fatalf("%d labels: %v, want %v", n, got, want)
 		}
 	}
 }

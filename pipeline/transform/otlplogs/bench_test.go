@@ -43,3 +43,9 @@ func benchRequest(n int) *collogspb.ExportLogsServiceRequest {
 func BenchmarkDecode(b *testing.B) {
 	otlptest.BenchmarkDecode(b, benchRequest(1000), Decode)
 }
+
+// BenchmarkDecodeUpstream is BenchmarkDecode through proto.Unmarshal (the path Decode
+// takes when the wire reader hands a body over), for the ratio between the two.
+func BenchmarkDecodeUpstream(b *testing.B) {
+	otlptest.BenchmarkDecode(b, benchRequest(1000), decodeUpstream)
+}

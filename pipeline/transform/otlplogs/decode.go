@@ -15,6 +15,14 @@ import (
 // the encoding (see otlpconv.Unmarshal); the body must already be decompressed. Records with
 // malformed ids are dropped and counted in dst.Rejected. On error dst is left as it was.
 func Decode(body []byte, contentType string, dst *rows.Buffer) error {
+	if otlpconv.IsProtobuf(body, contentType) && appendWire(body, dst) {
+		return nil
+	}
+	return decodeUpstream(body, contentType, dst)
+}
+
+// decodeUpstream is Decode through proto.Unmarshal and the generated messages.
+func decodeUpstream(body []byte, contentType string, dst *rows.Buffer) error {
 	var req collogspb.ExportLogsServiceRequest
 	if err := otlpconv.Unmarshal(body, contentType, &req); err != nil {
 		return err
