@@ -310,6 +310,45 @@ func TestKillQuery(t *testing.T) {
 	}
 }
 
+// TestShortStreamsEndWhole runs short streamed statements back to back under one query id,
+// each after a cancelled one of the same id, and checks every result whole: a KILL meant for
+// the cancelled statement must not cut the next one short.
+func TestShortStreamsEndWhole(t *testing.T) {
+	_, conn := chtest.Engine(t)
+	ctx := testCtx(t)
+	id := "short-" + uuid.NewString()
+	for i := range 20 {
+		qctx, cancel := context.WithCancel(ch.Context(ctx, ch.WithQueryID(id)))
+		errc := make(chan error, 1)
+		go func() {
+			var n uint64
+			errc <- conn.QueryRow(qctx, endless).Scan(&n)
+		}()
+		waitRunning(t, ctx, conn, id)
+		cancel()
+		<-errc
+		rows, err := conn.Query(ch.Context(ctx, ch.WithQueryID(id)), "SELECT number FROM numbers(5000)")
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		var n, sum uint64
+		for rows.Next() {
+			var v uint64
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			n, sum = n+1, sum+v
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		_ = rows.Close()
+		if n != 5000 || sum != 4999*5000/2 {
+			t.Fatalf("run %d: %d rows summing to %d, want 5000 summing to %d", i, n, sum, 4999*5000/2)
+		}
+	}
+}
+
 func TestSettingsAndDatabaseDoNotLeak(t *testing.T) {
 	// One connection in the engine, so every request lands on the same chdb session.
 	p := chtest.Start(t, clickhouse.ProcessConfig{Pool: 1})
