@@ -263,17 +263,25 @@ func waitGone(t *testing.T, ctx context.Context, conn driver.Conn, id string) {
 // endless runs for hours unless cancelled.
 const endless = "SELECT count() FROM numbers(1000000000000) WHERE sipHash64(number) = 7"
 
+// runEndless starts the endless statement under query id and waits until the engine runs
+// it; cancel ends the client's request, errc receives its outcome.
+func runEndless(t *testing.T, ctx context.Context, conn driver.Conn, id string) (cancel context.CancelFunc, errc <-chan error) {
+	t.Helper()
+	qctx, cancel := context.WithCancel(ch.Context(ctx, ch.WithQueryID(id)))
+	ec := make(chan error, 1)
+	go func() {
+		var n uint64
+		ec <- conn.QueryRow(qctx, endless).Scan(&n)
+	}()
+	waitRunning(t, ctx, conn, id)
+	return cancel, ec
+}
+
 func TestCancelByContext(t *testing.T) {
 	_, conn := chtest.Engine(t)
 	ctx := testCtx(t)
 	id := uuid.NewString()
-	qctx, cancel := context.WithCancel(ch.Context(ctx, ch.WithQueryID(id)))
-	errc := make(chan error, 1)
-	go func() {
-		var n uint64
-		errc <- conn.QueryRow(qctx, endless).Scan(&n)
-	}()
-	waitRunning(t, ctx, conn, id)
+	cancel, errc := runEndless(t, ctx, conn, id)
 	t0 := time.Now()
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -318,13 +326,7 @@ func TestShortStreamsEndWhole(t *testing.T) {
 	ctx := testCtx(t)
 	id := "short-" + uuid.NewString()
 	for i := range 20 {
-		qctx, cancel := context.WithCancel(ch.Context(ctx, ch.WithQueryID(id)))
-		errc := make(chan error, 1)
-		go func() {
-			var n uint64
-			errc <- conn.QueryRow(qctx, endless).Scan(&n)
-		}()
-		waitRunning(t, ctx, conn, id)
+		cancel, errc := runEndless(t, ctx, conn, id)
 		cancel()
 		<-errc
 		rows, err := conn.Query(ch.Context(ctx, ch.WithQueryID(id)), "SELECT number FROM numbers(5000)")
