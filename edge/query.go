@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 
 	"github.com/google/uuid"
@@ -85,6 +86,18 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 	ctx.Response.Header.Set("X-Engine-Query-Id", res.QueryID())
 	ctx.SetContentType(res.ContentType())
 	ctx.SetStatusCode(200)
+	if wr, ok := res.(query.WholeResponse); ok && wr.Whole() {
+		// A small result already at hand goes out as one body with its length: no stream
+		// goroutine, pipe and chunks (about a tenth of svcd's CPU for SELECT 1). The bytes
+		// are those the stream would carry, an in-band error included.
+		var body bytes.Buffer
+		w := bufio.NewWriter(&body)
+		if err := res.WriteTo(w); err != nil {
+			s.cfg.Logger.Warn("query result stream ended with an error", "query_id", res.QueryID(), "err", err)
+		}
+		ctx.SetBody(body.Bytes())
+		return
+	}
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		if err := res.WriteTo(w); err != nil {
 			s.cfg.Logger.Warn("query result stream ended with an error", "query_id", res.QueryID(), "err", err)

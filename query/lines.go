@@ -365,6 +365,17 @@ type lineResult struct {
 
 func (r *lineResult) QueryID() string { return r.queryID }
 
+// Whole reports whether the engine's answer had a length (the engine sends one only when
+// the statement had ended) of at most wholeLimit.
+func (r *lineResult) Whole() bool {
+	s, ok := r.lines.(interface{ Size() int64 })
+	if !ok {
+		return false
+	}
+	n := s.Size()
+	return n >= 0 && n <= wholeLimit
+}
+
 func (r *lineResult) ContentType() string {
 	w, _ := format.New(r.format, nil, nil)
 	return w.ContentType()

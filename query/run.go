@@ -39,6 +39,17 @@ type Response interface {
 	WriteTo(w *bufio.Writer) error
 }
 
+// WholeResponse is a Response that may say its result is already at hand: the engine sent
+// it whole and small (wholeLimit), so writing it takes no longer than copying it, and the
+// HTTP layer may answer it as one body with its length rather than as a chunked stream.
+type WholeResponse interface {
+	Response
+	Whole() bool
+}
+
+// wholeLimit bounds the engine's answer of a result served whole.
+const wholeLimit = 256 << 10
+
 // Error is a refusal the HTTP layer answers with its status and envelope.
 type Error struct {
 	Status     int

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -427,5 +428,27 @@ func TestStatisticsOfALargeStreamedResult(t *testing.T) {
 	// trail its last blocks; what matters here is that the count arrives at all.
 	if res.Rows != 300000 || res.Statistics.RowsRead < 65_000 || res.Statistics.BytesRead == 0 {
 		t.Fatalf("rows %d, statistics %+v", res.Rows, res.Statistics)
+	}
+}
+
+// TestSmallResultsGoOutWhole: a small result the engine answered whole goes out as one body
+// with its length; a larger one streams, chunked. Both carry every row.
+func TestSmallResultsGoOutWhole(t *testing.T) {
+	s := svcdtest.Start(t)
+	for _, c := range []struct {
+		rows  int
+		whole bool
+	}{{10, true}, {100000, false}} {
+		r := runSQL(t, s, fmt.Sprintf("SELECT number FROM numbers(%d)", c.rows), "JSONEachRow")
+		if n := bytes.Count(r.Body, []byte("\n")); n != c.rows {
+			t.Fatalf("%d rows: %d lines", c.rows, n)
+		}
+		length := r.Header.Get("Content-Length")
+		if c.whole && length != strconv.Itoa(len(r.Body)) {
+			t.Errorf("%d rows: Content-Length %q, body of %d bytes", c.rows, length, len(r.Body))
+		}
+		if !c.whole && length != "" {
+			t.Errorf("%d rows: Content-Length %q on a streamed result", c.rows, length)
+		}
 	}
 }

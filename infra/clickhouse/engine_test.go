@@ -263,17 +263,25 @@ func waitGone(t *testing.T, ctx context.Context, conn driver.Conn, id string) {
 // endless runs for hours unless cancelled.
 const endless = "SELECT count() FROM numbers(1000000000000) WHERE sipHash64(number) = 7"
 
+// runEndless starts the endless statement under query id and waits until the engine runs
+// it; cancel ends the client's request, errc receives its outcome.
+func runEndless(t *testing.T, ctx context.Context, conn driver.Conn, id string) (cancel context.CancelFunc, errc <-chan error) {
+	t.Helper()
+	qctx, cancel := context.WithCancel(ch.Context(ctx, ch.WithQueryID(id)))
+	ec := make(chan error, 1)
+	go func() {
+		var n uint64
+		ec <- conn.QueryRow(qctx, endless).Scan(&n)
+	}()
+	waitRunning(t, ctx, conn, id)
+	return cancel, ec
+}
+
 func TestCancelByContext(t *testing.T) {
 	_, conn := chtest.Engine(t)
 	ctx := testCtx(t)
 	id := uuid.NewString()
-	qctx, cancel := context.WithCancel(ch.Context(ctx, ch.WithQueryID(id)))
-	errc := make(chan error, 1)
-	go func() {
-		var n uint64
-		errc <- conn.QueryRow(qctx, endless).Scan(&n)
-	}()
-	waitRunning(t, ctx, conn, id)
+	cancel, errc := runEndless(t, ctx, conn, id)
 	t0 := time.Now()
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -307,6 +315,39 @@ func TestKillQuery(t *testing.T) {
 	// An id nobody runs: an empty answer, as ClickHouse gives.
 	if err := conn.Exec(ctx, "KILL QUERY WHERE query_id = 'nobody' SYNC"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestShortStreamsEndWhole runs short streamed statements back to back under one query id,
+// each after a cancelled one of the same id, and checks every result whole: a KILL meant for
+// the cancelled statement must not cut the next one short.
+func TestShortStreamsEndWhole(t *testing.T) {
+	_, conn := chtest.Engine(t)
+	ctx := testCtx(t)
+	id := "short-" + uuid.NewString()
+	for i := range 20 {
+		cancel, errc := runEndless(t, ctx, conn, id)
+		cancel()
+		<-errc
+		rows, err := conn.Query(ch.Context(ctx, ch.WithQueryID(id)), "SELECT number FROM numbers(5000)")
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		var n, sum uint64
+		for rows.Next() {
+			var v uint64
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			n, sum = n+1, sum+v
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		_ = rows.Close()
+		if n != 5000 || sum != 4999*5000/2 {
+			t.Fatalf("run %d: %d rows summing to %d, want 5000 summing to %d", i, n, sum, 4999*5000/2)
+		}
 	}
 }
 

@@ -82,6 +82,10 @@ type lines struct {
 
 func (l *lines) Summary() query.Summary { return l.sum.get() }
 
+// Size is the length of the engine's answer, or -1 when it streams (chengine sends a length
+// only with a result it holds whole).
+func (l *lines) Size() int64 { return l.resp.ContentLength }
+
 func (l *lines) Next() ([]byte, error) {
 	if l.err != nil {
 		return nil, l.err

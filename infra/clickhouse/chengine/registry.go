@@ -38,23 +38,41 @@ func killStatement(id string) string {
 type running struct {
 	id    string
 	query string
-	done  chan struct{}
+	done  chan struct{} // closed when the statement ended
+	// gone is closed when the id is free again: the statement ended and no abort of it is
+	// still in flight. A KILL from a late abort would otherwise reach the next statement of
+	// the same id, whose stream libchdb would then end as if complete (see serveStream).
+	gone chan struct{}
 
 	mu        sync.Mutex
 	cancelled bool
-	abort     func() // cancels the statement; called at most once
+	ended     bool
+	abort     func()        // cancels the statement; called at most once
+	aborting  chan struct{} // closed when the abort returned; nil while none started
 }
 
-// cancel stops the statement: once, and without waiting for it to end.
+// cancel stops the statement: once, and without waiting for it to end. A statement that
+// already ended is only marked.
 func (r *running) cancel() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cancelled || r.abort == nil {
-		r.cancelled = true
+	if r.cancelled {
 		return
 	}
 	r.cancelled = true
-	go r.abort()
+	if r.abort != nil && !r.ended {
+		r.startAbort()
+	}
+}
+
+// startAbort runs the abort in the background; r.mu is held.
+func (r *running) startAbort() {
+	f, ch := r.abort, make(chan struct{})
+	r.aborting = ch
+	go func() {
+		defer close(ch)
+		f()
+	}()
 }
 
 // setAbort installs how to cancel the statement; if a cancel came first it runs at once.
@@ -62,11 +80,14 @@ func (r *running) setAbort(f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.abort = f
-	if r.cancelled {
-		go f()
+	if r.cancelled && !r.ended && r.aborting == nil {
+		r.startAbort()
 	}
 }
 
+// wasCancelled reports whether anyone asked to cancel the statement: a client that went
+// away, a KILL QUERY, a shutdown. Every cancel chengine issues passes through cancel, and
+// the mark is set before any abort starts.
 func (r *running) wasCancelled() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -94,7 +115,7 @@ func (g *registry) add(id, query string) (*running, error) {
 		g.mu.Lock()
 		prev, ok := g.m[id]
 		if !ok {
-			r := &running{id: id, query: query, done: make(chan struct{})}
+			r := &running{id: id, query: query, done: make(chan struct{}), gone: make(chan struct{})}
 			g.m[id] = r
 			g.mu.Unlock()
 			return r, nil
@@ -106,20 +127,36 @@ func (g *registry) add(id, query string) (*running, error) {
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-prev.done:
+		case <-prev.gone:
 		case <-t.C:
 		}
 		t.Stop()
 	}
 }
 
+// remove ends the statement. Its id is freed once an abort in flight has returned.
 func (g *registry) remove(r *running) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.m[r.id] == r {
-		delete(g.m, r.id)
-	}
+	r.mu.Lock()
+	r.ended = true
+	aborting := r.aborting
+	r.mu.Unlock()
 	close(r.done)
+	free := func() {
+		g.mu.Lock()
+		if g.m[r.id] == r {
+			delete(g.m, r.id)
+		}
+		g.mu.Unlock()
+		close(r.gone)
+	}
+	if aborting == nil {
+		free()
+		return
+	}
+	go func() {
+		<-aborting
+		free()
+	}()
 }
 
 func (g *registry) get(id string) *running {
