@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -180,6 +181,10 @@ type executor struct {
 	eng     Engine
 	queryID string
 	stats   QueryStats
+	// separate runs every statement on its own, as before the stage counts
+	// and the timeline were folded into the result statement; the tests
+	// compare both.
+	separate bool
 }
 
 func (x *executor) run(ctx context.Context, sql string) (*Result, error) {
@@ -309,20 +314,69 @@ func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err e
 	resp = &Response{SPL: req.SPL, ResultKind: plan.Kind, ResultFormat: ResultFormat, QueryID: x.queryID,
 		Timeline: []TimelineBucket{}, Data: []Row{}, Meta: []Column{}}
 
-	main, err := x.run(ctx, plan.SQL)
+	return x.search(ctx, plan, req, resp, start)
+}
+
+// searchSeparately is Search with every statement run on its own (the
+// stage counts and the timeline not folded into the result statement).
+func searchSeparately(ctx context.Context, eng Engine, req Request) (*Response, error) {
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	w, err := ParseWindow(req.Earliest, req.Latest, now)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Parse(req.SPL)
+	if err != nil {
+		return nil, err
+	}
+	x := &executor{eng: eng, queryID: newQueryID(), separate: true}
+	plan, err := Compile(ctx, p, CompileOptions{Table: req.Table, Window: w, Now: now.UTC(), Resolver: x, Paths: req.Paths})
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{SPL: req.SPL, ResultKind: plan.Kind, ResultFormat: ResultFormat, QueryID: x.queryID,
+		Timeline: []TimelineBucket{}, Data: []Row{}, Meta: []Column{}}
+	return x.search(ctx, plan, req, resp, time.Now())
+}
+
+// search runs a compiled plan: the result statement, with the measured
+// stages' counts as scalar columns, then whatever it could not answer.
+func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Response, start time.Time) (*Response, error) {
+	rels := plan.countedRels()
+	sql := plan.SQL
+	if !x.separate && len(rels) > 0 {
+		sql = plan.mainWith + "SELECT " + plan.mainSelect + ", " + countColumns(rels, "__n") + plan.mainFrom
+	}
+	main, err := x.run(ctx, sql)
 	if err != nil {
 		return nil, fmt.Errorf("run search: %w", err)
+	}
+	// The result statement reads the final relation up to MaxOutputRows+1
+	// rows, as the count does.
+	known := map[string]uint64{plan.final.rel: uint64(len(main.Rows))}
+	if sql != plan.SQL {
+		main = stripCounts(main, len(rels), known, rels)
 	}
 	if err := plan.assemble(main, resp); err != nil {
 		return nil, err
 	}
-	if err := x.stageCounts(ctx, plan, resp); err != nil {
+	if err := x.stageCounts(ctx, plan, resp, known); err != nil {
 		return nil, err
 	}
 	if plan.Kind == ResultEvents {
-		if resp.Timeline, err = x.timeline(ctx, plan); err != nil {
-			return nil, err
+		tl, ok := []TimelineBucket(nil), false
+		if !x.separate {
+			tl, ok = plan.timelineFromRows(main.Rows)
 		}
+		if !ok {
+			if tl, err = x.timeline(ctx, plan); err != nil {
+				return nil, err
+			}
+		}
+		resp.Timeline = tl
 		if req.IncludeFieldStatistics {
 			if resp.FieldStatistics, err = x.fieldStatistics(ctx, plan); err != nil {
 				return nil, err
@@ -591,14 +645,11 @@ func toTime(v any) (time.Time, bool) {
 	}
 }
 
-// stageCounts fills the stages with their measured output rows. The
-// result rows already count the last stage unless truncated; the other
-// measured relations are counted in one statement.
-func (x *executor) stageCounts(ctx context.Context, plan *Plan, resp *Response) error {
-	known := map[string]uint64{}
-	if !resp.Truncated {
-		known[plan.final.rel] = uint64(resp.Rows)
-	}
+// stageCounts fills the stages with their measured output rows. known
+// holds the relations already counted (the result statement counts the
+// last one, and the others when it returned a row); the other measured
+// relations are counted in one statement.
+func (x *executor) stageCounts(ctx context.Context, plan *Plan, resp *Response, known map[string]uint64) error {
 	var rels []string
 	for _, s := range plan.Stages {
 		if _, ok := known[s.rel]; s.Measured && !ok {
@@ -648,4 +699,42 @@ func (x *executor) stageCounts(ctx context.Context, plan *Plan, resp *Response) 
 		resp.Stages = append(resp.Stages, st)
 	}
 	return nil
+}
+
+// countedRels lists the distinct relations of the measured stages other
+// than the final one, in stage order.
+func (plan *Plan) countedRels() []string {
+	var rels []string
+	for _, s := range plan.Stages {
+		if s.Measured && s.rel != plan.final.rel && !slices.Contains(rels, s.rel) {
+			rels = append(rels, s.rel)
+		}
+	}
+	return rels
+}
+
+// stripCounts removes the n scalar count columns from the end of the
+// result statement's rows, recording their values (the same in every
+// row) in known. A result without rows tells nothing.
+func stripCounts(r *Result, n int, known map[string]uint64, rels []string) *Result {
+	out := *r
+	if len(r.Columns) >= n {
+		out.Columns = r.Columns[:len(r.Columns)-n]
+	}
+	out.Rows = make([][]any, len(r.Rows))
+	for i, row := range r.Rows {
+		if len(row) < n {
+			out.Rows[i] = row
+			continue
+		}
+		out.Rows[i] = row[:len(row)-n]
+		if i == 0 {
+			for j, rel := range rels {
+				if v, ok := toUint(row[len(row)-n+j]); ok {
+					known[rel] = v
+				}
+			}
+		}
+	}
+	return &out
 }
