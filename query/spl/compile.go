@@ -86,6 +86,9 @@ type Plan struct {
 	// timeCol is the result column holding the final relation's _time
 	// (the timeline's time), or -1.
 	timeCol int
+	// goPivot builds the result of a split chart ending the search from its
+	// ranking statement's rows, instead of running SQL; nil otherwise.
+	goPivot *goPivot
 	final   state
 	ctes    []cte
 	window  Window
@@ -171,6 +174,12 @@ type compiler struct {
 	cur      state
 	resolved []string
 	fatal    error
+	// last: the command being compiled ends the search.
+	last bool
+	// goPivot is the split chart ending the search whose rows its ranking
+	// statement already returned.
+	goPivot      *goPivot
+	pendingPivot *goPivot
 	// mainParts are the result statement's parts (see Plan.mainWith).
 	mainParts struct {
 		with, sel, from string
@@ -202,6 +211,7 @@ func Compile(ctx context.Context, p *Pipeline, opts CompileOptions) (plan *Plan,
 	c := &compiler{ctx: ctx, src: p.src, opts: opts, errs: errorList{src: p.src}}
 	var stages []StagePlan
 	for i, cmd := range p.Commands {
+		c.last = i == len(p.Commands)-1
 		c.command(i, cmd)
 		if c.fatal != nil {
 			return nil, c.fatal
@@ -217,6 +227,9 @@ func Compile(ctx context.Context, p *Pipeline, opts CompileOptions) (plan *Plan,
 		plan.Kind = ResultStatistics
 	}
 	plan.SQL, plan.columns = c.mainQuery()
+	if c.goPivot != nil && c.goPivot.rel == c.cur.rel {
+		plan.goPivot = c.goPivot
+	}
 	plan.mainWith, plan.mainSelect, plan.mainFrom, plan.timeCol = c.mainParts.with, c.mainParts.sel, c.mainParts.from, c.mainParts.timeCol
 	if len(plan.SQL) > MaxQueryBytes {
 		return nil, Errors{newError(CodeLimit, "simplify the search", "the generated query is %d bytes; the limit is %d", len(plan.SQL), MaxQueryBytes)}

@@ -350,9 +350,18 @@ func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Re
 	if !x.separate && len(rels) > 0 {
 		sql = plan.mainWith + "SELECT " + plan.mainSelect + ", " + countColumns(rels, "__n") + plan.mainFrom
 	}
-	main, err := x.run(ctx, sql)
-	if err != nil {
-		return nil, fmt.Errorf("run search: %w", err)
+	var main *Result
+	var err error
+	if g := plan.goPivot; g != nil && !x.separate && len(g.tuples.Rows) > 0 {
+		var ok bool
+		if main, ok = g.result(); ok {
+			sql = plan.SQL
+		}
+	}
+	if main == nil {
+		if main, err = x.run(ctx, sql); err != nil {
+			return nil, fmt.Errorf("run search: %w", err)
+		}
 	}
 	// The result statement reads the final relation up to MaxOutputRows+1
 	// rows, as the count does.
