@@ -180,6 +180,7 @@ type compiler struct {
 	// statement already returned.
 	goPivot      *goPivot
 	pendingPivot *goPivot
+	stageRels    []string // the relation of each compiled stage
 	// mainParts are the result statement's parts (see Plan.mainWith).
 	mainParts struct {
 		with, sel, from string
@@ -217,6 +218,7 @@ func Compile(ctx context.Context, p *Pipeline, opts CompileOptions) (plan *Plan,
 			return nil, c.fatal
 		}
 		stages = append(stages, StagePlan{Command: cmd.Name(), Expression: c.expression(cmd), rel: c.cur.rel})
+		c.stageRels = append(c.stageRels, c.cur.rel)
 	}
 	if err := c.errs.err(); err != nil {
 		return nil, err

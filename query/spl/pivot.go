@@ -33,7 +33,9 @@ type goPivot struct {
 	naggs  int
 	series []series
 	fill   *fill
-	tuples *Result // r, [display], kind, label, one count per aggregate
+	tuples *Result // r, [display], kind, label, one count per aggregate, counts of counted
+	// counted are the earlier stages' relations counted by the statement.
+	counted []string
 }
 
 // Tuple kinds: a named value, the NULL series, OTHER.
@@ -87,6 +89,16 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 		outer = append(outer, "sum(x"+itoa(i)+") AS y"+itoa(i))
 	}
 	inner = append(inner, score+" AS score", "count() AS n")
+	// The earlier stages' counts, as the result statement carries them.
+	var counted []string
+	for i, rel := range c.stageRels {
+		if i < MeasuredStages && !slices.Contains(counted, rel) {
+			counted = append(counted, rel)
+		}
+	}
+	if len(counted) > 0 {
+		outer = append(outer, countColumns(counted, "__n"))
+	}
 	maxTuples := (MaxOutputRows + 1) * (bound + 2)
 	// The series score as the ranking statement computes it: the sum of the
 	// aggregate over the rows, or the NULL series' rows.
@@ -125,7 +137,7 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 	if p.opts.limit == 0 {
 		more = false
 	}
-	c.pendingPivot = &goPivot{limit: bound, disp: dispCol != "", naggs: len(p.aggs), fill: p.fill, tuples: r}
+	c.pendingPivot = &goPivot{counted: counted, limit: bound, disp: dispCol != "", naggs: len(p.aggs), fill: p.fill, tuples: r}
 	return values, hasNull, more, true
 }
 
@@ -226,6 +238,22 @@ func (g *goPivot) result() (*Result, bool) {
 	}
 	out.Rows = rows
 	return out, true
+}
+
+// counts records the earlier stages' counts the statement returned.
+func (g *goPivot) counts(known map[string]uint64) {
+	if len(g.tuples.Rows) == 0 || len(g.counted) == 0 {
+		return
+	}
+	row := g.tuples.Rows[0]
+	if len(row) < len(g.counted) {
+		return
+	}
+	for i, rel := range g.counted {
+		if v, ok := toUint(row[len(row)-len(g.counted)+i]); ok {
+			known[rel] = v
+		}
+	}
 }
 
 func boolCmp(a, b bool) int {

@@ -352,10 +352,12 @@ func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Re
 	}
 	var main *Result
 	var err error
+	known := map[string]uint64{}
 	if g := plan.goPivot; g != nil && !x.separate && len(g.tuples.Rows) > 0 {
 		var ok bool
 		if main, ok = g.result(); ok {
 			sql = plan.SQL
+			g.counts(known)
 		}
 	}
 	if main == nil {
@@ -365,7 +367,7 @@ func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Re
 	}
 	// The result statement reads the final relation up to MaxOutputRows+1
 	// rows, as the count does.
-	known := map[string]uint64{plan.final.rel: uint64(len(main.Rows))}
+	known[plan.final.rel] = uint64(len(main.Rows))
 	if sql != plan.SQL {
 		main = stripCounts(main, len(rels), known, rels)
 	}
