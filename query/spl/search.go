@@ -284,7 +284,18 @@ func Validate(spl string, earliest, latest string) error {
 // the time window are returned as Errors (HTTP 400); engine errors are
 // returned wrapped, as they are; a panic inside the package is returned as
 // an error wrapping ErrInternal.
-func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err error) {
+func Search(ctx context.Context, eng Engine, req Request) (*Response, error) {
+	return runSearch(ctx, eng, req, false)
+}
+
+// searchSeparately is Search with every statement run on its own: the
+// stage counts, the timeline and a split chart's ranking not folded into
+// fewer statements (the tests compare both).
+func searchSeparately(ctx context.Context, eng Engine, req Request) (*Response, error) {
+	return runSearch(ctx, eng, req, true)
+}
+
+func runSearch(ctx context.Context, eng Engine, req Request, separate bool) (resp *Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			resp, err = nil, fmt.Errorf("%w: search: %v", ErrInternal, r)
@@ -303,7 +314,7 @@ func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err e
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{eng: eng, queryID: req.QueryID}
+	x := &executor{eng: eng, queryID: req.QueryID, separate: separate}
 	if x.queryID == "" {
 		x.queryID = newQueryID()
 	}
@@ -313,33 +324,7 @@ func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err e
 	}
 	resp = &Response{SPL: req.SPL, ResultKind: plan.Kind, ResultFormat: ResultFormat, QueryID: x.queryID,
 		Timeline: []TimelineBucket{}, Data: []Row{}, Meta: []Column{}}
-
 	return x.search(ctx, plan, req, resp, start)
-}
-
-// searchSeparately is Search with every statement run on its own (the
-// stage counts and the timeline not folded into the result statement).
-func searchSeparately(ctx context.Context, eng Engine, req Request) (*Response, error) {
-	now := req.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	w, err := ParseWindow(req.Earliest, req.Latest, now)
-	if err != nil {
-		return nil, err
-	}
-	p, err := Parse(req.SPL)
-	if err != nil {
-		return nil, err
-	}
-	x := &executor{eng: eng, queryID: newQueryID(), separate: true}
-	plan, err := Compile(ctx, p, CompileOptions{Table: req.Table, Window: w, Now: now.UTC(), Resolver: x, Paths: req.Paths})
-	if err != nil {
-		return nil, err
-	}
-	resp := &Response{SPL: req.SPL, ResultKind: plan.Kind, ResultFormat: ResultFormat, QueryID: x.queryID,
-		Timeline: []TimelineBucket{}, Data: []Row{}, Meta: []Column{}}
-	return x.search(ctx, plan, req, resp, time.Now())
 }
 
 // search runs a compiled plan: the result statement, with the measured
