@@ -191,6 +191,7 @@ func (c *compiler) timechart(cmd *TimechartCommand) {
 type series struct {
 	label string // the value, or NULL / OTHER
 	cond  string // rows of the series
+	key   string // "v:" and the value, "null" or "other"
 }
 
 func (c *compiler) pivot(p pivot) {
@@ -236,6 +237,7 @@ func (c *compiler) pivot(p pivot) {
 	var cols []namedCol
 	var out []string
 	var group string
+	var chosen []series
 	var order []orderTerm
 	names := map[string]bool{}
 	if rowCol != "" {
@@ -266,10 +268,11 @@ func (c *compiler) pivot(p pivot) {
 			addAgg(a.name, a.sql(""), a.outKind())
 		}
 	} else {
-		ss, ok := c.rankSeries(p, in, rowCol, splitCol)
+		ss, ok := c.rankSeries(p, in, rowCol, dispCol, splitCol)
 		if !ok {
 			return
 		}
+		chosen = ss
 		if n := len(ss) * len(p.aggs); n > MaxSeriesColumns {
 			c.errs.add(CodeLimit, p.pos, "lower limit=, use fewer aggregates, or filter the split field",
 				"chart would have %d series columns; the limit is %d", n, MaxSeriesColumns)
@@ -294,6 +297,11 @@ func (c *compiler) pivot(p pivot) {
 			" STEP toIntervalMillisecond(" + fmt.Sprint(p.fill.stepMs) + ")"
 	}
 	c.cur = state{rel: c.addCTE(q), sch: &schema{cols: cols}, order: order, transformed: true}
+	if g := c.pendingPivot; g != nil {
+		c.pendingPivot = nil
+		g.rel, g.series = c.cur.rel, chosen
+		c.goPivot = g
+	}
 }
 
 // seriesComponent quotes a part of an <aggregate>:<value> series name when
@@ -308,7 +316,7 @@ func seriesComponent(s string) string {
 // rankSeries runs the ranking query and chooses the series columns: the
 // top (or bottom) limit values by score, in value order, then NULL and
 // OTHER.
-func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, bool) {
+func (c *compiler) rankSeries(p pivot, in, rowCol, dispCol, splitCol string) ([]series, bool) {
 	if !c.resolver(p.pos, "a split chart") {
 		return nil, false
 	}
@@ -319,6 +327,9 @@ func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, b
 	dir := "DESC"
 	if p.opts.bottom {
 		dir = "ASC"
+	}
+	if values, hasNull, more, ok := c.rankPivot(p, in, rowCol, dispCol, splitCol, dir); ok {
+		return c.chooseSeries(p, splitCol, values, hasNull, more)
 	}
 	// One statement, one read of the input: the NULL series (counted in rows) is a group
 	// of its own, kept beside the first n others by LIMIT n BY.
@@ -351,7 +362,12 @@ func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, b
 		}
 		values = append(values, r.Value)
 	}
-	more := false
+	return c.chooseSeries(p, splitCol, values, hasNull, false)
+}
+
+// chooseSeries turns the ranked values (in rank order, up to limit+1 of
+// them, or all when more is set) into the series columns.
+func (c *compiler) chooseSeries(p pivot, splitCol string, values []string, hasNull, more bool) ([]series, bool) {
 	if p.opts.limit == 0 {
 		if len(values) > MaxSeriesColumns {
 			c.errs.add(CodeLimit, p.pos, "set limit=N or filter the split field",
@@ -366,14 +382,14 @@ func (c *compiler) rankSeries(p pivot, in, rowCol, splitCol string) ([]series, b
 	var out []series
 	var lits []string
 	for _, v := range values {
-		out = append(out, series{label: v, cond: splitCol + " = " + sqlquote.String(v)})
+		out = append(out, series{label: v, cond: splitCol + " = " + sqlquote.String(v), key: "v:" + v})
 		lits = append(lits, sqlquote.String(v))
 	}
 	if hasNull && p.opts.useNull {
-		out = append(out, series{label: "NULL", cond: splitCol + " IS NULL"})
+		out = append(out, series{label: "NULL", cond: splitCol + " IS NULL", key: "null"})
 	}
 	if more && p.opts.useOther {
-		out = append(out, series{label: "OTHER", cond: splitCol + " IS NOT NULL AND " + splitCol + " NOT IN (" + strings.Join(lits, ", ") + ")"})
+		out = append(out, series{label: "OTHER", cond: splitCol + " IS NOT NULL AND " + splitCol + " NOT IN (" + strings.Join(lits, ", ") + ")", key: "other"})
 	}
 	if len(out) == 0 {
 		// No rows at all: keep the layout valid with no series.

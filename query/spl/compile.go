@@ -79,6 +79,16 @@ type Plan struct {
 	Resolved []string
 
 	columns []outColumn
+	// mainWith, mainSelect and mainFrom are SQL's parts (SQL = mainWith +
+	// "SELECT " + mainSelect + mainFrom), so that the executor can add the
+	// stage counts to the result statement as scalar columns.
+	mainWith, mainSelect, mainFrom string
+	// timeCol is the result column holding the final relation's _time
+	// (the timeline's time), or -1.
+	timeCol int
+	// goPivot builds the result of a split chart ending the search from its
+	// ranking statement's rows, instead of running SQL; nil otherwise.
+	goPivot *goPivot
 	final   state
 	ctes    []cte
 	window  Window
@@ -164,6 +174,18 @@ type compiler struct {
 	cur      state
 	resolved []string
 	fatal    error
+	// last: the command being compiled ends the search.
+	last bool
+	// goPivot is the split chart ending the search whose rows its ranking
+	// statement already returned.
+	goPivot      *goPivot
+	pendingPivot *goPivot
+	stageRels    []string // the relation of each compiled stage
+	// mainParts are the result statement's parts (see Plan.mainWith).
+	mainParts struct {
+		with, sel, from string
+		timeCol         int
+	}
 }
 
 // Compile compiles a parsed search. User errors are returned as Errors;
@@ -190,11 +212,13 @@ func Compile(ctx context.Context, p *Pipeline, opts CompileOptions) (plan *Plan,
 	c := &compiler{ctx: ctx, src: p.src, opts: opts, errs: errorList{src: p.src}}
 	var stages []StagePlan
 	for i, cmd := range p.Commands {
+		c.last = i == len(p.Commands)-1
 		c.command(i, cmd)
 		if c.fatal != nil {
 			return nil, c.fatal
 		}
 		stages = append(stages, StagePlan{Command: cmd.Name(), Expression: c.expression(cmd), rel: c.cur.rel})
+		c.stageRels = append(c.stageRels, c.cur.rel)
 	}
 	if err := c.errs.err(); err != nil {
 		return nil, err
@@ -205,6 +229,10 @@ func Compile(ctx context.Context, p *Pipeline, opts CompileOptions) (plan *Plan,
 		plan.Kind = ResultStatistics
 	}
 	plan.SQL, plan.columns = c.mainQuery()
+	if c.goPivot != nil && c.goPivot.rel == c.cur.rel {
+		plan.goPivot = c.goPivot
+	}
+	plan.mainWith, plan.mainSelect, plan.mainFrom, plan.timeCol = c.mainParts.with, c.mainParts.sel, c.mainParts.from, c.mainParts.timeCol
 	if len(plan.SQL) > MaxQueryBytes {
 		return nil, Errors{newError(CodeLimit, "simplify the search", "the generated query is %d bytes; the limit is %d", len(plan.SQL), MaxQueryBytes)}
 	}
@@ -684,7 +712,12 @@ func (c *compiler) mainQuery() (string, []outColumn) {
 	withDoc := false
 	var sel []string
 	var cols []outColumn
+	t := c.cur.sch.resolve("_time")
+	timeCol := -1
 	add := func(name, col string, k kind) {
+		if k == kTime && t.k == kTime && col == t.s && timeCol < 0 {
+			timeCol = len(cols)
+		}
 		s, typ, enc := outputExpr(col, k)
 		sel = append(sel, s+" AS o"+strconv.Itoa(len(sel)+1))
 		cols = append(cols, outColumn{name: name, typ: typ, enc: enc})
@@ -713,9 +746,10 @@ func (c *compiler) mainQuery() (string, []outColumn) {
 		sel = append(sel, "1 AS o1")
 		cols = append(cols, outColumn{name: "", enc: encNative})
 	}
-	q := c.with(c.cur.rel, withDoc) + "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel + orderBy(c.cur.order) +
-		" LIMIT " + itoa(MaxOutputRows+1)
-	return q, cols
+	c.mainParts.with, c.mainParts.sel = c.with(c.cur.rel, withDoc), strings.Join(sel, ", ")
+	c.mainParts.from = " FROM " + c.cur.rel + orderBy(c.cur.order) + " LIMIT " + itoa(MaxOutputRows+1)
+	c.mainParts.timeCol = timeCol
+	return c.mainParts.with + "SELECT " + c.mainParts.sel + c.mainParts.from, cols
 }
 
 // projectedDocFields lists the document fields still visible when a
@@ -777,23 +811,31 @@ func (c *compiler) stageCountQuery(stages []StagePlan) string {
 // countSQL counts the rows of each relation (up to MaxOutputRows+1) in one
 // statement, one column per distinct relation in order.
 func countSQL(ctes []cte, rels []string) string {
-	var parts []string
+	var distinct []string
 	last, lastIdx := "", -1
-	seen := map[string]bool{}
 	for _, rel := range rels {
-		if seen[rel] {
+		if slices.Contains(distinct, rel) {
 			continue
 		}
-		seen[rel] = true
-		parts = append(parts, "(SELECT count() FROM (SELECT 1 FROM "+rel+" LIMIT "+itoa(MaxOutputRows+1)+")) AS n"+strconv.Itoa(len(parts)))
+		distinct = append(distinct, rel)
 		if i := relIndex(ctes, rel); i > lastIdx {
 			last, lastIdx = rel, i
 		}
 	}
-	if len(parts) == 0 {
+	if len(distinct) == 0 {
 		return ""
 	}
-	return withClause(ctes, last, false) + "SELECT " + strings.Join(parts, ", ")
+	return withClause(ctes, last, false) + "SELECT " + countColumns(distinct, "n")
+}
+
+// countColumns renders one scalar column per relation counting its rows up
+// to MaxOutputRows+1, named prefix0, prefix1...
+func countColumns(rels []string, prefix string) string {
+	parts := make([]string, len(rels))
+	for i, rel := range rels {
+		parts[i] = "(SELECT count() FROM (SELECT 1 FROM " + rel + " LIMIT " + itoa(MaxOutputRows+1) + ")) AS " + prefix + strconv.Itoa(i)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func relIndex(ctes []cte, rel string) int {

@@ -77,6 +77,7 @@ func TestE2E(t *testing.T) {
 	t.Run("window", func(t *testing.T) { testWindow(t, env) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, env) })
 	t.Run("quoting", func(t *testing.T) { testQuoting(t, eng) })
+	t.Run("folded_as_separate", func(t *testing.T) { testFoldedAsSeparate(t, env) })
 	t.Run("golden_inputs_run", func(t *testing.T) {
 		files, _ := filepath.Glob("testdata/compile/*.spl")
 		for _, f := range files {

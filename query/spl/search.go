@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -180,6 +181,10 @@ type executor struct {
 	eng     Engine
 	queryID string
 	stats   QueryStats
+	// separate runs every statement on its own, as before the stage counts
+	// and the timeline were folded into the result statement; the tests
+	// compare both.
+	separate bool
 }
 
 func (x *executor) run(ctx context.Context, sql string) (*Result, error) {
@@ -279,7 +284,18 @@ func Validate(spl string, earliest, latest string) error {
 // the time window are returned as Errors (HTTP 400); engine errors are
 // returned wrapped, as they are; a panic inside the package is returned as
 // an error wrapping ErrInternal.
-func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err error) {
+func Search(ctx context.Context, eng Engine, req Request) (*Response, error) {
+	return runSearch(ctx, eng, req, false)
+}
+
+// searchSeparately is Search with every statement run on its own: the
+// stage counts, the timeline and a split chart's ranking not folded into
+// fewer statements (the tests compare both).
+func searchSeparately(ctx context.Context, eng Engine, req Request) (*Response, error) {
+	return runSearch(ctx, eng, req, true)
+}
+
+func runSearch(ctx context.Context, eng Engine, req Request, separate bool) (resp *Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			resp, err = nil, fmt.Errorf("%w: search: %v", ErrInternal, r)
@@ -298,7 +314,7 @@ func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err e
 	if err != nil {
 		return nil, err
 	}
-	x := &executor{eng: eng, queryID: req.QueryID}
+	x := &executor{eng: eng, queryID: req.QueryID, separate: separate}
 	if x.queryID == "" {
 		x.queryID = newQueryID()
 	}
@@ -308,21 +324,55 @@ func Search(ctx context.Context, eng Engine, req Request) (resp *Response, err e
 	}
 	resp = &Response{SPL: req.SPL, ResultKind: plan.Kind, ResultFormat: ResultFormat, QueryID: x.queryID,
 		Timeline: []TimelineBucket{}, Data: []Row{}, Meta: []Column{}}
+	return x.search(ctx, plan, req, resp, start)
+}
 
-	main, err := x.run(ctx, plan.SQL)
-	if err != nil {
-		return nil, fmt.Errorf("run search: %w", err)
+// search runs a compiled plan: the result statement, with the measured
+// stages' counts as scalar columns, then whatever it could not answer.
+func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Response, start time.Time) (*Response, error) {
+	rels := plan.countedRels()
+	sql := plan.SQL
+	if !x.separate && len(rels) > 0 {
+		sql = plan.mainWith + "SELECT " + plan.mainSelect + ", " + countColumns(rels, "__n") + plan.mainFrom
+	}
+	var main *Result
+	var err error
+	known := map[string]uint64{}
+	if g := plan.goPivot; g != nil && !x.separate && len(g.tuples.Rows) > 0 {
+		var ok bool
+		if main, ok = g.result(); ok {
+			sql = plan.SQL
+			g.counts(known)
+		}
+	}
+	if main == nil {
+		if main, err = x.run(ctx, sql); err != nil {
+			return nil, fmt.Errorf("run search: %w", err)
+		}
+	}
+	// The result statement reads the final relation up to MaxOutputRows+1
+	// rows, as the count does.
+	known[plan.final.rel] = uint64(len(main.Rows))
+	if sql != plan.SQL {
+		main = stripCounts(main, len(rels), known, rels)
 	}
 	if err := plan.assemble(main, resp); err != nil {
 		return nil, err
 	}
-	if err := x.stageCounts(ctx, plan, resp); err != nil {
+	if err := x.stageCounts(ctx, plan, resp, known); err != nil {
 		return nil, err
 	}
 	if plan.Kind == ResultEvents {
-		if resp.Timeline, err = x.timeline(ctx, plan); err != nil {
-			return nil, err
+		tl, ok := []TimelineBucket(nil), false
+		if !x.separate {
+			tl, ok = plan.timelineFromRows(main.Rows)
 		}
+		if !ok {
+			if tl, err = x.timeline(ctx, plan); err != nil {
+				return nil, err
+			}
+		}
+		resp.Timeline = tl
 		if req.IncludeFieldStatistics {
 			if resp.FieldStatistics, err = x.fieldStatistics(ctx, plan); err != nil {
 				return nil, err
@@ -591,14 +641,11 @@ func toTime(v any) (time.Time, bool) {
 	}
 }
 
-// stageCounts fills the stages with their measured output rows. The
-// result rows already count the last stage unless truncated; the other
-// measured relations are counted in one statement.
-func (x *executor) stageCounts(ctx context.Context, plan *Plan, resp *Response) error {
-	known := map[string]uint64{}
-	if !resp.Truncated {
-		known[plan.final.rel] = uint64(resp.Rows)
-	}
+// stageCounts fills the stages with their measured output rows. known
+// holds the relations already counted (the result statement counts the
+// last one, and the others when it returned a row); the other measured
+// relations are counted in one statement.
+func (x *executor) stageCounts(ctx context.Context, plan *Plan, resp *Response, known map[string]uint64) error {
 	var rels []string
 	for _, s := range plan.Stages {
 		if _, ok := known[s.rel]; s.Measured && !ok {
@@ -648,4 +695,42 @@ func (x *executor) stageCounts(ctx context.Context, plan *Plan, resp *Response) 
 		resp.Stages = append(resp.Stages, st)
 	}
 	return nil
+}
+
+// countedRels lists the distinct relations of the measured stages other
+// than the final one, in stage order.
+func (plan *Plan) countedRels() []string {
+	var rels []string
+	for _, s := range plan.Stages {
+		if s.Measured && s.rel != plan.final.rel && !slices.Contains(rels, s.rel) {
+			rels = append(rels, s.rel)
+		}
+	}
+	return rels
+}
+
+// stripCounts removes the n scalar count columns from the end of the
+// result statement's rows, recording their values (the same in every
+// row) in known. A result without rows tells nothing.
+func stripCounts(r *Result, n int, known map[string]uint64, rels []string) *Result {
+	out := *r
+	if len(r.Columns) >= n {
+		out.Columns = r.Columns[:len(r.Columns)-n]
+	}
+	out.Rows = make([][]any, len(r.Rows))
+	for i, row := range r.Rows {
+		if len(row) < n {
+			out.Rows[i] = row
+			continue
+		}
+		out.Rows[i] = row[:len(row)-n]
+		if i == 0 {
+			for j, rel := range rels {
+				if v, ok := toUint(row[len(row)-n+j]); ok {
+					known[rel] = v
+				}
+			}
+		}
+	}
+	return &out
 }

@@ -211,3 +211,64 @@ func strings_(v any) []string {
 	}
 	return out
 }
+
+// timelineFromRows computes the timeline from the result rows when they
+// are all of the final relation's rows (the result is not truncated) and
+// hold its _time: the same buckets the timeline statement counts. It
+// declines (ok false) when no row falls in the timeline's window, leaving
+// the zero-filled empty case to the statement.
+func (plan *Plan) timelineFromRows(rows [][]any) (out []TimelineBucket, ok bool) {
+	if plan.timeCol < 0 || len(rows) == 0 || len(rows) > MaxOutputRows || len(rows[0]) != len(plan.columns) {
+		return nil, false
+	}
+	times := make([]time.Time, 0, len(rows))
+	for _, r := range rows {
+		if t, ok := toTime(r[plan.timeCol]); ok {
+			times = append(times, t)
+		}
+	}
+	from := plan.window.Earliest
+	if !plan.window.HasEarliest {
+		// min() over the rows, as timelineStart: none, or the zero time, is
+		// no timeline.
+		if len(times) == 0 {
+			return []TimelineBucket{}, true
+		}
+		from = times[0]
+		for _, t := range times[1:] {
+			if t.Before(from) {
+				from = t
+			}
+		}
+		if from.UnixMilli() == 0 {
+			return []TimelineBucket{}, true
+		}
+	}
+	to := plan.window.Latest
+	if !from.Before(to) {
+		return []TimelineBucket{}, true
+	}
+	span := timelineSpan(to.Sub(from))
+	spanMs := span * 1000
+	start := BucketStart(from, spanMs, 0)
+	n := ceilDiv(to.Sub(start).Milliseconds(), spanMs)
+	counts := make([]uint64, n)
+	in := false
+	for _, t := range times {
+		if t.Before(from) || !t.Before(to) {
+			continue
+		}
+		i := (t.UnixMilli() - start.UnixMilli()) / spanMs
+		counts[i]++
+		in = true
+	}
+	if !in {
+		return nil, false
+	}
+	out = make([]TimelineBucket, n)
+	for i := range out {
+		out[i] = TimelineBucket{Time: start.Add(time.Duration(int64(i)*spanMs) * time.Millisecond).Format("2006-01-02T15:04:05.000Z07:00"),
+			SpanSeconds: span, Count: counts[i]}
+	}
+	return out, true
+}

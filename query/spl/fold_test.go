@@ -1,0 +1,127 @@
+package spl
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// testFoldedAsSeparate runs searches both ways, the stage counts and the
+// timeline folded into the result statement (Search) and every statement
+// on its own (searchSeparately), and requires the same responses: stage
+// counts on truncated and empty results, timelines from the returned rows
+// (rows moved out of the window, no _time, all time), empty windows.
+func testFoldedAsSeparate(t *testing.T, env *e2eEnv) {
+	searches := []string{
+		`*`,
+		`error`,
+		`error | head 100`,
+		`error | head 5`,
+		`status=500`,
+		`host=db1 | dedup status`,
+		`* | where bytes > 99990`,
+		`* | where bytes > 99990 | head 1`,
+		`* | where status > 100000`,
+		`* | eval _time=_time - 3600 | head 50`,
+		`* | eval _time=_time + 86400 | where bytes > 99000`,
+		`* | where bytes > 50000 | eval _time=_time - 43200 | head 10`,
+		`* | fields host, status | head 10`,
+		`* | sort bytes | head 20 | rename host AS h`,
+		`* | search region=ap | where status=404 | head 7 | eval k=1`,
+		`status=500 | stats count BY host`,
+		`* | where bytes > 99990 | stats count`,
+		`* | where status > 100000 | stats count BY host`,
+		`* | chart count OVER host BY region`,
+		`* | timechart span=1h count BY region`,
+		`* | where status > 100000 | timechart span=1h count`,
+		// Split charts of counts: one statement ranks and counts.
+		`* | chart count OVER host BY status`,           // status: numbers and text, ties in the ranking
+		`* | chart limit=2 count OVER method BY status`, // a Dynamic row key: two statements
+		`* | chart limit=2 count OVER host BY status`,   // OTHER
+		`* | chart limit=2 useother=f count OVER host BY status`,
+		`* | chart limit=bottom2 count OVER host BY region`,
+		`* | chart usenull=f count OVER host BY region`,
+		`* | chart limit=0 count, count(bytes) OVER host BY user.name`, // NULL split values
+		`* | chart count(eval(bytes > 50000)) AS big OVER user.name BY flag`,
+		`* | search region=ap | chart limit=1 count OVER host BY method`,
+		`* | timechart span=2h count BY host`,
+		`* | timechart span=30m limit=3 count BY status`,
+		`* | timechart span=1h cont=f count BY region`,
+		`* | eval _time=_time + 7200 | timechart span=1h limit=1 count BY region`,
+		`* | where status > 100000 | timechart span=1h count BY region`,
+		`* | chart count OVER host BY region | head 2`,
+	}
+	windows := []struct{ earliest, latest TimeBound }{
+		{"1704067200", "1704153600"}, // the day
+		{"1704070000", "1704070300"}, // five minutes
+		{"1703980800", "1704060000"}, // before every event
+		{"0", "1704153600"},          // all time: the timeline starts at the first event
+		{"0", "1704067200"},          // all time, before the day
+	}
+	ctx := context.Background()
+	for _, w := range windows {
+		for _, q := range searches {
+			req := Request{SPL: q, Earliest: w.earliest, Latest: w.latest, Table: env.table, Now: e2eEnd.Add(30 * time.Minute)}
+			var folded, separate int
+			got, err := Search(ctx, countingEngine{env.eng, &folded}, req)
+			if err != nil {
+				t.Fatalf("%s [%s, %s): %v", q, w.earliest, w.latest, err)
+			}
+			want, err := searchSeparately(ctx, countingEngine{env.eng, &separate}, req)
+			if err != nil {
+				t.Fatalf("%s [%s, %s) separately: %v", q, w.earliest, w.latest, err)
+			}
+			g, h := responseJSON(t, got), responseJSON(t, want)
+			if folded > separate || (onePass[q] && len(got.Data) > 0 && *got.Stages[0].OutputRows > 0 && folded != separate-2) {
+				t.Errorf("%s [%s, %s): %d statements, %d separately", q, w.earliest, w.latest, folded, separate)
+			}
+			if g != h {
+				i := 0
+				for i < len(g) && i < len(h) && g[i] == h[i] {
+					i++
+				}
+				i = max(0, i-300)
+				t.Errorf("%s [%s, %s), from byte %d:\nfolded     %.800s\nseparately %.800s", q, w.earliest, w.latest, i, g[i:], h[i:])
+			}
+		}
+	}
+}
+
+// onePass are the split charts whose ranking statement also counts their
+// rows and the earlier stages (row keys of a typed path or time): one
+// statement where there were three.
+var onePass = map[string]bool{
+	`* | chart count OVER host BY status`:                            true,
+	`* | chart limit=bottom2 count OVER host BY region`:              true,
+	`* | chart usenull=f count OVER host BY region`:                  true,
+	`* | search region=ap | chart limit=1 count OVER host BY method`: true,
+	`* | timechart span=2h count BY host`:                            true,
+	`* | timechart span=30m limit=3 count BY status`:                 true,
+	`* | timechart span=1h cont=f count BY region`:                   true,
+	`* | chart limit=2 count OVER host BY status`:                    true,
+	`* | chart limit=2 useother=f count OVER host BY status`:         true,
+	`* | chart limit=0 count, count(bytes) OVER host BY user.name`:   true,
+}
+
+// responseJSON is the response without its statistics and query id.
+func responseJSON(t *testing.T, r *Response) string {
+	c := *r
+	c.Statistics, c.QueryID = Statistics{}, ""
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// countingEngine counts statements.
+type countingEngine struct {
+	Engine
+	n *int
+}
+
+func (e countingEngine) Query(ctx context.Context, sql, queryID string) (*Result, error) {
+	*e.n++
+	return e.Engine.Query(ctx, sql, queryID)
+}
