@@ -73,7 +73,7 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 		kgo.ProducerBatchMaxBytes(MaxMessageBytes - 1<<20),
 		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
 		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
-		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
+		kgo.WithCompressor(newLZ4Compressor()), // LZ4 frames without a content checksum (lz4.go)
 		kgo.ProducerLinger(cfg.Linger),
 	}
 	if cfg.Logger != nil {
