@@ -26,8 +26,16 @@ type ProducerConfig struct {
 	MaxBufferedBytes int
 	// DeliveryTimeout bounds how long a record may wait for the broker before failing.
 	DeliveryTimeout time.Duration
-	Logger          *slog.Logger
+	// Linger is how long a partition's first buffered record waits for others before a
+	// produce request is cut (DefaultProducerLinger when zero, none when negative):
+	// concurrent requests then share one produce request, and the broker's cost follows
+	// requests, not bytes. It delays an acknowledgment by at most this much.
+	Linger time.Duration
+	Logger *slog.Logger
 }
+
+// DefaultProducerLinger is the producer's linger unless ProducerConfig.Linger is set.
+const DefaultProducerLinger = 10 * time.Millisecond
 
 // Producer implements pipeline.Producer with an idempotent franz-go producer that waits
 // for acknowledgment from all in-sync replicas, and pipeline.AtomicProducer with a
@@ -53,14 +61,20 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 	if cfg.DeliveryTimeout <= 0 {
 		cfg.DeliveryTimeout = 15 * time.Second
 	}
+	switch {
+	case cfg.Linger == 0:
+		cfg.Linger = DefaultProducerLinger
+	case cfg.Linger < 0:
+		cfg.Linger = 0
+	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Seeds...),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is on by default and needs all acks
 		kgo.ProducerBatchMaxBytes(MaxMessageBytes - 1<<20),
 		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
 		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
-		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
-		kgo.ProducerLinger(0),
+		kgo.WithCompressor(newLZ4Compressor()), // LZ4 frames without a content checksum (lz4.go)
+		kgo.ProducerLinger(cfg.Linger),
 	}
 	if cfg.Logger != nil {
 		opts = append(opts, kgo.WithLogger(slogAdapter{cfg.Logger}))

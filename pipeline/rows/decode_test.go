@@ -143,6 +143,18 @@ func BenchmarkDecodeJSON(b *testing.B) {
 			b.ReportMetric(float64(b.N)*float64(buf.Rows)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+	// The edge decodes each request into a new Buffer.
+	b.Run("logs-new-buffer", func(b *testing.B) {
+		body := logBody(1000)
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var buf Buffer
+			if err := DecodeJSON(body, &buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 func indent(body []byte) []byte {
