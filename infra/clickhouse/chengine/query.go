@@ -82,9 +82,9 @@ func (s *Server) serveBuffered(w http.ResponseWriter, r *http.Request, sess *ses
 }
 
 // serveHello answers clickhouse-go's connection hello (in Native, with a protocol
-// version). See helloBlock.
+// version). See helloBlock. It runs without the query id's marker: see ServeHTTP.
 func (s *Server) serveHello(w http.ResponseWriter, sess *session, req *request) error {
-	res, err := sess.conn.Query(marker(req.id)+"SELECT displayName(), version(), timezone()", "TabSeparated")
+	res, err := sess.conn.Query("SELECT displayName(), version(), timezone()", "TabSeparated")
 	if err != nil {
 		writeException(w, asException(err))
 		return err
