@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,12 +221,14 @@ func TestTypedError(t *testing.T) {
 	}
 }
 
-// waitRunning waits until the engine runs the statement of query id.
+// waitRunning waits until the engine runs the statement of query id. A statement killed
+// earlier under the same id may still be listed (libchdb lists a failed statement until its
+// connection closes): cancelled statements do not count.
 func waitRunning(t *testing.T, ctx context.Context, conn driver.Conn, id string) {
 	t.Helper()
 	for {
 		var n uint64
-		err := conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE position(query, {m:String}) > 0 AND query_id != queryID()",
+		err := conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE position(query, {m:String}) > 0 AND NOT is_cancelled AND query_id != queryID()",
 			ch.Named("m", "svc:qid="+id+" */")).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
@@ -583,4 +588,64 @@ func TestQueryFormatAndInsertFormat(t *testing.T) {
 	if !errors.As(err, &ex) || ex.Code != 395 {
 		t.Fatalf("mid-stream error: %v", err)
 	}
+}
+
+// TestKillRightAfterStart kills the endless statement with KILL QUERY ... ASYNC as soon as
+// the engine runs it, many times in a row, under one id and under fresh ones: every killed
+// request must answer, with the cancel (code 394), never hang. A request that does not
+// answer within killAnswerBound fails the test with the engine's goroutines.
+func TestKillRightAfterStart(t *testing.T) {
+	dir := t.TempDir()
+	p := chtest.Start(t, clickhouse.ProcessConfig{DataDir: dir})
+	conn := chtest.Open(t, p.URL())
+	ctx := testCtx(t)
+	same := "kill-again-" + uuid.NewString()
+	for _, mode := range []string{"same", "fresh"} {
+		for i := range 20 {
+			id := same
+			if mode == "fresh" {
+				id = "kill-fresh-" + uuid.NewString()
+			}
+			_, errc := runEndless(t, ctx, conn, id)
+			if err := conn.Exec(ctx, fmt.Sprintf("KILL QUERY WHERE query_id = '%s' ASYNC", id)); err != nil {
+				t.Fatalf("%s id, kill %d: %v", mode, i, err)
+			}
+			select {
+			case err := <-errc:
+				var ex *ch.Exception
+				if !errors.As(err, &ex) || ex.Code != 394 {
+					t.Fatalf("%s id, kill %d: killed query answered %v, want code 394 (QUERY_WAS_CANCELLED)", mode, i, err)
+				}
+			case <-time.After(killAnswerBound):
+				t.Fatalf("%s id, kill %d: the killed request did not answer within %s\n%s", mode, i, killAnswerBound, engineStacks(p, dir))
+			}
+		}
+	}
+}
+
+// killAnswerBound bounds how long a killed request may take to answer before a test calls
+// it a hang (a kill takes well under a second).
+const killAnswerBound = 30 * time.Second
+
+// engineStacks makes the engine in dir dump its goroutines (SIGQUIT ends it) and returns
+// its log.
+func engineStacks(p *clickhouse.Process, dir string) string {
+	pid := p.PID()
+	if pid == 0 {
+		return "(engine not running)"
+	}
+	if err := syscall.Kill(pid, syscall.SIGQUIT); err != nil {
+		return err.Error()
+	}
+	// The dump is complete when the process is gone (its supervisor reaps it).
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			break
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, clickhouse.LogFile))
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // errStreamCutShort reports that libchdb ended a result stream, before any output, while the
-// statement was still running.
+// statement nobody cancelled was still running: the caller runs it again buffered.
 var errStreamCutShort = errors.New("engine ended the result stream before the statement ended")
 
 // summary is the X-ClickHouse-Summary header. chdb counts the rows of the result as "read"
@@ -82,9 +82,9 @@ func (s *Server) serveBuffered(w http.ResponseWriter, r *http.Request, sess *ses
 }
 
 // serveHello answers clickhouse-go's connection hello (in Native, with a protocol
-// version). See helloBlock.
+// version). See helloBlock. It runs without the query id's marker: see ServeHTTP.
 func (s *Server) serveHello(w http.ResponseWriter, sess *session, req *request) error {
-	res, err := sess.conn.Query(marker(req.id)+"SELECT displayName(), version(), timezone()", "TabSeparated")
+	res, err := sess.conn.Query("SELECT displayName(), version(), timezone()", "TabSeparated")
 	if err != nil {
 		writeException(w, asException(err))
 		return err
@@ -204,6 +204,16 @@ func containsFold(s, w string) bool {
 	return false
 }
 
+// cutShort is the error of a stream libchdb ended before its statement ended. A statement
+// someone cancelled answers the cancel: libchdb ends a killed statement's stream so, and
+// running it again (errStreamCutShort) would undo the KILL.
+func cutShort(run *running) *exception {
+	if run.wasCancelled() {
+		return newException(codeQueryWasCancelled, "Query was cancelled")
+	}
+	return newException(codeUnknownException, "the engine ended the result stream before the statement ended; retry the query")
+}
+
 // streamBuffer is how much output serveStream holds before it sends the status, as
 // ClickHouse's HTTP response buffer: a result that fits goes out whole, with its summary and
 // Content-Length, and an error within it still gets a proper status.
@@ -258,10 +268,10 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 	switch {
 	case errors.Is(err, io.EOF): // the whole result is at hand
 		if !ended() {
-			if len(held) == 0 {
+			if len(held) == 0 && !run.wasCancelled() {
 				return errStreamCutShort
 			}
-			ex := newException(codeUnknownException, "the engine ended the result stream before the statement ended; retry the query")
+			ex := cutShort(run)
 			writeException(w, ex)
 			return ex
 		}
@@ -289,9 +299,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, sess *sessi
 		chunk, err = next()
 		if errors.Is(err, io.EOF) {
 			if !ended() {
-				err = newException(codeUnknownException, "the engine ended the result stream before the statement ended; retry the query")
-				_, _ = w.Write(framedException(tag, asException(err)))
-				return err
+				ex := cutShort(run)
+				_, _ = w.Write(framedException(tag, ex))
+				return ex
 			}
 			h.Set("X-ClickHouse-Summary", summary(stream.Stats(), sent))
 			return nil
