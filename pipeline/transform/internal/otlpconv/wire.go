@@ -173,23 +173,30 @@ func appendWireKeyValues(dst []byte, kvs [][]byte, depth int) ([]byte, bool) {
 			return dst, false
 		}
 		// The first value of a key wins (AppendAttributes).
+		dup := false
 		if seen != nil {
-			if _, dup := seen[key]; dup {
-				continue
-			}
+			_, dup = seen[key]
 			seen[key] = struct{}{}
 		} else {
-			dup := false
 			for _, k := range keys {
 				if k == key {
 					dup = true
 					break
 				}
 			}
-			if dup {
-				continue
+			if !dup {
+				keys = append(keys, key)
 			}
-			keys = append(keys, key)
+		}
+		if dup {
+			// Not written, but proto.Unmarshal reads it (a string in it must be UTF-8):
+			// checked the same way, then dropped.
+			n := len(dst)
+			if dst, ok = appendWireAnyValue(dst, value, has, depth); !ok {
+				return dst, false
+			}
+			dst = dst[:n]
+			continue
 		}
 		dst = jsontext.AppendKey(dst, key)
 		if dst, ok = appendWireAnyValue(dst, value, has, depth); !ok {
