@@ -161,11 +161,12 @@ func wireCorpus(t testing.TB) (bodies [][]byte, wire []bool) {
 	add(export(named(sumField, msg(varint(varint(nil, 2, 1<<40+2), 3, 2), 1, np))), true)
 
 	// Forms only proto.Unmarshal reads (or refuses): the wire reader hands them over.
-	add(export(msg(named(gaugeField, nil), 4, nil)), false)                                                 // the reserved field 4
-	add(export(msg(named(gaugeField, nil), sumField, nil)), false)                                          // data set twice
-	add(export(msg(named(gaugeField, msg(nil, 1, fixed(nil, 4, 1))), gaugeField, nil)), false)              // the same data twice: merged
-	add(export(named(histogramField, msg(nil, 1, msg(nil, 6, make([]byte, 12))))), false)                   // a packed fixed64 list cut short
-	add(export(named(exponentialField, msg(nil, 1, msg(msg(nil, 8, nil), 8, nil)))), false)                 // buckets twice
+	add(export(msg(named(gaugeField, nil), 4, nil)), false)                                                   // the reserved field 4
+	add(export(msg(named(gaugeField, nil), sumField, nil)), false)                                            // data set twice
+	add(export(msg(named(gaugeField, msg(nil, 1, fixed(nil, 4, 1))), gaugeField, nil)), false)                // the same data twice: merged
+	add(export(named(histogramField, msg(nil, 1, msg(nil, 6, make([]byte, 12))))), false)                     // a packed fixed64 list cut short
+	add(export(named(exponentialField, msg(nil, 1, msg(msg(nil, 8, buckets), 8, varint(nil, 2, 1))))), false) // buckets twice: merged
+	add(export(named(exponentialField, msg(nil, 1, msg(msg(nil, 9, buckets), 9, buckets)))), false)
 	add(export(named(exponentialField, msg(nil, 1, msg(nil, 8, msg(nil, 2, []byte{0x80}))))), false)        // a packed varint cut short
 	add(export(named(gaugeField, msg(nil, 1, fixed(fixed(nil, 4, 1), 1, 1)))), false)                       // the reserved field 1
 	add(export(named(gaugeField, msg(nil, 1, varint(fixed(nil, 4, 1), 2, 1)))), false)                      // a known field, other wire type
