@@ -20,7 +20,7 @@ import (
 // reads them.
 func appendWire(body []byte, dst *rows.Buffer) bool {
 	w := wireDecoder{dst: dst}
-	return otlpconv.ReadExport(body, dst, w.resourceMetrics)
+	return otlpconv.ReadItems(body, dst, &w.ctx, w.metric)
 }
 
 // Field numbers of a Metric's data (the oneof), in metrics.proto.
@@ -41,25 +41,6 @@ type wireDecoder struct {
 	point     wirePoint
 	exemplars [][]byte // an exemplar's filtered attributes
 	buckets   []uint64 // an exponential histogram's bucket counts
-}
-
-func (w *wireDecoder) resourceMetrics(b []byte) bool {
-	res, has, scopes, url, ok := otlpconv.Parent(b)
-	if !ok || !w.ctx.SetWireResource(res, has, url) {
-		return false
-	}
-	for _, s := range scopes {
-		scope, has, metrics, url, ok := otlpconv.Parent(s)
-		if !ok || !w.ctx.SetWireScope(scope, has, url) {
-			return false
-		}
-		for _, m := range metrics {
-			if !w.metric(m) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // metric writes one row per data point of a Metric on the wire (metric in decode.go).
