@@ -1,6 +1,7 @@
 package otlpmetrics
 
 import (
+	"bytes"
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -41,6 +42,10 @@ type wireDecoder struct {
 	point     wirePoint
 	exemplars [][]byte // an exemplar's filtered attributes
 	buckets   []uint64 // an exponential histogram's bucket counts
+	// The explicit bounds last written, as sent (one packed field) and as JSON: the
+	// points of a histogram nearly always share them, and writing floats is most of a
+	// histogram point's cost.
+	lastBounds, boundsJSON []byte
 }
 
 // metric writes one row per data point of a Metric on the wire (metric in decode.go).
@@ -163,6 +168,8 @@ type wirePoint struct {
 	hasSum, hasMin, hasMax bool
 	counts                 []uint64  // a histogram's bucket counts
 	bounds                 []float64 // a histogram's explicit bounds
+	boundsField            []byte    // the bounds as sent when in one packed field, else nil
+	boundsFields           int
 	scale                  int32
 	zeroCount              uint64
 	zeroThreshold          float64
@@ -260,6 +267,9 @@ func (p *wirePoint) readOwn(num protowire.Number, typ protowire.Type, v []byte, 
 			p.counts, ok = appendFixed64s(p.counts, typ, v, u, func(x uint64) uint64 { return x })
 			return ok
 		case 7:
+			if p.boundsFields++; typ == protowire.BytesType {
+				p.boundsField = v
+			}
 			p.bounds, ok = appendFixed64s(p.bounds, typ, v, u, math.Float64frombits)
 			return ok
 		}
@@ -340,7 +350,16 @@ func (w *wireDecoder) row() bool {
 		}
 		b = p.appendCountSum(b)
 		b = appendUints(append(b, `,"bucket_counts":`...), p.counts)
-		b = appendFloats(append(b, `,"explicit_bounds":`...), p.bounds)
+		b = append(b, `,"explicit_bounds":`...)
+		if p.boundsFields != 1 || p.boundsField == nil {
+			b = appendFloats(b, p.bounds)
+		} else if bytes.Equal(p.boundsField, w.lastBounds) {
+			b = append(b, w.boundsJSON...)
+		} else {
+			n := len(b)
+			b = appendFloats(b, p.bounds)
+			w.lastBounds, w.boundsJSON = p.boundsField, append(w.boundsJSON[:0], b[n:]...)
+		}
 	case exponentialField:
 		b = p.appendCountSum(b)
 		b = jsontext.AppendInt(append(b, `,"scale":`...), int64(p.scale))

@@ -129,6 +129,15 @@ func wireCorpus(t testing.TB) (bodies [][]byte, wire []bool) {
 		&metricspb.Metric{Name: "c", Data: &metricspb.Metric_Sum{Sum: &metricspb.Sum{DataPoints: []*metricspb.NumberDataPoint{
 			{Value: &metricspb.NumberDataPoint_AsInt{AsInt: -3}, Exemplars: []*metricspb.Exemplar{{}, {Value: &metricspb.Exemplar_AsDouble{AsDouble: nan}}}},
 		}}}}), true)
+	// Explicit bounds shared by points and metrics, and not (the reader writes them once).
+	hist := func(bounds ...[]float64) *metricspb.Metric {
+		m := &metricspb.Histogram{}
+		for _, b := range bounds {
+			m.DataPoints = append(m.DataPoints, &metricspb.HistogramDataPoint{Count: 3, BucketCounts: []uint64{1, 1, 1}, ExplicitBounds: b})
+		}
+		return &metricspb.Metric{Name: "h", Data: &metricspb.Metric_Histogram{Histogram: m}}
+	}
+	add(one(hist([]float64{1, 2}, []float64{1, 2}, []float64{1, 3}, []float64{1, 2}), hist([]float64{1, 2}, []float64{1, 4})), true)
 	// Points Append rejects.
 	add(one(gauge("", double(1))), false)
 	add(one(gauge("g", &metricspb.NumberDataPoint{})), false)
@@ -154,6 +163,12 @@ func wireCorpus(t testing.TB) (bodies [][]byte, wire []bool) {
 	buckets = varint(buckets, 2, 0)
 	ep := fixed(varint(nil, 6, protowire.EncodeZigZag(-1)), 4, 9)
 	add(export(named(exponentialField, msg(nil, 1, msg(msg(ep, 8, buckets), 9, buckets)))), true)
+	// Bounds split between an unpacked value and a packed field the point before sent alone.
+	one1 := msg(nil, 7, protowire.AppendFixed64(nil, math.Float64bits(1)))
+	p1 := msg(fixed(fixed(nil, 6, 1), 6, 1), 7, nil)
+	p1 = append(p1, one1...)
+	p2 := append(fixed(fixed(fixed(fixed(nil, 6, 1), 6, 1), 6, 1), 7, math.Float64bits(5)), one1...)
+	add(export(named(histogramField, msg(msg(nil, 1, append(fixed(fixed(nil, 6, 1), 6, 1), one1...)), 1, p2)), named(histogramField, msg(nil, 1, p1))), true)
 	// Scalars set twice (the last wins), a oneof value replaced, a temporality and a
 	// boolean as proto.Unmarshal reads any varint.
 	np := fixed(fixed(fixed(nil, 3, 1), 3, 2), 4, math.Float64bits(1.5))
