@@ -15,7 +15,7 @@ import (
 // rejects and fails exactly as before (TestWireMatchesUpstream, FuzzWire).
 func appendWire(body []byte, dst *rows.Buffer) bool {
 	w := wireDecoder{dst: dst}
-	return otlpconv.ReadExport(body, dst, w.resourceLogs)
+	return otlpconv.ReadItems(body, dst, &w.ctx, w.row)
 }
 
 type wireDecoder struct {
@@ -24,23 +24,11 @@ type wireDecoder struct {
 	attrs [][]byte
 }
 
-func (w *wireDecoder) resourceLogs(b []byte) bool {
-	res, has, scopes, url, ok := otlpconv.Parent(b)
-	if !ok || !w.ctx.SetWireResource(res, has, url) {
-		return false
-	}
-	for _, s := range scopes {
-		scope, has, recs, url, ok := otlpconv.Parent(s)
-		if !ok || !w.ctx.SetWireScope(scope, has, url) {
-			return false
-		}
-		for _, r := range recs {
-			if w.dst.B, ok = w.record(w.dst.B, r); !ok || w.dst.EndRow() != nil {
-				return false
-			}
-		}
-	}
-	return true
+// row writes the row of a log record on the wire.
+func (w *wireDecoder) row(r []byte) bool {
+	var ok bool
+	w.dst.B, ok = w.record(w.dst.B, r)
+	return ok && w.dst.EndRow() == nil
 }
 
 // record is appendRecord over a LogRecord on the wire; false where appendRecord rejects

@@ -42,6 +42,10 @@ func wireCorpus(t testing.TB) (bodies [][]byte, wire []bool) {
 	add(wrap(append(bytes.Clone(rec), marshal(&logspb.LogRecord{Body: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: 2}}})...)), false)
 	add(wrap(protowire.AppendString(protowire.AppendTag(bytes.Clone(rec), 3, protowire.BytesType), "\xc3")), false)
 	add(wrap(append(bytes.Clone(rec), marshal(&logspb.LogRecord{SeverityText: "last", SeverityNumber: 99})...)), true)
+	// A repeated attribute key is dropped, but its value must still be UTF-8.
+	dup := marshal(&logspb.LogRecord{TimeUnixNano: 1, Attributes: []*commonpb.KeyValue{str("a", "1"), str("a", "x")}})
+	dup[len(dup)-1] = 0xc3
+	add(wrap(dup), false)
 	return bodies, wire
 }
 

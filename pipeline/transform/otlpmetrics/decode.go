@@ -19,6 +19,14 @@ import (
 // selects the encoding (see otlpconv.Unmarshal); the body must already be decompressed.
 // Invalid data points are dropped and counted in dst.Rejected. On error dst is left as it was.
 func Decode(body []byte, contentType string, dst *rows.Buffer) error {
+	if otlpconv.IsProtobuf(body, contentType) && appendWire(body, dst) {
+		return nil
+	}
+	return decodeUpstream(body, contentType, dst)
+}
+
+// decodeUpstream is Decode through proto.Unmarshal and the generated messages.
+func decodeUpstream(body []byte, contentType string, dst *rows.Buffer) error {
 	var req colmetricspb.ExportMetricsServiceRequest
 	if err := otlpconv.Unmarshal(body, contentType, &req); err != nil {
 		return err

@@ -15,35 +15,23 @@ import (
 // and fails exactly as before (TestWireMatchesUpstream, FuzzWire).
 func appendWire(body []byte, dst *rows.Buffer) bool {
 	w := wireDecoder{dst: dst}
-	return otlpconv.ReadExport(body, dst, w.resourceSpans)
+	return otlpconv.ReadItems(body, dst, &w.ctx, w.span)
 }
 
 type wireDecoder struct {
-	dst  *rows.Buffer
-	ctx  otlpconv.Context
-	span wireSpan
+	dst *rows.Buffer
+	ctx otlpconv.Context
+	s   wireSpan
 }
 
-func (w *wireDecoder) resourceSpans(b []byte) bool {
-	res, has, scopes, url, ok := otlpconv.Parent(b)
-	if !ok || !w.ctx.SetWireResource(res, has, url) {
+// span writes the row of a span on the wire.
+func (w *wireDecoder) span(b []byte) bool {
+	var ok bool
+	if !w.s.read(b) {
 		return false
 	}
-	for _, s := range scopes {
-		scope, has, spans, url, ok := otlpconv.Parent(s)
-		if !ok || !w.ctx.SetWireScope(scope, has, url) {
-			return false
-		}
-		for _, s := range spans {
-			if !w.span.read(s) {
-				return false
-			}
-			if w.dst.B, ok = w.span.append(w.dst.B, &w.ctx); !ok || w.dst.EndRow() != nil {
-				return false
-			}
-		}
-	}
-	return true
+	w.dst.B, ok = w.s.append(w.dst.B, &w.ctx)
+	return ok && w.dst.EndRow() == nil
 }
 
 // wireSpan is a span's fields on the wire; its slices are reused from span to span.

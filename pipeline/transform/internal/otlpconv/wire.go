@@ -100,6 +100,31 @@ func ReadExport(body []byte, dst *rows.Buffer, resource func(b []byte) bool) boo
 	return true
 }
 
+// ReadItems is ReadExport down to the items (spans, log records, metrics): it sets ctx to
+// each resource and scope in turn and calls item with each of their items, reporting false
+// (dst as it was) on what Parent, SetWireResource or SetWireScope refuse or when item
+// reports false.
+func ReadItems(body []byte, dst *rows.Buffer, ctx *Context, item func(b []byte) bool) bool {
+	return ReadExport(body, dst, func(b []byte) bool {
+		res, has, scopes, url, ok := Parent(b)
+		if !ok || !ctx.SetWireResource(res, has, url) {
+			return false
+		}
+		for _, s := range scopes {
+			scope, has, items, url, ok := Parent(s)
+			if !ok || !ctx.SetWireScope(scope, has, url) {
+				return false
+			}
+			for _, it := range items {
+				if !item(it) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
+
 // Parent reads a Resource{Spans,Logs,Metrics} or Scope{Spans,Logs,Metrics} message: its
 // resource or scope (field 1, at most once; has: it is set), its children (field 2) and
 // its schema URL (field 3); false on anything else.
@@ -173,23 +198,30 @@ func appendWireKeyValues(dst []byte, kvs [][]byte, depth int) ([]byte, bool) {
 			return dst, false
 		}
 		// The first value of a key wins (AppendAttributes).
+		dup := false
 		if seen != nil {
-			if _, dup := seen[key]; dup {
-				continue
-			}
+			_, dup = seen[key]
 			seen[key] = struct{}{}
 		} else {
-			dup := false
 			for _, k := range keys {
 				if k == key {
 					dup = true
 					break
 				}
 			}
-			if dup {
-				continue
+			if !dup {
+				keys = append(keys, key)
 			}
-			keys = append(keys, key)
+		}
+		if dup {
+			// Not written, but proto.Unmarshal reads it (a string in it must be UTF-8):
+			// checked the same way, then dropped.
+			n := len(dst)
+			if dst, ok = appendWireAnyValue(dst, value, has, depth); !ok {
+				return dst, false
+			}
+			dst = dst[:n]
+			continue
 		}
 		dst = jsontext.AppendKey(dst, key)
 		if dst, ok = appendWireAnyValue(dst, value, has, depth); !ok {
