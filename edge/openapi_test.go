@@ -1030,6 +1030,17 @@ func TestOpenAPIAnswers(t *testing.T) {
 	json200(request{method: "GET", target: "/v1/logs?limit=2&sources=cli,api&methods=get,post&status_codes=200,400&start_time=2025-01-01T00:00:00Z", as: "read_only"})
 	h.expect(request{method: "GET", target: "/v1/logs?limit=201", as: "admin"}, 400, "invalid_limit")
 	h.expect(request{method: "GET", target: "/v1/logs?sources=web", as: "admin"}, 400, "invalid_sources")
+	// Found by schemathesis 4.32.5: list items are exactly the documented patterns (ASCII
+	// spaces around items only; three-digit codes), and a database header is checked even
+	// when the query parameter wins.
+	json200(request{method: "GET", target: "/v1/logs?sources=,+cli+,&status_codes=+200,,404+", as: "admin"})
+	h.expect(request{method: "GET", target: "/v1/logs?status_codes=%2B200", as: "admin"}, 400, "invalid_status_codes")
+	h.expect(request{method: "GET", target: "/v1/logs?status_codes=0200", as: "admin"}, 400, "invalid_status_codes")
+	h.expect(request{method: "GET", target: "/v1/logs?sources=%C2%A0cli", as: "admin"}, 400, "invalid_sources")
+	h.expect(request{method: "GET", target: "/v1/tables/events/dead_letters?database=default", as: "admin", header: map[string]string{"x-service-database": ""}}, 400, "invalid_database")
+	h.expect(request{method: "GET", target: "/v1/tables/events/dead_letters?database=default", as: "admin", header: map[string]string{"x-service-database": "a b"}}, 400, "invalid_database")
+	h.expect(request{method: "GET", target: "/v1/tables/events/dead_letters", as: "admin", header: map[string]string{"x-service-database": "a-b"}}, 400, "invalid_database")
+	json200(request{method: "GET", target: "/v1/tables/events/dead_letters?database=default", as: "admin", header: map[string]string{"x-service-database": "_other1"}})
 	h.expect(request{method: "GET", target: "/v1/logs?end_time=yesterday", as: "admin"}, 400, "invalid_end_time")
 	h.expect(request{method: "GET", target: "/v1/logs", as: "write_only"}, 403, "forbidden")
 
