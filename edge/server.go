@@ -259,9 +259,9 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(405, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", ctx.Method(), ctx.Path()), ""))
 	}
-	s.routes = r.Handler
+	s.routes = staticRoutesFirst(r)
 	s.srv = &fasthttp.Server{
-		Handler:               s.logged(r.Handler),
+		Handler:               s.logged(s.routes),
 		Name:                  "svc",
 		MaxRequestBodySize:    cfg.MaxBodyBytes,
 		ReadTimeout:           5 * time.Minute,
