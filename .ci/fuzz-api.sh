@@ -43,7 +43,7 @@ done
 # with Prometheus's own client.
 # Hypothesis keeps its database in the working directory: the scratch one.
 cd "$DATA"
-"$VENV/bin/st" --config-file "$ci/schemathesis.toml" run "http://127.0.0.1:$port/v1/openapi.json" --url "http://127.0.0.1:$port" \
+SCHEMATHESIS_HOOKS="$ci/schemathesis_hooks.py" "$VENV/bin/st" --config-file "$ci/schemathesis.toml" run "http://127.0.0.1:$port/v1/openapi.json" --url "http://127.0.0.1:$port" \
   --checks all -H "Authorization: Bearer $key" --max-examples "$MAX_EXAMPLES" \
   --report junit --report-dir "$DATA/report" \
   --exclude-operation-id prometheusRemoteWrite "$@" &
