@@ -690,6 +690,21 @@ func (e Health200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PrometheusRemoteWriteParamsContentEncoding.
+const (
+	Snappy PrometheusRemoteWriteParamsContentEncoding = "snappy"
+)
+
+// Valid indicates whether the value is a known member of the PrometheusRemoteWriteParamsContentEncoding enum.
+func (e PrometheusRemoteWriteParamsContentEncoding) Valid() bool {
+	switch e {
+	case Snappy:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HecEventDefaultParamsContentEncoding.
 const (
 	HecEventDefaultParamsContentEncodingGzip     HecEventDefaultParamsContentEncoding = "gzip"
@@ -3006,12 +3021,15 @@ type PrometheusRemoteWriteParams struct {
 	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
-	// ContentEncoding `snappy` (the default when absent).
-	ContentEncoding *string `json:"Content-Encoding,omitempty"`
+	// ContentEncoding `snappy` (the default when absent); any other, empty included, answers 415.
+	ContentEncoding *PrometheusRemoteWriteParamsContentEncoding `json:"Content-Encoding,omitempty"`
 
 	// XPrometheusRemoteWriteVersion Sent by Prometheus (`0.1.0` or `2.0.0`); informational, the message type comes from `Content-Type`.
 	XPrometheusRemoteWriteVersion *string `json:"X-Prometheus-Remote-Write-Version,omitempty"`
 }
+
+// PrometheusRemoteWriteParamsContentEncoding defines parameters for PrometheusRemoteWrite.
+type PrometheusRemoteWriteParamsContentEncoding string
 
 // HecEventDefaultParams defines parameters for HecEventDefault.
 type HecEventDefaultParams struct {
