@@ -2481,7 +2481,7 @@ type OtlpExportLogsParams struct {
 	// nothing: either every row of it is acknowledged or none is.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// XServiceLogsTable The table to write to instead of `logs`.
+	// XServiceLogsTable The table to write to instead of `logs`. Given empty, it answers 400 `invalid_table`.
 	XServiceLogsTable *Name `json:"x-service-logs-table,omitempty"`
 }
 
@@ -2518,7 +2518,7 @@ type OtlpExportMetricsParams struct {
 	// nothing: either every row of it is acknowledged or none is.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// XServiceMetricsTable The table to write to instead of `metrics`.
+	// XServiceMetricsTable The table to write to instead of `metrics`. Given empty, it answers 400 `invalid_table`.
 	XServiceMetricsTable *Name `json:"x-service-metrics-table,omitempty"`
 }
 
@@ -2555,7 +2555,7 @@ type OtlpExportTracesParams struct {
 	// nothing: either every row of it is acknowledged or none is.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// XServiceTracesTable The table to write to instead of `traces`.
+	// XServiceTracesTable The table to write to instead of `traces`. Given empty, it answers 400 `invalid_table`.
 	XServiceTracesTable *Name `json:"x-service-traces-table,omitempty"`
 }
 
