@@ -247,25 +247,33 @@ func (s *Server) database(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Data
 	if err := needCluster(p); err != nil {
 		return nil, err
 	}
+	if err := checkDatabaseSelection(ctx); err != nil {
+		return nil, err
+	}
+	return s.databaseNamed(p, selectedDatabase(ctx))
+}
+
+// checkDatabaseSelection refuses a database selection that names nothing or no name.
+func checkDatabaseSelection(ctx *fasthttp.RequestCtx) error {
 	// A database given empty names nothing: refuse it rather than read it as absent.
 	if ctx.QueryArgs().Has("database") && len(ctx.QueryArgs().Peek("database")) == 0 {
-		return nil, &APIError{Status: 400, Code: "invalid_database", Field: "database", Message: "the database parameter is empty",
+		return &APIError{Status: 400, Code: "invalid_database", Field: "database", Message: "the database parameter is empty",
 			Hint: "name one, or omit the parameter"}
 	}
 	// A header given is checked even when the query parameter wins: one that is empty or
 	// not a name's syntax (the document's Name) is refused, not silently ignored.
 	for _, v := range ctx.Request.Header.PeekAll("x-service-database") {
 		if len(v) == 0 {
-			return nil, &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
+			return &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
 				Message: "the x-service-database header is empty", Hint: "name a database, or omit the header"}
 		}
 		if !nameSyntax(v) {
-			return nil, &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
+			return &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
 				Message: "the x-service-database header is not a database name",
 				Hint:    "1 to 64 letters, digits and underscores, not starting with a digit"}
 		}
 	}
-	return s.databaseNamed(p, selectedDatabase(ctx))
+	return nil
 }
 
 // nameSyntax reports whether b matches the document's Name schema: 1 to 64 ASCII letters,

@@ -933,6 +933,10 @@ func TestOpenAPIAnswers(t *testing.T) {
 	json200(request{method: "POST", target: "/v1/keys?database=default", as: "org_admin",
 		body: `{"name": "analyst", "database_roles": ["analyst"], "expires_at": "2099-01-02T03:04:05+02:00"}`})
 	h.expect(request{method: "POST", target: "/v1/keys", as: "admin", body: `{"name": "x", "permission": "owner"}`}, 400, "invalid_permission")
+	// Found by schemathesis 4.32.5's full run: the database a new key stores is selected like any other.
+	h.expect(request{method: "POST", target: "/v1/keys?database=", as: "admin", body: `{"name": "x", "permission": "read_only"}`}, 400, "invalid_database")
+	h.expect(request{method: "POST", target: "/v1/keys", as: "admin", header: map[string]string{"x-service-database": ""}, body: `{"name": "x", "permission": "read_only"}`}, 400, "invalid_database")
+	h.expect(request{method: "POST", target: "/v1/keys?database=default", as: "admin", header: map[string]string{"x-service-database": "=o9(2Dw"}, body: `{"name": "x", "permission": "read_only"}`}, 400, "invalid_database")
 	h.expect(request{method: "POST", target: "/v1/keys", as: "admin", body: `{"name": "x", "permission": "admin", "database_roles": ["analyst"]}`}, 400, "invalid_permission")
 	h.expect(request{method: "POST", target: "/v1/keys", as: "admin", body: `{"name": "x", "database_roles": []}`}, 400, "invalid_database_roles")
 	h.expect(request{method: "POST", target: "/v1/keys", as: "admin", body: `{"name": "x", "database_roles": ["nobody"]}`}, 400, "invalid_database_roles")
