@@ -4518,6 +4518,16 @@ type ListWorkflowsParams struct {
 	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
 }
 
+// CreateWorkflowJSONBody defines parameters for CreateWorkflow.
+type CreateWorkflowJSONBody struct {
+	Description     *string                `json:"description,omitempty"`
+	Enabled         *bool                  `json:"enabled,omitempty"`
+	IntervalSeconds *int                   `json:"interval_seconds,omitempty"`
+	Name            string                 `json:"name"`
+	Query           interface{}            `json:"query"`
+	Sinks           *[]WorkflowSinkRequest `json:"sinks,omitempty"`
+}
+
 // CreateWorkflowParams defines parameters for CreateWorkflow.
 type CreateWorkflowParams struct {
 	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
@@ -4739,7 +4749,7 @@ type InsertRowsJSONRequestBody InsertRowsJSONBody
 type CreateUserJSONRequestBody CreateUserJSONBody
 
 // CreateWorkflowJSONRequestBody defines body for CreateWorkflow for application/json ContentType.
-type CreateWorkflowJSONRequestBody = WorkflowRequest
+type CreateWorkflowJSONRequestBody CreateWorkflowJSONBody
 
 // UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
 type UpdateWorkflowJSONRequestBody = WorkflowRequest
