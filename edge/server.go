@@ -415,7 +415,7 @@ func readJSON(ctx *fasthttp.RequestCtx, v any) error {
 		case errors.As(err, &te) && te.Field == "":
 			return apiErr(400, "invalid_body", fmt.Sprintf("the request body must be a JSON object, not %s", te.Value), "")
 		case errors.As(err, &te):
-			return &APIError{Status: 400, Code: "invalid_" + te.Field, Field: te.Field,
+			return &APIError{Status: 400, Code: "invalid_" + codeWord(te.Field), Field: te.Field,
 				Message: fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type, te.Value)}
 		}
 		return apiErr(400, "invalid_json", err.Error(), "")
