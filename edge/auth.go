@@ -247,20 +247,47 @@ func (s *Server) database(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Data
 	if err := needCluster(p); err != nil {
 		return nil, err
 	}
-	// A database given empty names nothing: refuse it rather than read it as absent.
-	if ctx.QueryArgs().Has("database") && len(ctx.QueryArgs().Peek("database")) == 0 {
-		return nil, &APIError{Status: 400, Code: "invalid_database", Field: "database", Message: "the database parameter is empty",
-			Hint: "name one, or omit the parameter"}
-	}
-	if !ctx.QueryArgs().Has("database") {
-		for _, v := range ctx.Request.Header.PeekAll("x-service-database") {
-			if len(v) == 0 {
-				return nil, &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
-					Message: "the x-service-database header is empty", Hint: "name a database, or omit the header"}
-			}
-		}
+	if err := checkDatabaseSelection(ctx); err != nil {
+		return nil, err
 	}
 	return s.databaseNamed(p, selectedDatabase(ctx))
+}
+
+// checkDatabaseSelection refuses a database selection that names nothing or no name.
+func checkDatabaseSelection(ctx *fasthttp.RequestCtx) error {
+	// A database given empty names nothing: refuse it rather than read it as absent.
+	if ctx.QueryArgs().Has("database") && len(ctx.QueryArgs().Peek("database")) == 0 {
+		return &APIError{Status: 400, Code: "invalid_database", Field: "database", Message: "the database parameter is empty",
+			Hint: "name one, or omit the parameter"}
+	}
+	// A header given is checked even when the query parameter wins: one that is empty or
+	// not a name's syntax (the document's Name) is refused, not silently ignored.
+	for _, v := range ctx.Request.Header.PeekAll("x-service-database") {
+		if len(v) == 0 {
+			return &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
+				Message: "the x-service-database header is empty", Hint: "name a database, or omit the header"}
+		}
+		if !nameSyntax(v) {
+			return &APIError{Status: 400, Code: "invalid_database", Field: "x-service-database",
+				Message: "the x-service-database header is not a database name",
+				Hint:    "1 to 64 letters, digits and underscores, not starting with a digit"}
+		}
+	}
+	return nil
+}
+
+// nameSyntax reports whether b matches the document's Name schema: 1 to 64 ASCII letters,
+// digits and underscores, not starting with a digit.
+func nameSyntax(b []byte) bool {
+	if len(b) == 0 || len(b) > 64 || (b[0] >= '0' && b[0] <= '9') {
+		return false
+	}
+	for _, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // databaseNamed resolves a database by name, "" selecting the key's stored default.

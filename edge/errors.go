@@ -69,7 +69,7 @@ func toAPIError(err error) *APIError {
 	var fe *catalog.FieldError
 	switch {
 	case errors.As(err, &fe):
-		return &APIError{Status: 400, Code: "invalid_" + fe.Field, Message: fe.Message, Field: fe.Field}
+		return &APIError{Status: 400, Code: "invalid_" + codeWord(fe.Field), Message: fe.Message, Field: fe.Field}
 	case errors.Is(err, catalog.ErrNotFound):
 		return apiErr(404, "not_found", err.Error(), "")
 	case errors.Is(err, catalog.ErrExists):

@@ -88,6 +88,10 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	// The database selected on this request becomes the key's stored default.
+	if err := checkDatabaseSelection(ctx); err != nil {
+		writeError(ctx, err)
+		return
+	}
 	db := selectedDatabase(ctx)
 	if db == "" {
 		db = catalog.DefaultDatabase

@@ -137,10 +137,12 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 			*b.dst = &t
 		}
 	}
+	// Lists are comma-separated; items may have spaces (ASCII only, as the document's
+	// patterns say) around them, and empty items are skipped.
 	list := func(name string) []string {
 		var out []string
 		for _, v := range strings.Split(string(args.Peek(name)), ",") {
-			if v = strings.TrimSpace(v); v != "" {
+			if v = strings.Trim(v, " "); v != "" {
 				out = append(out, v)
 			}
 		}
@@ -151,7 +153,7 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	for _, c := range list("status_codes") {
 		n, err := strconv.Atoi(c)
-		if err != nil || n < 100 || n > 599 {
+		if err != nil || len(c) != 3 || c[0] < '1' || c[0] > '5' { // three digits, 100 to 599: no sign, no leading zero
 			bad("status_codes", "status_codes must be comma-separated HTTP status codes")
 			return
 		}

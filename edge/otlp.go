@@ -86,6 +86,14 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 		panic(err) // the otlp-* transforms are built in
 	}
 	return func(ctx *fasthttp.RequestCtx, p *Principal) {
+		// A table header given empty names nothing: refuse it rather than read it as absent.
+		for _, v := range ctx.Request.Header.PeekAll("x-service-" + signal + "-table") {
+			if len(v) == 0 {
+				writeError(ctx, &APIError{Status: 400, Code: "invalid_table", Field: "x-service-" + signal + "-table",
+					Message: "the x-service-" + signal + "-table header is empty", Hint: "name a table, or omit the header"})
+				return
+			}
+		}
 		// The table is created on first use (tableForInsert), as for every insert.
 		ctx.SetUserValue("table", otlpTable(signal, func(h string) string { return string(ctx.Request.Header.Peek(h)) }))
 		contentType := string(ctx.Request.Header.ContentType())

@@ -3,6 +3,7 @@ package edge
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -30,6 +31,13 @@ const (
 // its idempotency key: a retried request lands once.
 func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) {
 	msg, err := promwrite.Negotiate(string(ctx.Request.Header.ContentType()), string(ctx.Request.Header.Peek("Content-Encoding")))
+	// A Content-Encoding given is exactly `snappy`, as senders write it and the document
+	// says (an empty one is not taken for an absent one).
+	for _, enc := range ctx.Request.Header.PeekAll("Content-Encoding") {
+		if err == nil && string(enc) != "snappy" {
+			err = fmt.Errorf("%w: Content-Encoding %q; remote write is snappy-compressed", promwrite.ErrUnsupportedMediaType, enc)
+		}
+	}
 	if err != nil {
 		writeError(ctx, promWriteError(err))
 		return

@@ -259,9 +259,9 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(405, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", ctx.Method(), ctx.Path()), ""))
 	}
-	s.routes = r.Handler
+	s.routes = staticRoutesFirst(r)
 	s.srv = &fasthttp.Server{
-		Handler:               s.logged(r.Handler),
+		Handler:               s.logged(s.routes),
 		Name:                  "svc",
 		MaxRequestBodySize:    cfg.MaxBodyBytes,
 		ReadTimeout:           5 * time.Minute,
@@ -415,7 +415,7 @@ func readJSON(ctx *fasthttp.RequestCtx, v any) error {
 		case errors.As(err, &te) && te.Field == "":
 			return apiErr(400, "invalid_body", fmt.Sprintf("the request body must be a JSON object, not %s", te.Value), "")
 		case errors.As(err, &te):
-			return &APIError{Status: 400, Code: "invalid_" + te.Field, Field: te.Field,
+			return &APIError{Status: 400, Code: "invalid_" + codeWord(te.Field), Field: te.Field,
 				Message: fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type, te.Value)}
 		}
 		return apiErr(400, "invalid_json", err.Error(), "")

@@ -3,6 +3,7 @@ package edge
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,7 +76,7 @@ func workflowErr(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &fe):
-		return &APIError{Status: 400, Code: "invalid_" + fe.Field, Field: fe.Field, Message: fe.Message}
+		return &APIError{Status: 400, Code: "invalid_" + codeWord(fe.Field), Field: fe.Field, Message: fe.Message}
 	case errors.Is(err, workflows.ErrDisabled):
 		return apiErr(503, "workflows_disabled", err.Error(), "the operator enables workflows by unsetting SVC_WORKFLOWS=off")
 	case errors.Is(err, workflows.ErrUnavailable):
@@ -240,4 +241,28 @@ func (s *Server) workflowMetrics(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	writeJSON(ctx, 200, m)
+}
+
+// codeWord turns a field path (`query.database`, `sinks[0].settings.url`, or a member name
+// the request made up) into the words of an error code, which the document allows only
+// as lowercase letters, digits and underscores (`query_database`): every other run of
+// characters becomes one underscore.
+func codeWord(field string) string {
+	var b strings.Builder
+	gap := false
+	for _, c := range strings.ToLower(field) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(c)
+			gap = false
+		} else {
+			gap = true
+		}
+	}
+	if b.Len() == 0 {
+		return "body"
+	}
+	return b.String()
 }

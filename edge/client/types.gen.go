@@ -690,6 +690,21 @@ func (e Health200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for PrometheusRemoteWriteParamsContentEncoding.
+const (
+	Snappy PrometheusRemoteWriteParamsContentEncoding = "snappy"
+)
+
+// Valid indicates whether the value is a known member of the PrometheusRemoteWriteParamsContentEncoding enum.
+func (e PrometheusRemoteWriteParamsContentEncoding) Valid() bool {
+	switch e {
+	case Snappy:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HecEventDefaultParamsContentEncoding.
 const (
 	HecEventDefaultParamsContentEncodingGzip     HecEventDefaultParamsContentEncoding = "gzip"
@@ -2455,7 +2470,7 @@ type OtlpExportLogsParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -2466,7 +2481,7 @@ type OtlpExportLogsParams struct {
 	// nothing: either every row of it is acknowledged or none is.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// XServiceLogsTable The table to write to instead of `logs`.
+	// XServiceLogsTable The table to write to instead of `logs`. Given empty, it answers 400 `invalid_table`.
 	XServiceLogsTable *Name `json:"x-service-logs-table,omitempty"`
 }
 
@@ -2492,7 +2507,7 @@ type OtlpExportMetricsParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -2503,7 +2518,7 @@ type OtlpExportMetricsParams struct {
 	// nothing: either every row of it is acknowledged or none is.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// XServiceMetricsTable The table to write to instead of `metrics`.
+	// XServiceMetricsTable The table to write to instead of `metrics`. Given empty, it answers 400 `invalid_table`.
 	XServiceMetricsTable *Name `json:"x-service-metrics-table,omitempty"`
 }
 
@@ -2529,7 +2544,7 @@ type OtlpExportTracesParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -2540,7 +2555,7 @@ type OtlpExportTracesParams struct {
 	// nothing: either every row of it is acknowledged or none is.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
-	// XServiceTracesTable The table to write to instead of `traces`.
+	// XServiceTracesTable The table to write to instead of `traces`. Given empty, it answers 400 `invalid_table`.
 	XServiceTracesTable *Name `json:"x-service-traces-table,omitempty"`
 }
 
@@ -2575,7 +2590,7 @@ type PromLabelValuesParams struct {
 	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
 	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2610,7 +2625,7 @@ type PromLabelsParams struct {
 	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
 	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2641,7 +2656,7 @@ type PromLabelsPostParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2673,7 +2688,7 @@ type PromMetadataParams struct {
 	// LimitPerMetric At most this many metadata entries per metric.
 	LimitPerMetric *PromLimitPerMetric `form:"limit_per_metric,omitempty" json:"limit_per_metric,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2714,7 +2729,7 @@ type PromQueryParams struct {
 	// Stats `all` adds the query's statistics to `data`.
 	Stats *PromStats `form:"stats,omitempty" json:"stats,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2747,7 +2762,7 @@ type PromQueryPostParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2779,7 +2794,7 @@ type PromQueryExemplarsParams struct {
 	// End End time: RFC 3339 or Unix seconds.
 	End *PromEnd `form:"end,omitempty" json:"end,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2809,7 +2824,7 @@ type PromQueryExemplarsPostParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2856,7 +2871,7 @@ type PromQueryRangeParams struct {
 	// Stats `all` adds the query's statistics to `data`.
 	Stats *PromStats `form:"stats,omitempty" json:"stats,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2891,7 +2906,7 @@ type PromQueryRangePostParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2926,7 +2941,7 @@ type PromSeriesParams struct {
 	// Limit At most this many series (queries, `/series`) or values (labels); 0 means no limit.
 	Limit *PromLimit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2957,7 +2972,7 @@ type PromSeriesPostParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -2980,7 +2995,7 @@ type PromBuildInfoParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -3003,15 +3018,18 @@ type PrometheusRemoteWriteParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
-	// ContentEncoding `snappy` (the default when absent).
-	ContentEncoding *string `json:"Content-Encoding,omitempty"`
+	// ContentEncoding `snappy` (the default when absent); any other, empty included, answers 415.
+	ContentEncoding *PrometheusRemoteWriteParamsContentEncoding `json:"Content-Encoding,omitempty"`
 
 	// XPrometheusRemoteWriteVersion Sent by Prometheus (`0.1.0` or `2.0.0`); informational, the message type comes from `Content-Type`.
 	XPrometheusRemoteWriteVersion *string `json:"X-Prometheus-Remote-Write-Version,omitempty"`
 }
+
+// PrometheusRemoteWriteParamsContentEncoding defines parameters for PrometheusRemoteWrite.
+type PrometheusRemoteWriteParamsContentEncoding string
 
 // HecEventDefaultParams defines parameters for HecEventDefault.
 type HecEventDefaultParams struct {
@@ -3044,7 +3062,7 @@ type HecEventDefaultParams struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader                       `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecEventDefaultParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3088,7 +3106,7 @@ type HecEventParams struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader                `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecEventParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3132,7 +3150,7 @@ type HecEventV1Params struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader                  `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecEventV1ParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3179,7 +3197,7 @@ type HecRawParams struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader              `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecRawParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3226,7 +3244,7 @@ type HecRawV1Params struct {
 	// Index Default `index` of the events (default `main`). The index is a field of the event; the database is chosen with `database`.
 	Index *HecIndex `form:"index,omitempty" json:"index,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader                `json:"x-service-database,omitempty"`
 	ContentEncoding  *HecRawV1ParamsContentEncoding `json:"Content-Encoding,omitempty"`
 }
@@ -3713,7 +3731,7 @@ type CreateKeyParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -3774,10 +3792,10 @@ type ListRequestLogsParams struct {
 	// Methods Comma-separated HTTP methods.
 	Methods *string `form:"methods,omitempty" json:"methods,omitempty"`
 
-	// StatusCodes Comma-separated status codes (100 to 599).
+	// StatusCodes Comma-separated status codes (100 to 599); spaces around an item and empty items are ignored.
 	StatusCodes *string `form:"status_codes,omitempty" json:"status_codes,omitempty"`
 
-	// Sources Comma-separated sources among `ui`, `cli`, `api`.
+	// Sources Comma-separated sources among `ui`, `cli`, `api`; spaces around an item and empty items are ignored.
 	Sources *string `form:"sources,omitempty" json:"sources,omitempty"`
 
 	// UserAgent Exact user-agent value.
@@ -4107,7 +4125,7 @@ type RunQueryParams struct {
 	// QueryId The engine query id to run under; default a generated UUID. An id already running is refused (409 `query_id_in_use`); any other is 400 `invalid_query_id`; empty, one is generated.
 	QueryId *string `form:"query_id,omitempty" json:"query_id,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4139,7 +4157,7 @@ type CancelQueryParams struct {
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 	QueryId  *string            `form:"query_id,omitempty" json:"query_id,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4165,7 +4183,7 @@ type SplSearchParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4188,7 +4206,7 @@ type ListTablesParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4221,7 +4239,7 @@ type CreateTableParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4244,7 +4262,7 @@ type DeleteTableParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4270,7 +4288,7 @@ type DescribeTableParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4300,7 +4318,7 @@ type ChangeSortingKeyParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4340,7 +4358,7 @@ type InsertRowsParams struct {
 	// Columns With `transform=firehose`, names of the tab-separated values of text records, comma-separated (distinct, at most 1000).
 	Columns *string `form:"columns,omitempty" json:"columns,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 
 	// IdempotencyKey Makes a retried insert land exactly once. Rows are acknowledged only after the log
@@ -4439,7 +4457,7 @@ type ListDeadLettersParams struct {
 	// Cursor The `next_cursor` of the previous page; omitted starts at the oldest retained.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4462,7 +4480,7 @@ type GetFreshnessParams struct {
 	// Given empty, it answers 400 `invalid_database`.
 	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
 
-	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty, it answers 400 `invalid_database`.
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
 	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
@@ -4498,6 +4516,16 @@ type ListWorkflowsParams struct {
 
 	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
 	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// CreateWorkflowJSONBody defines parameters for CreateWorkflow.
+type CreateWorkflowJSONBody struct {
+	Description     *string                `json:"description,omitempty"`
+	Enabled         *bool                  `json:"enabled,omitempty"`
+	IntervalSeconds *int                   `json:"interval_seconds,omitempty"`
+	Name            string                 `json:"name"`
+	Query           interface{}            `json:"query"`
+	Sinks           *[]WorkflowSinkRequest `json:"sinks,omitempty"`
 }
 
 // CreateWorkflowParams defines parameters for CreateWorkflow.
@@ -4721,7 +4749,7 @@ type InsertRowsJSONRequestBody InsertRowsJSONBody
 type CreateUserJSONRequestBody CreateUserJSONBody
 
 // CreateWorkflowJSONRequestBody defines body for CreateWorkflow for application/json ContentType.
-type CreateWorkflowJSONRequestBody = WorkflowRequest
+type CreateWorkflowJSONRequestBody CreateWorkflowJSONBody
 
 // UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
 type UpdateWorkflowJSONRequestBody = WorkflowRequest
