@@ -94,6 +94,10 @@ func (s *Server) recordRequest(ctx *fasthttp.RequestCtx, start time.Time, trace,
 	s.deps.RequestLog.Record(e)
 }
 
+// maxLogOffset is the largest `offset` of GET /v1/logs (the document's maximum): 2^53-1,
+// exact in every JSON reader and far past any log's length.
+const maxLogOffset = 1<<53 - 1
+
 func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 	if !p.can(actQuery) || p.CustomRole() {
 		writeError(ctx, forbidden("read request logs"))
@@ -118,8 +122,8 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	if v := args.Peek("offset"); v != nil {
 		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 0 {
-			bad("offset", "offset must be 0 or more")
+		if err != nil || n < 0 || n > maxLogOffset {
+			bad("offset", "offset must be 0 to "+strconv.Itoa(maxLogOffset))
 			return
 		}
 		f.Offset = n

@@ -2479,6 +2479,7 @@ type OtlpExportLogsParams struct {
 	// was already inserted. A client that retries a request whose answer it did not get,
 	// with the same key, therefore stores its rows exactly once. A request is all or
 	// nothing: either every row of it is acknowledged or none is.
+	// An empty value is refused 400 `invalid_idempotency_key`; omit the header for no key.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceLogsTable The table to write to instead of `logs`. Given empty, it answers 400 `invalid_table`.
@@ -2516,6 +2517,7 @@ type OtlpExportMetricsParams struct {
 	// was already inserted. A client that retries a request whose answer it did not get,
 	// with the same key, therefore stores its rows exactly once. A request is all or
 	// nothing: either every row of it is acknowledged or none is.
+	// An empty value is refused 400 `invalid_idempotency_key`; omit the header for no key.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceMetricsTable The table to write to instead of `metrics`. Given empty, it answers 400 `invalid_table`.
@@ -2553,6 +2555,7 @@ type OtlpExportTracesParams struct {
 	// was already inserted. A client that retries a request whose answer it did not get,
 	// with the same key, therefore stores its rows exactly once. A request is all or
 	// nothing: either every row of it is acknowledged or none is.
+	// An empty value is refused 400 `invalid_idempotency_key`; omit the header for no key.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XServiceTracesTable The table to write to instead of `traces`. Given empty, it answers 400 `invalid_table`.
@@ -4367,6 +4370,7 @@ type InsertRowsParams struct {
 	// was already inserted. A client that retries a request whose answer it did not get,
 	// with the same key, therefore stores its rows exactly once. A request is all or
 	// nothing: either every row of it is acknowledged or none is.
+	// An empty value is refused 400 `invalid_idempotency_key`; omit the header for no key.
 	IdempotencyKey  *IdempotencyKey                  `json:"Idempotency-Key,omitempty"`
 	ContentEncoding *InsertRowsParamsContentEncoding `json:"Content-Encoding,omitempty"`
 
