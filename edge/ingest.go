@@ -63,8 +63,13 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
 			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding}, buf)
 		}
 	}
+	idem, err := idempotencyHeader(ctx)
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
 	var buf rows.Buffer
-	n, err := s.ingest(ctx, p, string(ctx.Request.Header.Peek("Idempotency-Key")), &buf, decode)
+	n, err := s.ingest(ctx, p, idem, &buf, decode)
 	if err != nil {
 		writeError(ctx, err)
 		return

@@ -98,8 +98,13 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 		ctx.SetUserValue("table", otlpTable(signal, func(h string) string { return string(ctx.Request.Header.Peek(h)) }))
 		contentType := string(ctx.Request.Header.ContentType())
 		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
+		idem, err := idempotencyHeader(ctx)
+		if err != nil {
+			writeError(ctx, err)
+			return
+		}
 		var buf rows.Buffer
-		n, err := s.ingest(ctx, p, string(ctx.Request.Header.Peek("Idempotency-Key")), &buf, func(body []byte, buf *rows.Buffer) error {
+		n, err := s.ingest(ctx, p, idem, &buf, func(body []byte, buf *rows.Buffer) error {
 			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding, MaxBodySize: MaxOTLPBody}, buf)
 		})
 		if err != nil {

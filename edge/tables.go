@@ -196,6 +196,18 @@ func tableError(err error) error {
 	return err
 }
 
+// idempotencyHeader reads a request's Idempotency-Key: absent is no key, and present but
+// empty is refused (the document's minLength 1) rather than read as absent, on every route
+// that takes it (inserts, OTLP, workflow runs).
+func idempotencyHeader(ctx *fasthttp.RequestCtx) (string, error) {
+	key := ctx.Request.Header.Peek("Idempotency-Key")
+	if key != nil && len(key) == 0 {
+		return "", &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
+			Message: "Idempotency-Key is empty; send 1 to 128 visible ASCII characters or omit it"}
+	}
+	return string(key), validIdempotencyKey(string(key))
+}
+
 // validIdempotencyKey enforces 1 to 128 visible ASCII characters without spaces.
 func validIdempotencyKey(k string) error {
 	if k == "" {

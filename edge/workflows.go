@@ -154,17 +154,12 @@ func (s *Server) startWorkflowRun(ctx *fasthttp.RequestCtx, p *Principal) {
 	if !ok {
 		return
 	}
-	key := ctx.Request.Header.Peek("Idempotency-Key")
-	if key != nil && len(key) == 0 {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
-			Message: "Idempotency-Key is empty; send 1 to 128 visible ASCII characters or omit it"})
-		return
-	}
-	if err := validIdempotencyKey(string(key)); err != nil {
+	key, err := idempotencyHeader(ctx)
+	if err != nil {
 		writeError(ctx, err)
 		return
 	}
-	run, err := s.deps.Workflows.StartRun(s.work(), w, string(key))
+	run, err := s.deps.Workflows.StartRun(s.work(), w, key)
 	if err != nil {
 		writeError(ctx, workflowErr(err))
 		return
