@@ -3453,7 +3453,7 @@ type CreateClusterJSONBody struct {
 	// Replicas Between the catalog's `min_number_of_replicas` and `max_number_of_replicas` (1 to 1 here).
 	Replicas int `json:"replicas"`
 
-	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, parts and their metadata both in the bucket, so the tables are attached again from it if the engine loses its local directory. The engine writes with the temporary session credentials of `role_arn`, assumed with `external_id` and renewed before they expire (without `role_arn`, the service's own storage credentials, configured by the operator and never sent in a request); one cluster's engine uses one role, so a database naming a different role than its cluster's (or than an earlier database's on that cluster) is refused with 400 `invalid_s3_storage` naming `role_arn`. No credential is ever returned or logged. A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
+	// S3Storage Cluster-wide customer-owned storage; omitted or null, none.
 	S3Storage *S3StorageRequest `json:"s3_storage,omitempty"`
 
 	// Size A size of the size catalog, identified by its (cpu_cores, memory_gib) pair.
@@ -3646,7 +3646,7 @@ type CreateDatabaseJSONBody struct {
 	// with a digit, without a double underscore.
 	Name Name `json:"name"`
 
-	// S3Storage A customer-owned storage configuration. `role_arn` and `external_id` are stored but never returned. Tables of a database with it (its own, or its cluster's when it has none) keep their data in `data.bucket` under `data.path` through the engine's S3 disk, parts and their metadata both in the bucket, so the tables are attached again from it if the engine loses its local directory. The engine writes with the temporary session credentials of `role_arn`, assumed with `external_id` and renewed before they expire (without `role_arn`, the service's own storage credentials, configured by the operator and never sent in a request); one cluster's engine uses one role, so a database naming a different role than its cluster's (or than an earlier database's on that cluster) is refused with 400 `invalid_s3_storage` naming `role_arn`. No credential is ever returned or logged. A service without storage credentials refuses it with 400 `invalid_s3_storage`. Check a configuration first with `POST /v1/clusters/verify-s3-access`.
+	// S3Storage The database's own storage override; omitted or null, it inherits the cluster's.
 	S3Storage *S3StorageRequest `json:"s3_storage,omitempty"`
 }
 
