@@ -9,7 +9,52 @@ def filter_failure(context, failure, case, response):
     # runs, whatever the operation. That is the transport's limit, which the document does
     # not repeat on every operation; fuzzed arrays of query parameters reach it. Every other
     # answer is checked as usual.
+    if _prometheus_form_same_as_valid(failure, case) or _issued_cursor_refused(failure, response):
+        return False
     return response is None or response.status_code != 431
+
+
+# A page cursor (`cursor` of GET /v1/tables/{table}/dead_letters) is the `next_cursor` of an
+# earlier page, a token the service issued: which ones exist is state, as names are. A
+# schema-valid string that is not one is answered 400 `invalid_cursor` naming `cursor`, as
+# the document says. Only that answer is accepted; any other refusal still fails.
+def _issued_cursor_refused(failure, response):
+    if type(failure).__name__ != "RejectedPositiveData" or response is None or response.status_code != 400:
+        return False
+    try:
+        body = response.json()
+    except Exception:
+        return False
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and error.get("code") == "invalid_cursor" and error.get("field") == "cursor"
+
+
+# Prometheus's POST /labels and /series take `match[]` as an
+# application/x-www-form-urlencoded field repeated once per selector (the document says an
+# array of strings). A form field is text on the wire, so a negative case that draws one
+# scalar instead of the array (a string, number or boolean) is sent as `match[]=AAA` or
+# `match[]=true`: byte for byte the one-item array ["AAA"] or ["true"], which is schema-valid
+# and rightly answered 200. Only that case is dropped: a negative body and nothing else
+# negative, on those two operations, whose fields are all scalars, so the bytes sent are
+# those of a valid request.
+_PROMETHEUS_FORMS = {("POST", "/prometheus/api/v1/labels"), ("POST", "/prometheus/api/v1/series")}
+
+
+def _prometheus_form_same_as_valid(failure, case):
+    if type(failure).__name__ != "AcceptedNegativeData":
+        return False
+    if (case.method.upper(), case.operation.path) not in _PROMETHEUS_FORMS:
+        return False
+    meta = case._meta
+    if meta is None:
+        return False
+    negative = {location.name for location, info in meta.components.items() if info.mode.is_negative}
+    if negative != {"BODY"}:
+        return False
+    body = case.body
+    if not isinstance(body, dict) or not set(body) <= {"match[]", "start", "end", "limit"}:
+        return False
+    return all(isinstance(value, (str, int, float, bool)) for value in body.values())
 
 
 # application/x-protobuf bodies. JSON Schema describes them only as binary strings, and the
