@@ -30,10 +30,15 @@ func s3Role(t *testing.T, cfg s3store.Config, externalID string) string {
 		Credentials: credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")})
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:root"},"Action":"sts:AssumeRole","Condition":{"StringEquals":{"sts:ExternalId":%q}}}]}`, externalID)
 	out, err := ic.CreateRole(context.Background(), &iam.CreateRoleInput{RoleName: aws.String(name), AssumeRolePolicyDocument: aws.String(policy)})
-	if err != nil {
+	if err == nil {
+		return aws.ToString(out.Role.Arn)
+	}
+	// The SDK retries a create whose answer was slow; the retry finds the role made.
+	got, gerr := ic.GetRole(context.Background(), &iam.GetRoleInput{RoleName: aws.String(name)})
+	if gerr != nil {
 		t.Fatal(err)
 	}
-	return aws.ToString(out.Role.Arn)
+	return aws.ToString(got.Role.Arn)
 }
 
 // engineCredentials fetches, as the engine whose data directory is dir does, the
