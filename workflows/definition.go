@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -129,7 +131,9 @@ func parseBody(raw []byte, create bool) (body, error) {
 				return b, err
 			}
 			var sb sinkBody
-			for k, v := range m {
+			// Sorted, so that a body with two wrong fields is always answered naming the same one.
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				v := m[k]
 				switch k {
 				case "id":
 					var id uuid.UUID
@@ -273,7 +277,7 @@ func (s *Service) sinks(ctx context.Context, in []sinkBody, w *catalog.Workflow)
 		set := sb.Settings
 		switch sb.Type {
 		case catalog.SinkHTTP:
-			for name := range set {
+			for _, name := range slices.Sorted(maps.Keys(set)) {
 				if name != "url" && name != "headers" {
 					return nil, invalid(field+".settings."+name, "HTTP sink settings are url and headers, not %q", name)
 				}
@@ -311,7 +315,7 @@ func (s *Service) sinks(ctx context.Context, in []sinkBody, w *catalog.Workflow)
 			}
 			k.Database, k.Table = "", ""
 		case catalog.SinkTable:
-			for name := range set {
+			for _, name := range slices.Sorted(maps.Keys(set)) {
 				if name != "database" && name != "table" {
 					return nil, invalid(field+".settings."+name, "table sink settings are database and table, not %q", name)
 				}

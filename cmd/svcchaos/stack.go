@@ -124,9 +124,11 @@ func (s *stack) startSvcd(ctx context.Context) error {
 			return ctx.Err()
 		default:
 		}
+		// Only svcd's own answer counts: a process that took the address may answer too.
 		if resp, err := s.client.Get(s.url + "/health"); err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if resp.StatusCode == 200 && strings.TrimSpace(string(body)) == `{"status":"ok"}` {
 				return nil
 			}
 		}
