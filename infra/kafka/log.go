@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -228,6 +229,10 @@ type GroupConfig struct {
 	Group  string
 	Topics []string
 	Logger *slog.Logger
+	// MaxQueuedBytes is how many record bytes of a partition may wait behind its
+	// delivery before fetching the partition pauses; 0 is 16 MiB (the consumer's
+	// largest batch).
+	MaxQueuedBytes int
 }
 
 // Consumer is what a GroupReader feeds: pipeline.Consumer implements it.
@@ -247,9 +252,10 @@ type Consumer interface {
 //
 // Each partition is delivered by its own goroutine, so a partition whose consumer is
 // stuck (its engine table failing, its batch waiting on backpressure) holds back only
-// itself: once two fetches of it wait behind a delivery, fetching of that partition is
-// paused (franz-go keeps its position: what was fetched but not returned is fetched
-// again) and resumed when its queue is empty.
+// itself: once MaxQueuedBytes of it wait behind a delivery, fetching of that partition
+// is paused (franz-go keeps its position: what was fetched but not returned is fetched
+// again) and resumed when its queue is empty. A consumer that is merely busy (inserting
+// a batch while the next arrives) stays under that bound, so fetching goes on.
 type GroupReader struct {
 	cfg   GroupConfig
 	cons  Consumer
@@ -260,6 +266,8 @@ type GroupReader struct {
 	stop  context.CancelFunc
 	mu    sync.Mutex
 	parts map[partKey]*partQueue // partitions assigned to this member
+	// fetchPauses counts the pauses of a partition's fetching behind its delivery.
+	fetchPauses atomic.Int64
 }
 
 type partKey struct {
@@ -271,16 +279,22 @@ type partKey struct {
 type partQueue struct {
 	a       *assignment
 	batches [][]pipeline.Record
+	bytes   int  // value bytes in batches
 	running bool // a goroutine is delivering batches
 	paused  bool // fetching of the partition is paused
 }
 
-// maxQueued is how many fetches of a partition may wait behind its delivery before
-// fetching it pauses.
-const maxQueued = 2
+// defaultMaxQueuedBytes is GroupConfig.MaxQueuedBytes by default: the consumer's largest
+// batch. A pause drops what franz-go fetched of the partition, which is fetched again on
+// resume, so it must be rare: a bound of two fetches paused a merely busy partition on
+// nearly every insert and halved ingest throughput (DESIGN.md, "Failures, by class").
+const defaultMaxQueuedBytes = 16 << 20
 
 // NewGroupReader connects a group member; Start begins consuming.
 func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
+	if cfg.MaxQueuedBytes <= 0 {
+		cfg.MaxQueuedBytes = defaultMaxQueuedBytes
+	}
 	g := &GroupReader{cfg: cfg, cons: cons, log: cfg.Logger, parts: map[partKey]*partQueue{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
@@ -353,13 +367,17 @@ func (g *GroupReader) enqueue(ctx context.Context, k partKey, recs []pipeline.Re
 		return // revoked meanwhile; the next owner reads these again
 	}
 	q.batches = append(q.batches, recs)
+	for _, r := range recs {
+		q.bytes += len(r.Value)
+	}
 	if !q.running {
 		q.running = true
 		g.wg.Go(func() { g.deliver(ctx, k, q) })
 		return
 	}
-	if len(q.batches) >= maxQueued && !q.paused {
+	if q.bytes >= g.cfg.MaxQueuedBytes && !q.paused {
 		q.paused = true
+		g.fetchPauses.Add(1)
 		g.cl.PauseFetchPartitions(map[string][]int32{k.topic: {k.partition}})
 	}
 }
@@ -381,12 +399,18 @@ func (g *GroupReader) deliver(ctx context.Context, k partKey, q *partQueue) {
 		recs := q.batches[0]
 		q.batches[0] = nil
 		q.batches = q.batches[1:]
+		for _, r := range recs {
+			q.bytes -= len(r.Value)
+		}
 		g.mu.Unlock()
 		if err := g.cons.DeliverTo(ctx, q.a, recs); err != nil && ctx.Err() == nil {
 			g.log.Error("deliver records", "topic", k.topic, "partition", k.partition, "err", err)
 		}
 	}
 }
+
+// FetchPauses is how many times fetching of a partition paused behind its delivery.
+func (g *GroupReader) FetchPauses() int64 { return g.fetchPauses.Load() }
 
 // Shutdown stops fetching, lets the consumer flush and commit what it holds, then leaves
 // the group and closes the client. Safe without Start and twice.
@@ -449,7 +473,7 @@ func (g *GroupReader) revoked(_ context.Context, _ *kgo.Client, parts map[string
 			g.mu.Lock()
 			if q := g.parts[partKey{topic, p}]; q != nil {
 				delete(g.parts, partKey{topic, p})
-				q.batches = nil
+				q.batches, q.bytes = nil, 0
 				if q.paused {
 					q.paused = false
 					g.cl.ResumeFetchPartitions(map[string][]int32{topic: {p}})

@@ -153,7 +153,8 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer runGroup(t, ctx, seeds, group, topic, cons)()
+	_, stop := runGroup(t, ctx, seeds, group, topic, cons)
+	defer stop()
 	var idem string // the Idempotency-Key of the next record, if any
 	produce := func(table uuid.UUID, rows ...string) {
 		t.Helper()
@@ -237,16 +238,20 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 }
 
 // runGroup starts a group member feeding cons; the function it returns stops both.
-func runGroup(t *testing.T, ctx context.Context, seeds []string, group, topic string, cons *pipeline.Consumer) func() {
+func runGroup(t *testing.T, ctx context.Context, seeds []string, group, topic string, cons *pipeline.Consumer, opts ...func(*kafka.GroupConfig)) (*kafka.GroupReader, func()) {
 	t.Helper()
-	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: seeds, Group: group, Topics: []string{topic}}, cons)
+	cfg := kafka.GroupConfig{Seeds: seeds, Group: group, Topics: []string{topic}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	gr, err := kafka.NewGroupReader(cfg, cons)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := gr.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return func() {
+	return gr, func() {
 		// A partition still paused cannot drain: Shutdown then cancels it, as svcd does.
 		sctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 		defer stop()

@@ -24,11 +24,22 @@ import (
 // rows of a good table. Every good row lands while partition 0 is stalled, well past
 // the point where its worker's queue is full; then the late table is created and its
 // rows land, each exactly once. While stalled, partition 0 is reported as such.
+//
+// It runs twice: with the reader's default queue bound (16 MiB, which these few rows
+// never reach: the stalled partition's fetches queue), and with a bound of one byte, so
+// that every fetch queued behind the stalled delivery pauses the partition's fetching;
+// franz-go then drops what it fetched and fetches it again on resume, which must
+// neither lose nor repeat a row.
 func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 	seeds := kafka.ParseSeeds(os.Getenv("KAFKA_SEEDS"))
 	if len(seeds) == 0 {
 		t.Skip("KAFKA_SEEDS not set; run through `go tool task test`")
 	}
+	t.Run("queued", func(t *testing.T) { testStalledPartition(t, seeds, 0) })
+	t.Run("paused", func(t *testing.T) { testStalledPartition(t, seeds, 1) })
+}
+
+func testStalledPartition(t *testing.T, seeds []string, queueBytes int) {
 	proc := chtest.Start(t, clickhouse.ProcessConfig{})
 	eng, err := chclient.Open(chclient.Config{URL: proc.URL()})
 	if err != nil {
@@ -62,7 +73,8 @@ func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer runGroup(t, ctx, seeds, group, topic, cons)()
+	gr, stop := runGroup(t, ctx, seeds, group, topic, cons, func(c *kafka.GroupConfig) { c.MaxQueuedBytes = queueBytes })
+	defer stop()
 	produce := func(partition int32, table uuid.UUID, i int) {
 		t.Helper()
 		rec := &kgo.Record{Topic: topic, Partition: partition, Value: fmt.Appendf(nil, "{\"i\":%d}\n", i),
@@ -116,6 +128,9 @@ func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 	}
 	waitFor("the stalled partition's rows", func() bool { return count("late__g1") >= rounds+1 })
 	waitFor("the stall to clear", func() bool { return len(cons.Stats().Stalls()) == 0 })
+	if p := gr.FetchPauses(); (queueBytes == 1) != (p > 0) {
+		t.Errorf("with a queue bound of %d bytes, fetching paused %d times", queueBytes, p)
+	}
 	// Both partitions keep flowing after the recovery, and nothing landed twice.
 	produce(0, ts.late, rounds+1)
 	produce(1, ts.good, rounds+1)
