@@ -182,8 +182,14 @@ func (c *compiler) timechart(cmd *TimechartCommand) {
 		}
 		p.fill = &fill{from: start, to: to, stepMs: spanMs}
 	}
-	p.row = sqlExpr{bucketSQL(t.s, spanMs, origin), kTime}
 	p.rowNotNull = t.s == c.cur.sch.base("_time").s
+	p.row = sqlExpr{bucketSQL(t.s, spanMs, origin), kTime}
+	if p.rowNotNull && origin == 0 && from.UnixMilli() >= 0 {
+		// Every row's _time is at or after from (the window, or the first event), so
+		// none is before 1970 and the engine's own floor to the span is BucketStart
+		// (about a fifth cheaper than the signed arithmetic over 200,000 rows).
+		p.row = sqlExpr{"toStartOfInterval(" + t.s + ", toIntervalMillisecond(" + fmt.Sprint(spanMs) + "))", kTime}
+	}
 	c.pivot(p)
 }
 
