@@ -294,6 +294,14 @@ func (c *compiler) pivot(p pivot) {
 			}
 		}
 	}
+	// An aggregation that drops none of its input rows counts them on the way
+	// (count() per row key; the filled rows count 0), so the stage before it needs
+	// no count of its own when this one ends the search.
+	var counted *inputCount
+	if p.split == nil && len(where) == 0 {
+		counted = &inputCount{rel: c.cur.rel, col: c.newCol()}
+		out = append(out, "count() AS "+counted.col)
+	}
 	q = "SELECT " + strings.Join(out, ", ") + " FROM " + in
 	if group != "" {
 		q += " GROUP BY " + group
@@ -303,6 +311,10 @@ func (c *compiler) pivot(p pivot) {
 			" STEP toIntervalMillisecond(" + fmt.Sprint(p.fill.stepMs) + ")"
 	}
 	c.cur = state{rel: c.addCTE(q), sch: &schema{cols: cols}, order: order, transformed: true}
+	if counted != nil {
+		counted.of = c.cur.rel
+		c.inputCount = counted
+	}
 	if g := c.pendingPivot; g != nil {
 		c.pendingPivot = nil
 		g.rel, g.series = c.cur.rel, chosen

@@ -89,7 +89,11 @@ type Plan struct {
 	// goPivot builds the result of a split chart ending the search from its
 	// ranking statement's rows, instead of running SQL; nil otherwise.
 	goPivot *goPivot
-	final   state
+	// inputCount, when set, is a column of the final relation whose sum over the
+	// result's rows is the row count of relation inputCount.rel: the aggregation
+	// ending the search counts its input, so that stage needs no count of its own.
+	inputCount *inputCount
+	final      state
 	ctes    []cte
 	window  Window
 }
@@ -180,6 +184,7 @@ type compiler struct {
 	// statement already returned.
 	goPivot      *goPivot
 	pendingPivot *goPivot
+	inputCount   *inputCount
 	stageRels    []string // the relation of each compiled stage
 	// mainParts are the result statement's parts (see Plan.mainWith).
 	mainParts struct {
@@ -231,6 +236,9 @@ func Compile(ctx context.Context, p *Pipeline, opts CompileOptions) (plan *Plan,
 	plan.SQL, plan.columns = c.mainQuery()
 	if c.goPivot != nil && c.goPivot.rel == c.cur.rel {
 		plan.goPivot = c.goPivot
+	}
+	if ic := c.inputCount; ic != nil && ic.of == c.cur.rel {
+		plan.inputCount = ic
 	}
 	plan.mainWith, plan.mainSelect, plan.mainFrom, plan.timeCol = c.mainParts.with, c.mainParts.sel, c.mainParts.from, c.mainParts.timeCol
 	if len(plan.SQL) > MaxQueryBytes {

@@ -3,6 +3,7 @@ package spl
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,6 +36,13 @@ func testFoldedAsSeparate(t *testing.T, env *e2eEnv) {
 		`* | chart count OVER host BY region`,
 		`* | timechart span=1h count BY region`,
 		`* | where status > 100000 | timechart span=1h count`,
+		// Timecharts without a split count their input rows on the way.
+		`* | timechart span=1h count`,
+		`* | timechart span=1h avg(bytes)`,
+		`* | timechart span=1h cont=f count`,
+		`* | timechart span=1s cont=f count`, // more than 10,000 buckets: the input is counted apart
+		`* | where bytes > 50000 | timechart span=2h max(bytes)`,
+		`* | eval _time=_time + 7200 | timechart span=1h count`, // a computed _time: counted apart
 		// Split charts of counts: one statement ranks and counts.
 		`* | chart count OVER host BY status`,           // status: numbers and text, ties in the ranking
 		`* | chart limit=2 count OVER method BY status`, // a Dynamic row key: two statements
@@ -64,17 +72,25 @@ func testFoldedAsSeparate(t *testing.T, env *e2eEnv) {
 		for _, q := range searches {
 			req := Request{SPL: q, Earliest: w.earliest, Latest: w.latest, Table: env.table, Now: e2eEnd.Add(30 * time.Minute)}
 			var folded, separate int
-			got, err := Search(ctx, countingEngine{env.eng, &folded}, req)
+			var sqls []string
+			got, err := Search(ctx, countingEngine{env.eng, &folded, &sqls}, req)
 			if err != nil {
 				t.Fatalf("%s [%s, %s): %v", q, w.earliest, w.latest, err)
 			}
-			want, err := searchSeparately(ctx, countingEngine{env.eng, &separate}, req)
+			want, err := searchSeparately(ctx, countingEngine{env.eng, &separate, nil}, req)
 			if err != nil {
 				t.Fatalf("%s [%s, %s) separately: %v", q, w.earliest, w.latest, err)
 			}
 			g, h := responseJSON(t, got), responseJSON(t, want)
 			if folded > separate || (onePass[q] && len(got.Data) > 0 && *got.Stages[0].OutputRows > 0 && folded != separate-2) {
 				t.Errorf("%s [%s, %s): %d statements, %d separately", q, w.earliest, w.latest, folded, separate)
+			}
+			if byInput[q] && len(got.Data) > 0 && len(got.Data) <= MaxOutputRows {
+				// The result statement is the last (all time first finds the first event).
+				main := sqls[len(sqls)-1]
+				if !strings.Contains(main, " AS __in") || strings.Contains(main, "__n0") || strings.Contains(main, ") AS n0") {
+					t.Errorf("%s [%s, %s): the input rows are not counted by the timechart: %d statements, the last:\n%s", q, w.earliest, w.latest, folded, main)
+				}
 			}
 			if g != h {
 				i := 0
@@ -115,13 +131,26 @@ func responseJSON(t *testing.T, r *Response) string {
 	return string(b)
 }
 
-// countingEngine counts statements.
+// byInput are the searches whose base search is counted by the timechart
+// ending them (the sum of its per-bucket count of input rows), not by a
+// count of its own.
+var byInput = map[string]bool{
+	`* | timechart span=1h count`:        true,
+	`* | timechart span=1h avg(bytes)`:   true,
+	`* | timechart span=1h cont=f count`: true,
+}
+
+// countingEngine counts statements, and records them when sqls is set.
 type countingEngine struct {
 	Engine
-	n *int
+	n    *int
+	sqls *[]string
 }
 
 func (e countingEngine) Query(ctx context.Context, sql, queryID string) (*Result, error) {
 	*e.n++
+	if e.sqls != nil {
+		*e.sqls = append(*e.sqls, sql)
+	}
 	return e.Engine.Query(ctx, sql, queryID)
 }

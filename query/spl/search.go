@@ -327,13 +327,33 @@ func runSearch(ctx context.Context, eng Engine, req Request, separate bool) (res
 	return x.search(ctx, plan, req, resp, start)
 }
 
+// inputCount is a column of relation of (an aggregation) whose sum over of's
+// rows is the row count of relation rel, its input.
+type inputCount struct {
+	rel, col, of string
+}
+
 // search runs a compiled plan: the result statement, with the measured
-// stages' counts as scalar columns, then whatever it could not answer.
+// stages' counts as scalar columns (or, for the input of an aggregation
+// ending the search, the sum of its count column), then whatever it could
+// not answer.
 func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Response, start time.Time) (*Response, error) {
 	rels := plan.countedRels()
 	sql := plan.SQL
-	if !x.separate && len(rels) > 0 {
-		sql = plan.mainWith + "SELECT " + plan.mainSelect + ", " + countColumns(rels, "__n") + plan.mainFrom
+	var byInput *inputCount
+	if ic := plan.inputCount; ic != nil && !x.separate && slices.Contains(rels, ic.rel) {
+		byInput = ic
+		rels = slices.DeleteFunc(slices.Clone(rels), func(r string) bool { return r == ic.rel })
+	}
+	if byInput != nil || (!x.separate && len(rels) > 0) {
+		extra := []string{}
+		if byInput != nil {
+			extra = append(extra, byInput.col+" AS __in")
+		}
+		if len(rels) > 0 {
+			extra = append(extra, countColumns(rels, "__n"))
+		}
+		sql = plan.mainWith + "SELECT " + plan.mainSelect + ", " + strings.Join(extra, ", ") + plan.mainFrom
 	}
 	var main *Result
 	var err error
@@ -355,6 +375,9 @@ func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Re
 	known[plan.final.rel] = uint64(len(main.Rows))
 	if sql != plan.SQL {
 		main = stripCounts(main, len(rels), known, rels)
+		if byInput != nil {
+			main = sumInputCount(main, byInput.rel, known)
+		}
 	}
 	if err := plan.assemble(main, resp); err != nil {
 		return nil, err
@@ -707,6 +730,34 @@ func (plan *Plan) countedRels() []string {
 		}
 	}
 	return rels
+}
+
+// sumInputCount removes the last column of the result statement's rows, an
+// aggregation's count of its input rows per result row, and records their sum
+// as the row count of rel when the result is whole (at most MaxOutputRows
+// rows; a longer one leaves rel to the count statement).
+func sumInputCount(r *Result, rel string, known map[string]uint64) *Result {
+	out := *r
+	if len(r.Columns) > 0 {
+		out.Columns = r.Columns[:len(r.Columns)-1]
+	}
+	out.Rows = make([][]any, len(r.Rows))
+	var sum uint64
+	ok := len(r.Rows) <= MaxOutputRows
+	for i, row := range r.Rows {
+		if len(row) == 0 {
+			out.Rows[i], ok = row, false
+			continue
+		}
+		out.Rows[i] = row[:len(row)-1]
+		n, isUint := toUint(row[len(row)-1])
+		ok = ok && isUint
+		sum += n
+	}
+	if ok {
+		known[rel] = sum
+	}
+	return &out
 }
 
 // stripCounts removes the n scalar count columns from the end of the
