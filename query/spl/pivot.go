@@ -36,6 +36,9 @@ type goPivot struct {
 	tuples *Result // r, [display], kind, label, one count per aggregate, counts of counted
 	// counted are the earlier stages' relations counted by the statement.
 	counted []string
+	// input, when set, is the chart's input relation (an earlier stage's),
+	// whose rows are the sum of the column before the counts over the tuples.
+	input string
 }
 
 // Tuple kinds: a named value, the NULL series, OTHER.
@@ -96,6 +99,14 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 			counted = append(counted, rel)
 		}
 	}
+	// A chart that drops none of its input rows (time rows, NULL split values
+	// kept) counts them in the tuples: that stage needs no count of its own.
+	input := ""
+	if p.rowNotNull && p.opts.useNull && slices.Contains(counted, c.cur.rel) {
+		input = c.cur.rel
+		counted = slices.DeleteFunc(counted, func(r string) bool { return r == input })
+		outer = append(outer, "sum(n) AS __in")
+	}
 	if len(counted) > 0 {
 		outer = append(outer, countColumns(counted, "__n"))
 	}
@@ -137,7 +148,7 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 	if p.opts.limit == 0 {
 		more = false
 	}
-	c.pendingPivot = &goPivot{counted: counted, limit: bound, disp: dispCol != "", naggs: len(p.aggs), fill: p.fill, tuples: r}
+	c.pendingPivot = &goPivot{counted: counted, input: input, limit: bound, disp: dispCol != "", naggs: len(p.aggs), fill: p.fill, tuples: r}
 	return values, hasNull, more, true
 }
 
@@ -242,7 +253,7 @@ func (g *goPivot) result() (*Result, bool) {
 
 // counts records the earlier stages' counts the statement returned.
 func (g *goPivot) counts(known map[string]uint64) {
-	if len(g.tuples.Rows) == 0 || len(g.counted) == 0 {
+	if len(g.tuples.Rows) == 0 || (len(g.counted) == 0 && g.input == "") {
 		return
 	}
 	row := g.tuples.Rows[0]
@@ -254,6 +265,19 @@ func (g *goPivot) counts(known map[string]uint64) {
 			known[rel] = v
 		}
 	}
+	if g.input == "" {
+		return
+	}
+	at := len(row) - len(g.counted) - 1
+	var sum uint64
+	for _, tu := range g.tuples.Rows {
+		n, ok := toUint(tu[at])
+		if !ok {
+			return
+		}
+		sum += n
+	}
+	known[g.input] = sum
 }
 
 func boolCmp(a, b bool) int {
