@@ -94,8 +94,8 @@ type Plan struct {
 	// ending the search counts its input, so that stage needs no count of its own.
 	inputCount *inputCount
 	final      state
-	ctes    []cte
-	window  Window
+	ctes       []cte
+	window     Window
 }
 
 // StagePlan describes one pipeline segment.
