@@ -846,6 +846,24 @@ func countColumns(rels []string, prefix string) string {
 	return strings.Join(parts, ", ")
 }
 
+// countColumnsWithDoc is countColumns for a statement whose base relation
+// carries the doc column (the result statement of events): the base
+// relation is counted from the table and its condition, since a count of
+// the relation itself read every whole document (36 ms where 13 ms do over
+// 200,000 events).
+func countColumnsWithDoc(ctes []cte, rels []string, prefix string) string {
+	parts := make([]string, len(rels))
+	for i, rel := range rels {
+		src := rel
+		if j := relIndex(ctes, rel); j >= 0 && ctes[j].base != nil {
+			b := ctes[j].base
+			src = "(SELECT 1 FROM " + b.table + " WHERE " + b.where + ")"
+		}
+		parts[i] = "(SELECT count() FROM (SELECT 1 FROM " + src + " LIMIT " + itoa(MaxOutputRows+1) + ")) AS " + prefix + strconv.Itoa(i)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func relIndex(ctes []cte, rel string) int {
 	for i, t := range ctes {
 		if t.name == rel {
