@@ -616,10 +616,12 @@ func (c *compiler) stats(cmd *StatsCommand) {
 		}
 		names[name] = pos
 	}
+	counts := true // the input rows can be counted on the way (no key is always null)
 	for _, f := range cmd.By {
 		dup(f.Name, f.Rng.Start)
 		x := c.cur.sch.resolve(f.Name)
 		if x.k == kNull {
+			counts = false
 			where = append(where, "0")
 			x = sqlExpr{"CAST(NULL AS Nullable(String))", kStr}
 		}
@@ -643,14 +645,41 @@ func (c *compiler) stats(cmd *StatsCommand) {
 		sel = append(sel, a.sql("")+" AS "+col)
 		cols = append(cols, namedCol{name: a.name, col: col, k: a.outKind()})
 	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	if len(group) > 0 {
-		q += " GROUP BY " + strings.Join(group, ", ")
+	var counted *inputCount
+	var q string
+	switch {
+	case counts && len(group) == 0:
+		// One row, counting every input row.
+		counted = &inputCount{rel: c.cur.rel, col: c.newCol()}
+		sel = append(sel, "count() AS "+counted.col)
+		q = "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel
+	case counts:
+		// Rows whose key is null are grouped too and dropped after, so that
+		// every row of every group carries the count of all input rows (the
+		// groups of non-null keys are the same as when the rows are dropped
+		// first).
+		counted = &inputCount{rel: c.cur.rel, col: c.newCol(), total: true}
+		sel = append(sel, "sum(count()) OVER () AS "+counted.col)
+		keys := make([]string, len(group))
+		for i, g := range group {
+			keys[i] = "(" + g + " IS NOT NULL)"
+		}
+		all := c.addCTE("SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel + " GROUP BY " + strings.Join(group, ", "))
+		q = "SELECT * FROM " + all + " WHERE " + strings.Join(keys, " AND ")
+	default:
+		q = "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+		if len(group) > 0 {
+			q += " GROUP BY " + strings.Join(group, ", ")
+		}
 	}
 	c.cur = state{rel: c.addCTE(q), sch: &schema{cols: cols}, order: order, transformed: true}
+	if counted != nil {
+		counted.of = c.cur.rel
+		c.inputCount = counted
+	}
 }
 
 func (c *compiler) sortTerms(keys []*SortKey) []orderTerm {

@@ -328,9 +328,11 @@ func runSearch(ctx context.Context, eng Engine, req Request, separate bool) (res
 }
 
 // inputCount is a column of relation of (an aggregation) whose sum over of's
-// rows is the row count of relation rel, its input.
+// rows is the row count of relation rel, its input; with total, every row of
+// of holds that count.
 type inputCount struct {
 	rel, col, of string
+	total        bool
 }
 
 // search runs a compiled plan: the result statement, with the measured
@@ -376,7 +378,7 @@ func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Re
 	if sql != plan.SQL {
 		main = stripCounts(main, len(rels), known, rels)
 		if byInput != nil {
-			main = sumInputCount(main, byInput.rel, known)
+			main = sumInputCount(main, byInput, known)
 		}
 	}
 	if err := plan.assemble(main, resp); err != nil {
@@ -734,9 +736,11 @@ func (plan *Plan) countedRels() []string {
 
 // sumInputCount removes the last column of the result statement's rows, an
 // aggregation's count of its input rows per result row, and records their sum
-// as the row count of rel when the result is whole (at most MaxOutputRows
-// rows; a longer one leaves rel to the count statement).
-func sumInputCount(r *Result, rel string, known map[string]uint64) *Result {
+// as the row count of ic.rel when the result is whole (at most MaxOutputRows
+// rows; a longer one leaves it to the count statement). With ic.total the
+// column is the whole count in every row; a result without rows tells nothing.
+func sumInputCount(r *Result, ic *inputCount, known map[string]uint64) *Result {
+	rel := ic.rel
 	out := *r
 	if len(r.Columns) > 0 {
 		out.Columns = r.Columns[:len(r.Columns)-1]
@@ -753,6 +757,12 @@ func sumInputCount(r *Result, rel string, known map[string]uint64) *Result {
 		n, isUint := toUint(row[len(row)-1])
 		ok = ok && isUint
 		sum += n
+	}
+	if ic.total {
+		ok, sum = false, 0
+		if len(r.Rows) > 0 && len(r.Rows[0]) > 0 {
+			sum, ok = toUint(r.Rows[0][len(r.Rows[0])-1])
+		}
 	}
 	if ok {
 		known[rel] = sum

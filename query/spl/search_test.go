@@ -13,7 +13,10 @@ import (
 // scriptEngine answers the executor's statements by their shape.
 type scriptEngine struct {
 	main, counts, timeline, paths, stats, top *Result
-	seen                                      []string
+	// input is the input row count an aggregation ending the search carries
+	// in the result statement (the __in column), when it does.
+	input any
+	seen  []string
 	ids                                       map[string]bool
 }
 
@@ -30,16 +33,24 @@ func (e *scriptEngine) Query(_ context.Context, sql, queryID string) (*Result, e
 		return r, nil
 	}
 	switch {
-	case strings.Contains(sql, " AS __n0"):
+	case strings.Contains(sql, " AS __n0") || strings.Contains(sql, " AS __in"):
 		// The result statement with the stage counts as scalar columns.
-		if e.main == nil || e.counts == nil {
+		in := strings.Contains(sql, " AS __in")
+		if e.main == nil || (e.counts == nil && strings.Contains(sql, " AS __n0")) || (in && e.input == nil) {
 			return pick(nil)
 		}
 		n := strings.Count(sql, " AS __n")
 		r := *e.main
 		r.Rows = nil
 		for _, row := range e.main.Rows {
-			r.Rows = append(r.Rows, append(append([]any{}, row...), e.counts.Rows[0][:n]...))
+			row = append([]any{}, row...)
+			if in {
+				row = append(row, e.input)
+			}
+			if n > 0 {
+				row = append(row, e.counts.Rows[0][:n]...)
+			}
+			r.Rows = append(r.Rows, row)
 		}
 		return &r, nil
 	case strings.Contains(sql, "(SELECT count() FROM (SELECT 1 FROM"):
@@ -117,6 +128,7 @@ func TestSearchStatisticsAndPercentages(t *testing.T) {
 		main: &Result{Columns: []Column{{"o1", "Nullable(String)"}, {"o2", "Nullable(Float64)"}, {"o3", "Array(String)"}, {"o4", "Nullable(String)"}},
 			Rows: [][]any{{ptr("a"), ptr(math.NaN()), []string{"x", "y"}, ptr(`"404"`)}, {nil, math.Inf(1), []string{}, (*string)(nil)}}},
 		counts: &Result{Rows: [][]any{{uint64(200), uint64(50), uint64(2)}}},
+		input:  uint64(50), // the where stage's rows, counted by the stats
 	}
 	resp, err := Search(context.Background(), eng, Request{SPL: `x | where a=1 | stats avg(b), values(c), max(d) BY a`, Table: "t"})
 	if err != nil {

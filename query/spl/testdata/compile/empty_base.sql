@@ -7,11 +7,11 @@
 -- main:
 WITH
   s0 AS (SELECT doc._time AS `@_time` FROM `db`.`logsearch_events` WHERE doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
-  s1 AS (SELECT count() AS c1 FROM s0)
+  s1 AS (SELECT count() AS c1, count() AS c2 FROM s0)
 SELECT c1 AS o1 FROM s1 LIMIT 10001
 
 -- stage counts:
 WITH
   s0 AS (SELECT doc._time AS `@_time` FROM `db`.`logsearch_events` WHERE doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC')),
-  s1 AS (SELECT count() AS c1 FROM s0)
+  s1 AS (SELECT count() AS c1, count() AS c2 FROM s0)
 SELECT (SELECT count() FROM (SELECT 1 FROM s0 LIMIT 10001)) AS n0, (SELECT count() FROM (SELECT 1 FROM s1 LIMIT 10001)) AS n1
