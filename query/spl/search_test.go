@@ -17,7 +17,7 @@ type scriptEngine struct {
 	// in the result statement (the __in column), when it does.
 	input any
 	seen  []string
-	ids                                       map[string]bool
+	ids   map[string]bool
 }
 
 func (e *scriptEngine) Query(_ context.Context, sql, queryID string) (*Result, error) {
