@@ -60,6 +60,11 @@ type pivot struct {
 	aggs       []*aggPlan
 	opts       chartOpts
 	fill       *fill
+	// all and keep, set when the input relation drops rows (a null row key, or
+	// NULL split values with usenull=f): all is the input relation's select
+	// without that condition, keep the condition over the grouped row key r
+	// and split value v.
+	all, keep string
 }
 
 // fill is the continuous time axis of a timechart.
@@ -237,6 +242,18 @@ func (c *compiler) pivot(p pivot) {
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
+		p.all = "(SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel + ")"
+		var keep []string
+		if !p.rowNotNull && rowCol != "" {
+			keep = append(keep, "(r IS NOT NULL)")
+		}
+		if p.split != nil && !p.opts.useNull {
+			keep = append(keep, "(v IS NOT NULL)")
+		}
+		p.keep = strings.Join(keep, " AND ")
+		if len(keep) != len(where) {
+			p.all, p.keep = "", "" // a condition not over the columns (a field always null)
+		}
 	}
 	in := c.addCTE(q)
 

@@ -148,6 +148,12 @@ var byInput = map[string]int{
 	// and dropped after, every row carrying the count of all input rows.
 	`status=500 | stats count BY host`:      0,
 	`* | where bytes > 99990 | stats count`: 1,
+	// Split charts of counts over a field that can be null: rows of a null
+	// row key are grouped too and dropped after the total is taken.
+	`* | chart count OVER host BY status`:                            0,
+	`* | chart limit=2 useother=f count OVER host BY status`:         0,
+	`* | chart usenull=f count OVER host BY region`:                  0,
+	`* | search region=ap | chart limit=1 count OVER host BY method`: 1,
 	// Split timecharts of counts: the ranking statement sums its tuples' rows.
 	`* | timechart span=2h count BY host`:            0,
 	`* | timechart span=30m limit=3 count BY status`: 0,

@@ -37,8 +37,10 @@ type goPivot struct {
 	// counted are the earlier stages' relations counted by the statement.
 	counted []string
 	// input, when set, is the chart's input relation (an earlier stage's),
-	// whose rows are the sum of the column before the counts over the tuples.
-	input string
+	// whose rows are the sum of the column before the counts over the tuples,
+	// or with inputTotal that column's value in every tuple.
+	input      string
+	inputTotal bool
 }
 
 // Tuple kinds: a named value, the NULL series, OTHER.
@@ -101,11 +103,20 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 	}
 	// A chart that drops none of its input rows (time rows, NULL split values
 	// kept) counts them in the tuples: that stage needs no count of its own.
-	input := ""
-	if p.rowNotNull && p.opts.useNull && slices.Contains(counted, c.cur.rel) {
+	// One that drops some (a null row key): those rows are grouped too and
+	// dropped after the total is taken.
+	input, total, src, kept := "", false, in, ""
+	switch {
+	case !slices.Contains(counted, c.cur.rel):
+	case p.rowNotNull && p.opts.useNull:
 		input = c.cur.rel
-		counted = slices.DeleteFunc(counted, func(r string) bool { return r == input })
 		outer = append(outer, "sum(n) AS __in")
+	case p.all != "":
+		input, total, src, kept = c.cur.rel, true, p.all, p.keep
+		outer = append(outer, "any(tot) AS __in")
+	}
+	if input != "" {
+		counted = slices.DeleteFunc(counted, func(r string) bool { return r == input })
 	}
 	if len(counted) > 0 {
 		outer = append(outer, countColumns(counted, "__n"))
@@ -113,11 +124,17 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 	maxTuples := (MaxOutputRows + 1) * (bound + 2)
 	// The series score as the ranking statement computes it: the sum of the
 	// aggregate over the rows, or the NULL series' rows.
+	tuples := "SELECT " + strings.Join(inner, ", ") + " FROM " + src + " GROUP BY " + rowCol + ", " + splitCol
+	if total {
+		// The condition over the grouped keys, as over the rows: a group's key
+		// is its rows' key.
+		tuples = "SELECT * FROM (SELECT *, sum(n) OVER () AS tot FROM (" + tuples + ")) WHERE " + kept
+	}
 	sql := c.with(in, false) + "SELECT " + strings.Join(outer, ", ") + " FROM (" +
 		"SELECT *, dense_rank() OVER (PARTITION BY v IS NULL ORDER BY sc " + dir + ", v ASC) AS rk FROM (" +
 		"SELECT *, if(v IS NULL, toFloat64(sn), toFloat64(coalesce(ss, 0))) AS sc FROM (" +
 		"SELECT *, sum(n) OVER (PARTITION BY v) AS sn, sum(score) OVER (PARTITION BY v) AS ss FROM (" +
-		"SELECT " + strings.Join(inner, ", ") + " FROM " + in + " GROUP BY " + rowCol + ", " + splitCol + ")))) " +
+		tuples + ")))) " +
 		"GROUP BY r, kind, label" + orderBy(naturalOrder(sqlExpr{"r", p.row.k}, false)) + " LIMIT " + itoa(maxTuples)
 	c.resolved = append(c.resolved, sql)
 	r, err := pr.RankPivot(c.ctx, sql)
@@ -148,7 +165,7 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 	if p.opts.limit == 0 {
 		more = false
 	}
-	c.pendingPivot = &goPivot{counted: counted, input: input, limit: bound, disp: dispCol != "", naggs: len(p.aggs), fill: p.fill, tuples: r}
+	c.pendingPivot = &goPivot{counted: counted, input: input, inputTotal: total, limit: bound, disp: dispCol != "", naggs: len(p.aggs), fill: p.fill, tuples: r}
 	return values, hasNull, more, true
 }
 
@@ -269,6 +286,12 @@ func (g *goPivot) counts(known map[string]uint64) {
 		return
 	}
 	at := len(row) - len(g.counted) - 1
+	if g.inputTotal {
+		if n, ok := toUint(row[at]); ok {
+			known[g.input] = n
+		}
+		return
+	}
 	var sum uint64
 	for _, tu := range g.tuples.Rows {
 		n, ok := toUint(tu[at])
