@@ -16,6 +16,18 @@ func TestHECIngestion(t *testing.T) {
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	installApp(t, s, "logsearch")
 	splunk := []string{"Authorization", "Splunk " + s.AdminKey}
+	// The log-search table is made by HEC, with its typed fields: neither creating it
+	// nor a first insert through the table API makes a plain table search cannot read.
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/tables", `{"name": "logsearch_events"}`},
+		{"POST", "/v1/tables/logsearch_events", `[{"_raw": "made by the table API"}]`},
+	} {
+		r := s.Must(400, c.method, c.path, c.body)
+		if !strings.Contains(string(r.Body), "/services/collector/event") {
+			t.Fatalf("%s %s: %s, want the HEC route named", c.method, c.path, r.Body)
+		}
+	}
+	s.Must(404, "GET", "/v1/tables/logsearch_events", nil)
 	r := s.Must(200, "GET", "/services/collector/health", nil, "Authorization", "")
 	if !strings.Contains(string(r.Body), `"code":17`) {
 		t.Fatalf("health: %s", r.Body)
@@ -67,6 +79,14 @@ func TestHECIngestion(t *testing.T) {
 	s.WaitCaughtUp("logsearch_events", 30*time.Second)
 	if n := s.Count("logsearch_events"); n != 5 {
 		t.Fatalf("%d events, want 5", n)
+	}
+	// Once HEC made it, the table API inserts into it, and search reads those rows.
+	s.Must(202, "POST", "/v1/tables/logsearch_events", `[{"_time": "2015-03-13 20:44:00.000", "_raw": "inserted by name", "host": "web-02"}]`)
+	s.WaitCount("logsearch_events", 6, time.Minute)
+	var res struct{ Data []map[string]any }
+	s.Must(200, "POST", "/v1/spl/search", map[string]string{"spl": `"inserted by name" | stats count BY host`, "earliest": "0"}).JSON(t, &res)
+	if len(res.Data) != 1 || res.Data[0]["host"] != "web-02" || res.Data[0]["count"] != float64(1) {
+		t.Fatalf("search over a row inserted by name: %v", res.Data)
 	}
 }
 

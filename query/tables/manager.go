@@ -245,6 +245,13 @@ func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, datab
 	if err := catalog.ValidateName("table", name); err != nil {
 		return nil, &catalog.FieldError{Field: "name", Message: err.Error()}
 	}
+	if name == LogSearchTable && columnType != LogSearchColumnType {
+		// Made as a plain table, every search over it would fail in the engine (its
+		// fields are not the typed ones search reads).
+		return nil, &catalog.FieldError{Field: "name", Message: LogSearchTable + " is the log-search app's table, with typed _time, _raw, host, " +
+			"source, sourcetype and index; send events through the HTTP Event Collector (POST /services/collector/event), " +
+			"which creates it, then insert into it by name if you like"}
+	}
 	d, ok := m.cat.Model().Database(cluster, database)
 	if !ok {
 		return nil, fmt.Errorf("%w: database %q", catalog.ErrNotFound, database)
