@@ -208,13 +208,14 @@ type series struct {
 func (c *compiler) pivot(p pivot) {
 	// The input relation holds the row key, the split key and every input
 	// of every aggregate, so that ranking and pivot read the same rows.
-	var sel, where []string
+	var sel, where, keep []string // keep: where over the grouped row key r and split value v
 	rowCol, dispCol, splitCol := "", "", ""
 	if p.row.s != "" {
 		rowCol = c.newCol()
 		sel = append(sel, p.row.s+" AS "+rowCol)
 		if !p.rowNotNull {
 			where = append(where, isNotNull(p.row))
+			keep = append(keep, "(r IS NOT NULL)")
 		}
 		if p.rowDisp.s != "" {
 			dispCol = c.newCol()
@@ -227,6 +228,7 @@ func (c *compiler) pivot(p pivot) {
 		sel = append(sel, toStr(x).s+" AS "+splitCol)
 		if !p.opts.useNull {
 			where = append(where, isNotNull(x))
+			keep = append(keep, "(v IS NOT NULL)")
 		}
 	}
 	for _, a := range p.aggs {
@@ -243,17 +245,7 @@ func (c *compiler) pivot(p pivot) {
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 		p.all = "(SELECT " + strings.Join(sel, ", ") + " FROM " + c.cur.rel + ")"
-		var keep []string
-		if !p.rowNotNull && rowCol != "" {
-			keep = append(keep, "(r IS NOT NULL)")
-		}
-		if p.split != nil && !p.opts.useNull {
-			keep = append(keep, "(v IS NOT NULL)")
-		}
 		p.keep = strings.Join(keep, " AND ")
-		if len(keep) != len(where) {
-			p.all, p.keep = "", "" // a condition not over the columns (a field always null)
-		}
 	}
 	in := c.addCTE(q)
 

@@ -119,7 +119,7 @@ func (c *compiler) rankPivot(p pivot, in, rowCol, dispCol, splitCol, dir string)
 		counted = slices.DeleteFunc(counted, func(r string) bool { return r == input })
 	}
 	if len(counted) > 0 {
-		outer = append(outer, countColumns(counted, "__n"))
+		outer = append(outer, countColumns(nil, counted, "__n"))
 	}
 	maxTuples := (MaxOutputRows + 1) * (bound + 2)
 	// The series score as the ranking statement computes it: the sum of the

@@ -353,7 +353,7 @@ func (x *executor) search(ctx context.Context, plan *Plan, req Request, resp *Re
 			extra = append(extra, byInput.col+" AS __in")
 		}
 		if len(rels) > 0 {
-			extra = append(extra, countColumnsWithDoc(plan.ctes, rels, "__n"))
+			extra = append(extra, countColumns(plan.ctes, rels, "__n"))
 		}
 		sql = plan.mainWith + "SELECT " + plan.mainSelect + ", " + strings.Join(extra, ", ") + plan.mainFrom
 	}
