@@ -204,12 +204,36 @@ func (a *analyzer) sortingKey(exprs []ch.Expr, pos int, tupleOK bool) (string, *
 			err.Code = CodeSortingKey
 			return "", err
 		}
+		if err := checkTupleElements(e); err != nil {
+			return "", err
+		}
 		texts = append(texts, render(e))
 		if _, err := a.rewriteForTable(e, "t"); err != nil {
 			return "", err
 		}
 	}
 	return strings.Join(texts, ", "), nil
+}
+
+// checkTupleElements refuses x.N where the text would not read back as the same
+// expression: N must be an unsigned integer and x not a number (0 .1 would render as
+// the number 0.1, 0 .+0 as 0. + 0).
+func checkTupleElements(e ch.Expr) *Error {
+	var bad *Error
+	ch.Walk(e, func(node ch.Expr) bool {
+		n, ok := node.(*ch.IndexOperation)
+		if bad != nil || !ok || n.Operation != ch.TokenKindDot {
+			return bad == nil
+		}
+		idx, isNum := n.Index.(*ch.NumberLiteral)
+		_, onNumber := n.Object.(*ch.NumberLiteral)
+		if onNumber || !isNum || idx.Literal == "" || strings.Trim(idx.Literal, "0123456789") != "" {
+			bad = badRequest(CodeSortingKey, int(n.Pos()), "tupleElement(t, 1)",
+				"a tuple element is read from a tuple column with a positive integer index")
+		}
+		return bad == nil
+	})
+	return bad
 }
 
 func unwrapColumnExprs(items []ch.Expr) []ch.Expr {
