@@ -71,7 +71,7 @@ func run(args []string) (err error) {
 	directBatch := fs.Int("direct-batch", 100_000, "rows per insert of the engine's best direct path")
 	directWorkers := fs.Int("direct-workers", 4, "concurrent inserts of the engine's best direct path")
 	half := fs.Duration("half", 10*time.Second, "how long the half-load latency phase runs (0: skip)")
-	pprofDir := fs.String("pprof-dir", "", "directory for CPU profiles of svcd during each ingest workload and prom-write (sets SVC_PPROF_ADDR)")
+	pprofDir := fs.String("pprof-dir", "", "directory for CPU profiles of svcd during each ingest workload, prom-write and the query scan (sets SVC_PPROF_ADDR)")
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
@@ -119,7 +119,7 @@ func run(args []string) (err error) {
 			directBatch: *directBatch, directWorkers: *directWorkers, half: *half, pprofDir: *pprofDir})
 		return err
 	case "query":
-		err = benchQuery(ctx, st, *scanRows)
+		err = benchQuery(ctx, st, *scanRows, *pprofDir)
 		return err
 	case "cli":
 		err = benchCLI(ctx, st, *rows, *batch, *workers)

@@ -56,7 +56,7 @@ func readWhole(ctx context.Context, who, url, auth string, body []byte) (int64, 
 // posted to the engine, and a scan in JSONEachRow against the engine's fastest direct
 // answer of the same rows (JSONEachRow with unquoted 64-bit integers, as the API renders
 // them, and Native, the engine's cheapest encoding), each the best of three.
-func benchQuery(ctx context.Context, st *stack, scanRows int) error {
+func benchQuery(ctx context.Context, st *stack, scanRows int, pprofDir string) error {
 	const n = 300
 	var api, direct []time.Duration
 	for i := range n + 20 {
@@ -112,6 +112,19 @@ func benchQuery(ctx context.Context, st *stack, scanRows int) error {
 				best[j] = d
 			}
 			size[j] = b
+		}
+	}
+	// With -pprof-dir, svcd is profiled over five seconds of API scans, after the timed
+	// rounds so that the profile does not slow them.
+	done := st.profile(pprofDir, "query scan")
+	for profiling := pprofDir != ""; profiling; {
+		if _, err := runs[0].run(); err != nil {
+			return fmt.Errorf("%s: %w", runs[0].name, err)
+		}
+		select {
+		case <-done:
+			profiling = false
+		default:
 		}
 	}
 	rate := func(d time.Duration) float64 { return float64(scanRows) / d.Seconds() }
