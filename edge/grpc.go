@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -149,6 +150,17 @@ type peekedConn struct {
 }
 
 func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// SyscallConn reaches the TCP connection under the peek (for cork).
+func (c *peekedConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
+}
 
 // MaxOTLPMessage bounds an OTLP/gRPC message after decompression, as MaxOTLPBody bounds
 // an OTLP/HTTP body.

@@ -98,7 +98,9 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 		ctx.SetBody(body.Bytes())
 		return
 	}
+	conn := ctx.Conn()
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer cork(conn)()
 		if err := res.WriteTo(w); err != nil {
 			s.cfg.Logger.Warn("query result stream ended with an error", "query_id", res.QueryID(), "err", err)
 		}
