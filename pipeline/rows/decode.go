@@ -3,7 +3,6 @@ package rows
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/svc-data/svc/pipeline/internal/jsontext"
@@ -24,9 +23,7 @@ func DecodeJSON(body []byte, dst *Buffer) (err error) {
 	// The rows take at most the body's bytes plus a newline (compacting only removes, and
 	// each row's newline replaces an array's bracket or comma): room for them at once,
 	// instead of growing by doubling, which copied each request's rows about twice.
-	if n := len(body) + 1; dst.MaxBytes <= 0 || len(dst.B)+n <= dst.MaxBytes+1 {
-		dst.B = slices.Grow(dst.B, n)
-	}
+	dst.Grow(len(body) + 1)
 	r := readers.Get().(*jsontext.Reader)
 	r.Reset(body)
 	err = decodeJSON(r, dst)

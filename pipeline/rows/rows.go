@@ -10,6 +10,7 @@ package rows
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 var (
@@ -107,6 +108,18 @@ func (b *Buffer) Restore(m Mark) {
 	b.Rejected = m.rejected
 	if b.Rejected == 0 {
 		b.RejectedReason = ""
+	}
+}
+
+// Grow makes room for n more bytes of rows at once, instead of growing B by doubling as rows
+// are appended (which copies what was written so far, about once over in all). Room past
+// MaxBytes is never made: such rows fail the limit anyway.
+func (b *Buffer) Grow(n int) {
+	if b.MaxBytes > 0 {
+		n = min(n, b.MaxBytes+1-len(b.B))
+	}
+	if n > 0 {
+		b.B = slices.Grow(b.B, n)
 	}
 }
 
