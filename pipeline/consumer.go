@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -617,19 +618,12 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 	if err != nil {
 		return err
 	}
-	var rows []byte
-	switch len(recs) {
-	case 0:
-	case 1:
-		rows = recs[0].Value // read only: no copy
-	default:
-		n := 0
-		for _, r := range recs {
-			n += len(r.Value)
-		}
-		rows = make([]byte, 0, n)
-		for _, r := range recs {
-			rows = append(rows, r.Value...)
+	// The record values go to the engine as they are (read only), not joined into one
+	// copy first: the engine client writes them into its statement once.
+	rows := make([][]byte, 0, len(recs))
+	for _, r := range recs {
+		if len(r.Value) > 0 {
+			rows = append(rows, r.Value)
 		}
 	}
 	if len(rows) == 0 {
@@ -641,26 +635,27 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 // insert inserts rows, retrying while the engine is unavailable. Rows the engine rejects
 // are split in halves until the rejected ones are isolated and sent to dead letters;
 // every split has its own token, derived from the parent's, so replays repeat it.
-func (w *worker) insert(ctx context.Context, t Target, token string, rows []byte, origin Record) error {
-	err := w.retry(ctx, func() error { return w.c.engine.InsertRows(ctx, t.Database, t.Table, token, rows) })
+func (w *worker) insert(ctx context.Context, t Target, token string, rows [][]byte, origin Record) error {
+	err := w.retry(ctx, func() error { return w.c.engine.InsertRows(ctx, t.Database, t.Table, token, rows...) })
 	if err == nil || !errors.Is(err, ErrRejected) {
 		return err
 	}
 	if w.c.cfg.Dead == nil {
 		return err
 	}
-	lines := bytes.SplitAfter(rows, []byte{'\n'})
-	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
+	var lines [][]byte
+	for _, part := range rows {
+		lines = append(lines, bytes.SplitAfter(part, []byte{'\n'})...)
 	}
+	lines = slices.DeleteFunc(lines, func(l []byte) bool { return len(l) == 0 })
 	if len(lines) <= 1 {
-		return w.deadLetter(ctx, t, token, rows, origin, err)
+		return w.deadLetter(ctx, t, token, bytes.Join(lines, nil), origin, err)
 	}
 	half := len(lines) / 2
-	if e := w.insert(ctx, t, token+"/a", bytes.Join(lines[:half], nil), origin); e != nil {
+	if e := w.insert(ctx, t, token+"/a", lines[:half], origin); e != nil {
 		return e
 	}
-	return w.insert(ctx, t, token+"/b", bytes.Join(lines[half:], nil), origin)
+	return w.insert(ctx, t, token+"/b", lines[half:], origin)
 }
 
 // deadLetterGroup sends every record of a group to dead letters, whole.

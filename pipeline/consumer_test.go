@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -35,7 +36,8 @@ func newMemEngine() *memEngine {
 	return &memEngine{tokens: map[string]bool{}, rows: map[string][]string{}, keys: map[string]bool{}}
 }
 
-func (e *memEngine) InsertRows(_ context.Context, db, table, token string, rows []byte) error {
+func (e *memEngine) InsertRows(_ context.Context, db, table, token string, parts ...[]byte) error {
+	rows := bytes.Join(parts, nil)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.failOn != nil {

@@ -135,7 +135,7 @@ func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) 
 // InsertRows implements pipeline.Engine: the rows travel inline after FORMAT, as
 // ClickHouse's HTTP interface defines, as one Native block whose JSON column carries each
 // row as text (nativeJSONBlock), and the engine parses them with its own JSON reader.
-func (c *Client) InsertRows(ctx context.Context, database, table, token string, rows []byte) error {
+func (c *Client) InsertRows(ctx context.Context, database, table, token string, rows ...[]byte) error {
 	// The statement and its data are written once, into the text the driver sends.
 	var b strings.Builder
 	writeInsert(&b, database, table, token, "Native")

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// nativeJSONBlock encodes newline-terminated JSON documents as one block of the engine's
+// nativeJSONBlock encodes newline-terminated JSON documents (parts of whole lines, taken
+// in order) as one block of the engine's
 // Native format with one column, doc JSON, whose values travel as text (the JSON type's
 // string serialization). The engine parses each document as it would from JSONAsObject,
 // with the same settings, but reads it by its length instead of scanning a text stream
@@ -17,14 +18,17 @@ import (
 // client_protocol_version: column count, row count, then per column its name, its type
 // and its data; for JSON the data begins with the serialization version (UInt64 1:
 // string) and each value is a length (unsigned LEB128) and the bytes.
-func nativeJSONBlock(out *strings.Builder, rows []byte) {
-	n := 0
-	for line := range bytes.Lines(rows) {
-		if len(bytes.TrimRight(line, "\r\n")) > 0 {
-			n++
+func nativeJSONBlock(out *strings.Builder, parts [][]byte) {
+	n, size := 0, 0
+	for _, rows := range parts {
+		size += len(rows)
+		for line := range bytes.Lines(rows) {
+			if len(bytes.TrimRight(line, "\r\n")) > 0 {
+				n++
+			}
 		}
 	}
-	out.Grow(len(rows) + 2*n + 32)
+	out.Grow(size + 2*n + 32)
 	var num [binary.MaxVarintLen64]byte
 	uvarint := func(v uint64) { out.Write(binary.AppendUvarint(num[:0], v)) }
 	uvarint(1)
@@ -34,13 +38,15 @@ func nativeJSONBlock(out *strings.Builder, rows []byte) {
 		out.WriteString(s)
 	}
 	out.Write(binary.LittleEndian.AppendUint64(num[:0], jsonStringSerialization))
-	for line := range bytes.Lines(rows) {
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			continue
+	for _, rows := range parts {
+		for line := range bytes.Lines(rows) {
+			line = bytes.TrimRight(line, "\r\n")
+			if len(line) == 0 {
+				continue
+			}
+			uvarint(uint64(len(line)))
+			out.Write(line)
 		}
-		uvarint(uint64(len(line)))
-		out.Write(line)
 	}
 }
 

@@ -71,8 +71,13 @@ func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 	if len(native) != 8 {
 		t.Fatalf("InsertRows twice under one token stored %d rows, want 8: %q", len(native), native)
 	}
-	// A column with typed paths (the log-search layout) takes the same rows as text does.
-	if err := c.InsertRows(ctx, "d", "typed_native", "tok", []byte(rows.String())); err != nil {
+	// A column with typed paths (the log-search layout) takes the same rows as text does;
+	// here the rows come in parts, a document each, as the consumer passes record values.
+	var parts [][]byte
+	for _, d := range docs {
+		parts = append(parts, []byte(d+"\n"))
+	}
+	if err := c.InsertRows(ctx, "d", "typed_native", "tok", parts...); err != nil {
 		t.Fatal("typed:", err)
 	}
 	if err := c.Exec(ctx, "INSERT INTO d.typed_text SETTINGS type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n"+rows.String()); err != nil {
