@@ -71,6 +71,30 @@ func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.
 	return l, nil
 }
 
+// insert posts stmt (an INSERT ... FORMAT) with its data as the request body, and returns
+// the engine's error classified as Exec's are.
+func (h rawHTTP) insert(ctx context.Context, stmt string, body *nativeBody) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+"?"+url.Values{"query": {stmt}}.Encode(), body)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = body.size
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.again()), nil }
+	if h.user != "" || h.password != "" {
+		req.SetBasicAuth(h.user, h.password)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return httpException(string(text), resp.Header.Get("X-ClickHouse-Exception-Code"), resp.StatusCode)
+	}
+	return err
+}
+
 type lines struct {
 	resp *http.Response
 	r    *bufio.Reader
