@@ -188,8 +188,9 @@ type otlpMetrics struct {
 }
 
 func (o otlpTraces) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	var buf rows.Buffer
-	if err := o.s.grpcExport(ctx, "traces", proto.Size(req), &buf, func(b *rows.Buffer) error { return otlptraces.Append(req, b) }); err != nil {
+	buf := newRows()
+	defer recycleRows(buf)
+	if err := o.s.grpcExport(ctx, "traces", proto.Size(req), buf, func(b *rows.Buffer) error { return otlptraces.Append(req, b) }); err != nil {
 		return nil, err
 	}
 	r := &coltracepb.ExportTraceServiceResponse{}
@@ -200,8 +201,9 @@ func (o otlpTraces) Export(ctx context.Context, req *coltracepb.ExportTraceServi
 }
 
 func (o otlpLogs) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
-	var buf rows.Buffer
-	if err := o.s.grpcExport(ctx, "logs", proto.Size(req), &buf, func(b *rows.Buffer) error { return otlplogs.Append(req, b) }); err != nil {
+	buf := newRows()
+	defer recycleRows(buf)
+	if err := o.s.grpcExport(ctx, "logs", proto.Size(req), buf, func(b *rows.Buffer) error { return otlplogs.Append(req, b) }); err != nil {
 		return nil, err
 	}
 	r := &collogspb.ExportLogsServiceResponse{}
@@ -212,8 +214,9 @@ func (o otlpLogs) Export(ctx context.Context, req *collogspb.ExportLogsServiceRe
 }
 
 func (o otlpMetrics) Export(ctx context.Context, req *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
-	var buf rows.Buffer
-	if err := o.s.grpcExport(ctx, "metrics", proto.Size(req), &buf, func(b *rows.Buffer) error { return otlpmetrics.Append(req, b) }); err != nil {
+	buf := newRows()
+	defer recycleRows(buf)
+	if err := o.s.grpcExport(ctx, "metrics", proto.Size(req), buf, func(b *rows.Buffer) error { return otlpmetrics.Append(req, b) }); err != nil {
 		return nil, err
 	}
 	r := &colmetricspb.ExportMetricsServiceResponse{}

@@ -302,9 +302,10 @@ func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decode
 		}
 	}
 	ctx.SetUserValue("table", LogsearchTable)
-	var buf rows.Buffer
+	buf := newRows()
+	defer recycleRows(buf)
 	// HEC has no request id to deduplicate by (its channel names a client, not a request).
-	_, err = s.ingest(ctx, p, "", &buf, decode)
+	_, err = s.ingest(ctx, p, "", buf, decode)
 	var hs *hecStatus
 	switch {
 	case errors.As(err, &hs):

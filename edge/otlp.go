@@ -103,8 +103,9 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 			writeError(ctx, err)
 			return
 		}
-		var buf rows.Buffer
-		n, err := s.ingest(ctx, p, idem, &buf, func(body []byte, buf *rows.Buffer) error {
+		buf := newRows()
+		defer recycleRows(buf)
+		n, err := s.ingest(ctx, p, idem, buf, func(body []byte, buf *rows.Buffer) error {
 			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding, MaxBodySize: MaxOTLPBody}, buf)
 		})
 		if err != nil {
@@ -112,7 +113,7 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 			return
 		}
 		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
-		writeOTLPSuccess(ctx, signal, contentType, &buf)
+		writeOTLPSuccess(ctx, signal, contentType, buf)
 	}
 }
 

@@ -95,6 +95,21 @@ func (b *Buffer) Reset() {
 	b.RejectedReason = ""
 }
 
+// Recycle empties b for another request, as Reset, and clears MaxBytes; a buffer (rows or
+// content-decoding scratch) of more than max bytes of capacity is dropped rather than kept.
+func (b *Buffer) Recycle(max int) {
+	if cap(b.B) > max {
+		b.B = nil
+	}
+	for i := range b.inflated {
+		if cap(b.inflated[i]) > max {
+			b.inflated[i] = nil
+		}
+	}
+	b.Reset()
+	b.MaxBytes = 0
+}
+
 // Mark is a state of a Buffer to return to when a decode fails half-way.
 type Mark struct{ n, rows, rejected int }
 
