@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -334,11 +336,25 @@ func (s *shapeScanner) str() (int, int, bool) {
 	return 0, 0, false
 }
 
-// stringKind tells strings the engine may infer as dates or date-times from the others:
-// any string starting with a digit gets a kind by its length and punctuation, so a new
-// date-like form is a new shape.
+// stringKind tells strings the engine may infer as dates or date-times from the others.
+// The engine's best-effort parser reads digits with punctuation ("2026-11-25",
+// "2026/11/25"), month names ("25 Nov 2026", even "25dec2026") and forms led by a month or
+// weekday name ("Nov 25 2026", "Wed, 25 Nov 2026 10:00:00 GMT"). Such a string gets a kind
+// by its length and punctuation, so a new date-like form is a new shape; every other
+// string is 's', one kind with all strings. Hexadecimal ids ("4bf92f3577b34da6...") are
+// strings to the engine unless they spell dec or feb: before they were told apart by
+// their letters, and with random trace and span ids nearly every row was a new shape,
+// whose rows the consumer sent to the engine to be typed again (about a third more
+// engine work for OTLP spans).
 func stringKind(v []byte) byte {
-	if len(v) == 0 || v[0] < '0' || v[0] > '9' {
+	if len(v) == 0 {
+		return 's'
+	}
+	if v[0] < '0' || v[0] > '9' {
+		if !ledByName(v) {
+			return 's'
+		}
+	} else if hexID(v) {
 		return 's'
 	}
 	var sig byte = 'd'
@@ -348,4 +364,55 @@ func stringKind(v []byte) byte {
 		}
 	}
 	return sig ^ byte(len(v))
+}
+
+// dateNames are the month and weekday names a date string may open with (lower3).
+var dateNames = func() []uint32 {
+	var out []uint32
+	for _, n := range []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+		"mon", "tue", "wed", "thu", "fri", "sat", "sun"} {
+		out = append(out, lower3([]byte(n)))
+	}
+	return out
+}()
+
+// ledByName reports whether v opens with a month or weekday name, holds a digit and is
+// no longer than a date can be written (longer text, a syslog line say, is no date).
+func ledByName(v []byte) bool {
+	if len(v) < 4 || len(v) > 64 {
+		return false
+	}
+	if !slices.Contains(dateNames, lower3(v)) {
+		return false
+	}
+	return bytes.ContainsAny(v, "0123456789")
+}
+
+// hexID reports whether v is digits and hexadecimal letters only, with a letter, and spells
+// no month name (dec and feb are hexadecimal).
+func hexID(v []byte) bool {
+	letter := false
+	for _, c := range v {
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+			letter = true
+		default:
+			return false
+		}
+	}
+	if !letter {
+		return false
+	}
+	for i := 0; i+3 <= len(v); i++ {
+		if w := lower3(v[i:]); w == lower3([]byte("dec")) || w == lower3([]byte("feb")) {
+			return false
+		}
+	}
+	return true
+}
+
+// lower3 packs the first three bytes of v, letters lowercased, into one number.
+func lower3(v []byte) uint32 {
+	return uint32(v[0]|0x20)<<16 | uint32(v[1]|0x20)<<8 | uint32(v[2]|0x20)
 }
