@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"slices"
@@ -103,10 +104,13 @@ func attr(k, v string) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
 }
 
+// id is the n-th id of size bytes: random-looking, as exporters' trace and span ids are
+// (the same n gives the same id in every run), never all zero.
 func id(n, size int) []byte {
+	r := rand.New(rand.NewPCG(uint64(n), uint64(size)))
 	b := make([]byte, size)
 	for i := range b {
-		b[i] = byte(n >> (8 * (i % 4)))
+		b[i] = byte(r.Uint32())
 	}
 	b[0] |= 1
 	return b
