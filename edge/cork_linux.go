@@ -12,9 +12,7 @@ import (
 // held at once, and the kernel sends it anyway after 200 ms. Connections that are not
 // TCP (tests' in-memory listeners) are left alone.
 func cork(c net.Conn) (uncork func()) {
-	sc, ok := c.(interface {
-		SyscallConn() (syscall.RawConn, error)
-	})
+	sc, ok := c.(syscallConn)
 	if !ok {
 		return func() {}
 	}

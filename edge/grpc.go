@@ -151,11 +151,14 @@ type peekedConn struct {
 
 func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
+// syscallConn is a connection whose socket can be reached (TCP's; cork uses it).
+type syscallConn interface {
+	SyscallConn() (syscall.RawConn, error)
+}
+
 // SyscallConn reaches the TCP connection under the peek (for cork).
 func (c *peekedConn) SyscallConn() (syscall.RawConn, error) {
-	sc, ok := c.Conn.(interface {
-		SyscallConn() (syscall.RawConn, error)
-	})
+	sc, ok := c.Conn.(syscallConn)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}

@@ -268,8 +268,7 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 		_, err := firehose.Decode(body, columns, dst)
 		return err
 	}
-	dst := rows.Buffer{}
-	if _, err := s.ingest(ctx, p, idem, &dst, decode); err != nil {
+	if _, err := s.ingest(ctx, p, idem, buf, decode); err != nil {
 		fail(err)
 		return
 	}

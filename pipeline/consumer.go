@@ -619,7 +619,7 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 		return err
 	}
 	// The record values go to the engine as they are (read only), not joined into one
-	// copy first: the engine client writes them into its statement once.
+	// copy first: the engine client reads them straight into its request.
 	rows := make([][]byte, 0, len(recs))
 	for _, r := range recs {
 		if len(r.Value) > 0 {

@@ -389,7 +389,7 @@ func ledByName(v []byte) bool {
 }
 
 // hexID reports whether v is digits and hexadecimal letters only, with a letter, and spells
-// no month name (dec and feb are hexadecimal).
+// no date name (dec and feb can be spelled in hexadecimal).
 func hexID(v []byte) bool {
 	letter := false
 	for _, c := range v {
@@ -405,7 +405,7 @@ func hexID(v []byte) bool {
 		return false
 	}
 	for i := 0; i+3 <= len(v); i++ {
-		if w := lower3(v[i:]); w == lower3([]byte("dec")) || w == lower3([]byte("feb")) {
+		if slices.Contains(dateNames, lower3(v[i:])) {
 			return false
 		}
 	}

@@ -40,12 +40,9 @@ func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.
 	for k, v := range opt.Settings {
 		params.Set(k, v)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.raw.base+"?"+params.Encode(), strings.NewReader(sql))
+	req, err := c.raw.request(ctx, params, strings.NewReader(sql))
 	if err != nil {
 		return nil, err
-	}
-	if c.raw.user != "" || c.raw.password != "" {
-		req.SetBasicAuth(c.raw.user, c.raw.password)
 	}
 	resp, err := c.raw.client.Do(req)
 	if err != nil {
@@ -71,18 +68,27 @@ func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.
 	return l, nil
 }
 
+// request is a POST of body to the engine with params in its URL, authenticated.
+func (h rawHTTP) request(ctx context.Context, params url.Values, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+"?"+params.Encode(), body)
+	if err != nil {
+		return nil, err
+	}
+	if h.user != "" || h.password != "" {
+		req.SetBasicAuth(h.user, h.password)
+	}
+	return req, nil
+}
+
 // insert posts stmt (an INSERT ... FORMAT) with its data as the request body, and returns
 // the engine's error classified as Exec's are.
 func (h rawHTTP) insert(ctx context.Context, stmt string, body *nativeBody) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+"?"+url.Values{"query": {stmt}}.Encode(), body)
+	req, err := h.request(ctx, url.Values{"query": {stmt}}, body)
 	if err != nil {
 		return err
 	}
 	req.ContentLength = body.size
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.again()), nil }
-	if h.user != "" || h.password != "" {
-		req.SetBasicAuth(h.user, h.password)
-	}
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return err

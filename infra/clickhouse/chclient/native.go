@@ -37,11 +37,8 @@ type nativeBody struct {
 func newNativeBody(parts [][]byte) *nativeBody {
 	b := &nativeBody{parts: parts}
 	n := 0
-	for i := range parts {
-		for line := range b.lines(i) {
-			n++
-			b.size += int64(varintLen(len(line)) + len(line))
-		}
+	for c := b.again(); c.next(); n++ { // a walk of the lines as Read makes it
+		b.size += int64(len(c.pend) + len(c.line))
 	}
 	b.head = binary.AppendUvarint(b.head, 1)
 	b.head = binary.AppendUvarint(b.head, uint64(n))
@@ -60,17 +57,6 @@ func (b *nativeBody) again() *nativeBody {
 	c := &nativeBody{parts: b.parts, size: b.size, head: b.head}
 	c.pend = c.head
 	return c
-}
-
-// lines yields the non-blank lines of parts[i] without their line ends.
-func (b *nativeBody) lines(i int) func(func([]byte) bool) {
-	return func(yield func([]byte) bool) {
-		for line := range bytes.Lines(b.parts[i]) {
-			if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 && !yield(line) {
-				return
-			}
-		}
-	}
 }
 
 func (b *nativeBody) Read(p []byte) (int, error) {
@@ -113,14 +99,6 @@ func (b *nativeBody) next() bool {
 		}
 	}
 	return false
-}
-
-func varintLen(v int) int {
-	n := 1
-	for ; v >= 0x80; v >>= 7 {
-		n++
-	}
-	return n
 }
 
 // jsonStringSerialization is the JSON type's serialization version whose values are

@@ -132,9 +132,9 @@ func ReadItems(body []byte, dst *rows.Buffer, ctx *Context, item func(b []byte) 
 // bytes encoded) is a row of 575 bytes, estimated at 778. An estimate off either way costs
 // only the growth it was meant to save, or memory freed with the request.
 func rowsEstimate(items [][]byte, ctx *Context) int {
-	n := 0
+	n := len(items) * (256 + len(ctx.resource) + len(ctx.scope) + 2)
 	for _, it := range items {
-		n += 3*len(it) + 256 + len(ctx.resource) + len(ctx.scope) + 2
+		n += 3 * len(it)
 	}
 	return n
 }
