@@ -384,7 +384,7 @@ func benchIngest(ctx context.Context, st *stack, o ingestOptions) error {
 		batches := chunk(w.rows, o.directBatch)
 		if i == 0 {
 			// Best of two alternating rounds per format: the machine is shared.
-			fs := []string{fmtJSONAsObject, fmtJSONEachRow, fmtNative}
+			fs := directFormats
 			rates := make([]float64, len(fs))
 			cpus := make([]float64, len(fs))
 			for round := range 2 {
