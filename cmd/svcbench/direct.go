@@ -180,6 +180,25 @@ func (st *stack) quiet(ctx context.Context) {
 	}
 }
 
+// profileWhile runs run over and over while svcd's CPU profile is taken (profile), until
+// the profile is written or run fails; without a profile directory it returns at once.
+func (st *stack) profileWhile(dir, name string, run func() error) error {
+	if dir == "" || st.pprof == "" {
+		return nil
+	}
+	done := st.profile(dir, name)
+	for {
+		if err := run(); err != nil {
+			return err
+		}
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+	}
+}
+
 // profile fetches a 5-second CPU profile of svcd into dir/<name>.prof in the background;
 // the channel closes when it is written (at once when no profile is asked for).
 func (st *stack) profile(dir, name string) <-chan struct{} {

@@ -74,16 +74,11 @@ func benchQuery(ctx context.Context, st *stack, scanRows int, pprofDir string) e
 		}
 	}
 	// With -pprof-dir, svcd is profiled over five seconds of SELECT 1, after the timed loop.
-	done := st.profile(pprofDir, "query select1")
-	for profiling := pprofDir != ""; profiling; {
-		if _, err := st.apiRaw(ctx, "SELECT 1", "JSON"); err != nil {
-			return fmt.Errorf("SELECT 1 through the API: %w", err)
-		}
-		select {
-		case <-done:
-			profiling = false
-		default:
-		}
+	if err := st.profileWhile(pprofDir, "query select1", func() error {
+		_, err := st.apiRaw(ctx, "SELECT 1", "JSON")
+		return err
+	}); err != nil {
+		return fmt.Errorf("SELECT 1 through the API: %w", err)
 	}
 	// A table of scanRows rows, loaded with INSERT ... SELECT through the API.
 	if code, b, err := st.post(ctx, "/v1/tables", []byte(`{"name":"scan"}`), nil); err != nil || code != 200 {
@@ -128,16 +123,11 @@ func benchQuery(ctx context.Context, st *stack, scanRows int, pprofDir string) e
 	}
 	// With -pprof-dir, svcd is profiled over five seconds of API scans, after the timed
 	// rounds so that the profile does not slow them.
-	done = st.profile(pprofDir, "query scan")
-	for profiling := pprofDir != ""; profiling; {
-		if _, err := runs[0].run(); err != nil {
-			return fmt.Errorf("%s: %w", runs[0].name, err)
-		}
-		select {
-		case <-done:
-			profiling = false
-		default:
-		}
+	if err := st.profileWhile(pprofDir, "query scan", func() error {
+		_, err := runs[0].run()
+		return err
+	}); err != nil {
+		return fmt.Errorf("%s: %w", runs[0].name, err)
 	}
 	rate := func(d time.Duration) float64 { return float64(scanRows) / d.Seconds() }
 	fmt.Printf("query: %d sequential SELECT 1 (JSON), and a scan of %d rows (3 columns, best of 3)\n", n, scanRows)
