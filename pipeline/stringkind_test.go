@@ -6,10 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/svc-data/svc/infra/clickhouse"
-	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/pipeline"
 )
@@ -19,12 +17,7 @@ import (
 // type, or rows of a known shape could carry a path type the schema never recorded.
 // Random hexadecimal ids with a letter must be 's' (the shape cache depends on it).
 func TestStringKindsTheEngineTypesAsString(t *testing.T) {
-	p := chtest.Start(t, clickhouse.ProcessConfig{})
-	c, err := chclient.Open(chclient.Config{URL: p.URL(), DialTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := chtest.Client(t, chtest.Start(t, clickhouse.ProcessConfig{}).URL())
 	r := rand.New(rand.NewPCG(1, 2))
 	hex := func(n int) string {
 		const digits = "0123456789abcdef"

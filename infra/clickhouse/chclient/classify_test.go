@@ -27,11 +27,7 @@ import (
 // not parse are fatal, and an engine that is away is retryable.
 func TestClassifyAgainstTheEngine(t *testing.T) {
 	p := chtest.Start(t, clickhouse.ProcessConfig{})
-	c, err := chclient.Open(chclient.Config{URL: p.URL(), DialTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := chtest.Client(t, p.URL())
 	ctx := context.Background()
 	for _, stmt := range []string{"CREATE DATABASE d", "CREATE TABLE d.t (doc JSON) ENGINE = MergeTree ORDER BY tuple()"} {
 		if err := c.Exec(ctx, stmt); err != nil {
@@ -62,7 +58,7 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 	f("syntax error", c.Exec(ctx, "SELEC 1"), engineerr.Fatal, 62)
 	f("unknown setting", c.Exec(ctx, "SELECT 1 SETTINGS no_such_setting_at_all = 1"), engineerr.Fatal, 115)
 	f("throwIf", c.Exec(ctx, "SELECT throwIf(1, 'transient')"), engineerr.Retryable, 395)
-	_, err = c.QueryStrings(ctx, "SELECT name FROM system.no_such_table")
+	_, err := c.QueryStrings(ctx, "SELECT name FROM system.no_such_table")
 	f("query of a missing table", err, engineerr.Fatal, 60)
 
 	// The engine away: not an engine answer, so retryable, and no pipeline sentinel.

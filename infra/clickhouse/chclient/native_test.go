@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/clickhouse/chclient"
@@ -98,12 +97,7 @@ func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 // test ends.
 func engineWith(t *testing.T, stmts ...string) (*chclient.Client, context.Context) {
 	t.Helper()
-	p := chtest.Start(t, clickhouse.ProcessConfig{})
-	c, err := chclient.Open(chclient.Config{URL: p.URL(), DialTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := chtest.Client(t, chtest.Start(t, clickhouse.ProcessConfig{}).URL())
 	ctx := context.Background()
 	for _, stmt := range stmts {
 		if err := c.Exec(ctx, stmt); err != nil {

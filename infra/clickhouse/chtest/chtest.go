@@ -27,6 +27,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/infra/clickhouse/chclient"
 )
 
 // Lib returns the path of libchdb from SVC_CHDB_LIB, skipping the test when it is unset.
@@ -155,4 +156,16 @@ func Engine(t testing.TB) (string, driver.Conn) {
 	t.Helper()
 	p := Start(t, clickhouse.ProcessConfig{})
 	return p.URL(), Open(t, p.URL())
+}
+
+// Client opens the service's own engine client (chclient) to the engine at rawURL (as
+// Process.URL returns it), closed when the test ends.
+func Client(t testing.TB, rawURL string) *chclient.Client {
+	t.Helper()
+	c, err := chclient.Open(chclient.Config{URL: rawURL, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("chtest: open client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
