@@ -202,7 +202,28 @@ func appendJSONFloat(b []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, bits)
+	return appendFloat(b, f, bits)
+}
+
+// appendFloat appends f's shortest decimal form, in positional notation unless it is
+// below 1e-6 or from 1e21 in magnitude (encoding/json's rule; the engine's own output
+// writes 1000218.16 the same way, where 'g' wrote 1.00021816e+06).
+func appendFloat(b []byte, f float64, bits int) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// 1e-07 is written 1e-7.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 const hexDigits = "0123456789abcdef"
@@ -273,7 +294,7 @@ func formatFloatText(f float64, bits int) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	return strconv.FormatFloat(f, 'g', -1, bits)
+	return string(appendFloat(nil, f, bits))
 }
 
 // isScalarString reports whether a value renders as a quoted string in nested text
