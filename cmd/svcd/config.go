@@ -191,12 +191,13 @@ func loadConfig(args []string) (*Config, error) {
 		fs.Int64Var(p, name, v, usage+" ($"+env+")")
 	}
 	int64Flag(&c.PromQLMaxSteps, "promql-max-steps", "SVC_PROMQL_MAX_STEPS", promapi.DefaultMaxSteps, "evaluation steps a PromQL query may take, subqueries' included (nested ones multiply)")
-	intFlag(&c.PromQLMaxConcurrent, "promql-max-concurrent", "SVC_PROMQL_MAX_CONCURRENT", 20, "Prometheus-app requests served at once on this node")
-	intFlag(&c.PromQLMaxConcurrentPerOrg, "promql-max-concurrent-per-org", "SVC_PROMQL_MAX_CONCURRENT_PER_ORG", 4, "Prometheus-app requests one organization may have served at once")
-	promWait := envOr("SVC_PROMQL_QUEUE_WAIT", "5s")
+	intFlag(&c.PromQLMaxConcurrent, "promql-max-concurrent", "SVC_PROMQL_MAX_CONCURRENT", promapi.DefaultMaxConcurrent, "Prometheus-app requests served at once on this node")
+	intFlag(&c.PromQLMaxConcurrentPerOrg, "promql-max-concurrent-per-org", "SVC_PROMQL_MAX_CONCURRENT_PER_ORG", promapi.DefaultMaxConcurrentPerOrg,
+		"Prometheus-app requests one organization may have served at once")
+	promWait := envOr("SVC_PROMQL_QUEUE_WAIT", promapi.DefaultConcurrencyWait.String())
 	fs.StringVar(&promWait, "promql-queue-wait", promWait, "how long a Prometheus-app request waits for a slot before 503 ($SVC_PROMQL_QUEUE_WAIT)")
-	str(&c.PromQLQueryMemory, "promql-query-memory", "SVC_PROMQL_QUERY_MEMORY", "512MiB", "bytes of series and samples one PromQL query may load from the engine")
-	str(&c.PromQLOrgMemory, "promql-org-memory", "SVC_PROMQL_ORG_MEMORY", "1GiB", "bytes of series and samples one organization's PromQL queries may hold at once")
+	str(&c.PromQLQueryMemory, "promql-query-memory", "SVC_PROMQL_QUERY_MEMORY", "", "bytes of series and samples one PromQL query may load from the engine (default 512MiB)")
+	str(&c.PromQLOrgMemory, "promql-org-memory", "SVC_PROMQL_ORG_MEMORY", "", "bytes of series and samples one organization's PromQL queries may hold at once (default 1GiB)")
 	str(&c.MemoryLimit, "memory-limit", "SVC_MEMORY_LIMIT", "", "svcd's soft memory limit: 2GiB, 25% or 0.5 of memory, or off (default: $GOMEMLIMIT, else half the memory)")
 	promTimeout := envOr("SVC_PROMQL_TIMEOUT", "2m")
 	fs.StringVar(&promTimeout, "promql-timeout", promTimeout, "longest PromQL query evaluation ($SVC_PROMQL_TIMEOUT)")
@@ -288,10 +289,22 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// validatePromQL checks the Prometheus-app query limits and svcd's memory limit, and
-// reads the sizes.
+// validatePromQL checks the Prometheus-app query limits and svcd's memory limit, reads
+// the sizes, and gives what is unset (zero) promapi's default.
 func (c *Config) validatePromQL() []error {
 	var errs []error
+	if c.PromQLMaxSteps == 0 {
+		c.PromQLMaxSteps = promapi.DefaultMaxSteps
+	}
+	if c.PromQLMaxConcurrent == 0 {
+		c.PromQLMaxConcurrent = promapi.DefaultMaxConcurrent
+	}
+	if c.PromQLMaxConcurrentPerOrg == 0 {
+		c.PromQLMaxConcurrentPerOrg = min(promapi.DefaultMaxConcurrentPerOrg, c.PromQLMaxConcurrent)
+	}
+	if c.PromQLQueueWait == 0 {
+		c.PromQLQueueWait = promapi.DefaultConcurrencyWait
+	}
 	if c.PromQLMaxSteps < 1 {
 		errs = append(errs, fmt.Errorf("promql max steps %d: want at least 1", c.PromQLMaxSteps))
 	}
@@ -299,20 +312,24 @@ func (c *Config) validatePromQL() []error {
 		errs = append(errs, fmt.Errorf("promql max concurrent %d and per organization %d: want at least 1, per organization at most the node's",
 			c.PromQLMaxConcurrent, c.PromQLMaxConcurrentPerOrg))
 	}
-	if c.PromQLQueueWait <= 0 || c.PromQLQueueWait > time.Minute {
+	if c.PromQLQueueWait < 0 || c.PromQLQueueWait > time.Minute {
 		errs = append(errs, fmt.Errorf("promql queue wait %s: want more than 0 and at most 1m", c.PromQLQueueWait))
 	}
-	size := func(name, s string) int64 {
+	size := func(name, s string, def int64) int64 {
+		if strings.TrimSpace(s) == "" {
+			return def
+		}
 		n, err := clickhouse.ParseSize(strings.TrimSpace(s))
 		if err != nil || n < 1<<20 {
 			errs = append(errs, fmt.Errorf("%s %q: want bytes of at least 1MiB, e.g. 512MiB", name, s))
 		}
 		return n
 	}
-	c.PromQLQueryBytes = size("promql query memory", c.PromQLQueryMemory)
-	c.PromQLOrgBytes = size("promql org memory", c.PromQLOrgMemory)
+	c.PromQLQueryBytes = size("promql query memory", c.PromQLQueryMemory, promapi.DefaultQueryBytes)
+	c.PromQLOrgBytes = size("promql org memory", c.PromQLOrgMemory, promapi.DefaultOrgBytes)
 	if c.PromQLQueryBytes > c.PromQLOrgBytes {
-		errs = append(errs, fmt.Errorf("promql query memory %s is more than the organization's %s: want at most it", c.PromQLQueryMemory, c.PromQLOrgMemory))
+		errs = append(errs, fmt.Errorf("promql query memory (%d MiB) is more than the organization's (%d MiB): want at most it",
+			c.PromQLQueryBytes>>20, c.PromQLOrgBytes>>20))
 	}
 	switch m := strings.TrimSpace(c.MemoryLimit); {
 	case m == "off":

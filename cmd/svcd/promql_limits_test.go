@@ -90,3 +90,38 @@ func vmHWM(t *testing.T, pid int) int64 {
 	t.Fatal("no VmHWM in /proc/<pid>/status")
 	return 0
 }
+
+// TestPromQLQueryByteBudget: what one query loads from the engine is bounded by its byte
+// budget (SVC_PROMQL_QUERY_MEMORY), counted as promread materialises series: past it the
+// query is refused with Prometheus's cost_limit error (422) naming the remedy, and a
+// query of a shorter range answers.
+func TestPromQLQueryByteBudget(t *testing.T) {
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword, "SVC_PROMQL_QUERY_MEMORY=1MiB")
+	installApp(t, s, catalog.AppPrometheus)
+	ro, _ := createKey(t, s, map[string]any{"name": "ro", "permission": "read_only"})
+	now := time.Now()
+	// 80,000 samples a second apart: 1.25 MiB of samples held.
+	ts := prompb.TimeSeries{Labels: prompb.FromLabels(labels.FromStrings("__name__", "b_metric"), nil)}
+	for k := range 80_000 {
+		ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: now.Add(-80_000*time.Second).UnixMilli() + int64(k)*1000, Value: 1})
+	}
+	s.WritePrometheus(s.AdminKey, "", []prompb.TimeSeries{ts})
+	at := strconv.FormatInt(now.Unix(), 10)
+	query := func(q string) *svcdtest.Response {
+		t.Helper()
+		r, err := s.Do("GET", "/prometheus/api/v1/query?"+url.Values{"query": {q}, "time": {at}}.Encode(), nil, "Authorization", "Bearer "+ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := query("count_over_time(b_metric[1d])")
+	var e struct{ Status, ErrorType, Error string }
+	if err := json.Unmarshal(r.Body, &e); err != nil || r.Status != 422 || e.ErrorType != "cost_limit" ||
+		!strings.Contains(e.Error, "budget of 1 MiB") || !strings.Contains(e.Error, "narrow the time range") {
+		t.Errorf("over the budget: %d %s", r.Status, r.Body)
+	}
+	if r := query("count_over_time(b_metric[1h])"); r.Status != 200 || !strings.Contains(string(r.Body), `"3600"`) {
+		t.Errorf("within the budget: %d %s", r.Status, r.Body)
+	}
+}

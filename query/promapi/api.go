@@ -45,7 +45,7 @@ type Config struct {
 	MaxSteps int64
 	// MaxConcurrent bounds the requests served at once on the node, MaxConcurrentPerOrg
 	// those of one organization; a request waits up to ConcurrencyWait for a slot, then is
-	// refused (503, unavailable). 0 is 20 (Prometheus's default), 4 and 5 seconds.
+	// refused (503, unavailable). 0 is the Default of each.
 	MaxConcurrent       int
 	MaxConcurrentPerOrg int
 	ConcurrencyWait     time.Duration
@@ -62,9 +62,13 @@ const (
 	// DefaultMaxSteps is a thousand range queries at Prometheus's 11,000-point cap;
 	// count_over_time(x[10000d:1s]) (864 million) is far past it, x[1d:1s] (86,400) or
 	// a 1,000-step range query over x[1h:10s] (360,000) far below.
-	DefaultMaxSteps   = 11_000_000
-	DefaultQueryBytes = 512 << 20
-	DefaultOrgBytes   = 1 << 30
+	DefaultMaxSteps = 11_000_000
+	// DefaultMaxConcurrent is Prometheus's default (--query.max-concurrency).
+	DefaultMaxConcurrent       = 20
+	DefaultMaxConcurrentPerOrg = 4
+	DefaultConcurrencyWait     = 5 * time.Second
+	DefaultQueryBytes          = 512 << 20
+	DefaultOrgBytes            = 1 << 30
 )
 
 // API is the query API over every tenant's tables; each request names its target.
@@ -106,13 +110,13 @@ func build(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQue
 		cfg.MaxSteps = DefaultMaxSteps
 	}
 	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = 20
+		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if cfg.MaxConcurrentPerOrg <= 0 {
-		cfg.MaxConcurrentPerOrg = 4
+		cfg.MaxConcurrentPerOrg = DefaultMaxConcurrentPerOrg
 	}
 	if cfg.ConcurrencyWait <= 0 {
-		cfg.ConcurrencyWait = 5 * time.Second
+		cfg.ConcurrencyWait = DefaultConcurrencyWait
 	}
 	if cfg.QueryBytes <= 0 {
 		cfg.QueryBytes = DefaultQueryBytes
