@@ -139,8 +139,7 @@ func build(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQue
 	})
 	a := &API{cfg: cfg, engine: engine, gate: newGate(cfg.MaxConcurrentPerOrg, cfg.MaxConcurrent, cfg.OrgBytes, cfg.ConcurrencyWait)}
 	reg := prometheus.NewRegistry()
-	limited := &stepLimited{Engine: engine, parser: p, maxSteps: cfg.MaxSteps, defaultStep: defaultStep}
-	api := v1.NewAPI(limited, q, nil, eq,
+	api := v1.NewAPI(StepLimited(engine, p, cfg.MaxSteps, defaultStep), q, nil, eq,
 		nil, nil, nil,
 		func() config.Config { return config.DefaultConfig },
 		map[string]string{},

@@ -65,9 +65,15 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
-// stepLimited is the PromQL engine behind a limit on EvalSteps: a query over the limit
-// is refused before evaluation, and the HTTP API answers it as Prometheus answers a bad
-// query parameter (400, bad_data).
+// StepLimited returns engine behind a limit of maxSteps on EvalSteps, parsing queries
+// with p and taking defaultStep as the engine's NoStepSubqueryIntervalFn: a query over
+// the limit is refused before evaluation, and the HTTP API answers it as Prometheus
+// answers a bad query parameter (400, bad_data). The API serves through it; the upstream
+// PromQL suite runs through it to show the default refuses none of its queries.
+func StepLimited(engine *promql.Engine, p parser.Parser, maxSteps int64, defaultStep func(rangeMillis int64) int64) promql.QueryEngine {
+	return &stepLimited{Engine: engine, parser: p, maxSteps: maxSteps, defaultStep: defaultStep}
+}
+
 type stepLimited struct {
 	*promql.Engine
 	parser      parser.Parser
