@@ -177,6 +177,21 @@ type Request struct {
 
 // Serve answers one request of the API (r's path under Prefix) for tenant req.
 func (a *API) Serve(w http.ResponseWriter, r *http.Request, req Request) {
+	var eng query.Engine
+	if a.engines != nil {
+		var err error
+		if eng, err = a.engines.QueryEngine(req.Cluster); err != nil {
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the cluster's engine is not available: "+err.Error())
+			return
+		}
+	}
+	leave, orgBudget, err := a.gate.enter(r.Context(), req.Org)
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
+	}
+	defer leave()
 	if a.engines == nil {
 		if strings.TrimPrefix(r.URL.Path, Prefix) == "/metadata" {
 			// The in-memory storage keeps no metadata.
@@ -186,17 +201,6 @@ func (a *API) Serve(w http.ResponseWriter, r *http.Request, req Request) {
 		a.router.ServeHTTP(w, r)
 		return
 	}
-	eng, err := a.engines.QueryEngine(req.Cluster)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the cluster's engine is not available: "+err.Error())
-		return
-	}
-	leave, orgBudget, err := a.gate.enter(r.Context(), req.Org)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
-		return
-	}
-	defer leave()
 	budget := promread.NewBudget("query", a.cfg.QueryBytes, orgBudget)
 	defer budget.Release()
 	t := promread.Target{Engine: eng, Database: req.Database, QueryID: req.QueryID, MaxSamples: a.cfg.MaxSamples, Budget: budget}

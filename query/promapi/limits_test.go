@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/teststorage"
 )
 
@@ -122,5 +124,61 @@ func TestGateBoundsOrganizationsAndNode(t *testing.T) {
 	}
 	if err := enter(a); err != nil {
 		t.Fatalf("after the others left: %v", err)
+	}
+}
+
+// heldQueryable is a storage whose selections wait, after saying so on entered, until
+// release is closed: a query that holds its slot for as long as the test needs.
+type heldQueryable struct {
+	storage.SampleAndChunkQueryable
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h heldQueryable) Querier(mint, maxt int64) (storage.Querier, error) {
+	q, err := h.SampleAndChunkQueryable.Querier(mint, maxt)
+	return heldQuerier{q, h}, err
+}
+
+type heldQuerier struct {
+	storage.Querier
+	h heldQueryable
+}
+
+func (q heldQuerier) Select(ctx context.Context, sorted bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	q.h.entered <- struct{}{}
+	<-q.h.release
+	return q.Querier.Select(ctx, sorted, hints, ms...)
+}
+
+// TestConcurrentQueriesPerOrganization: while an organization's one slot is held by a
+// running query, its next request is refused with Prometheus's 503 unavailable naming the
+// limit; another organization's query runs.
+func TestConcurrentQueriesPerOrganization(t *testing.T) {
+	st := teststorage.New(t)
+	h := heldQueryable{SampleAndChunkQueryable: st, entered: make(chan struct{}), release: make(chan struct{})}
+	a := NewOver(Config{MaxConcurrentPerOrg: 1, ConcurrencyWait: time.Millisecond}, h, st)
+	t.Cleanup(func() { _ = a.Close() })
+	orgA, orgB := uuid.New(), uuid.New()
+	serve := func(org uuid.UUID) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		a.Serve(rec, httptest.NewRequest(http.MethodGet, Prefix+"/query?query=up&time=1700000000", nil), Request{Org: org})
+		return rec
+	}
+	held := make(chan *httptest.ResponseRecorder)
+	go func() { held <- serve(orgA) }()
+	<-h.entered // A's first query holds its slot
+	rec := serve(orgA)
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"errorType":"unavailable"`) ||
+		!strings.Contains(rec.Body.String(), "already runs 1 Prometheus queries at once") || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("A's second query: %d %s", rec.Code, rec.Body)
+	}
+	go func() { held <- serve(orgB) }()
+	<-h.entered // B's query runs beside A's
+	close(h.release)
+	for range 2 {
+		if rec := <-held; rec.Code != 200 {
+			t.Errorf("held query: %d %s", rec.Code, rec.Body)
+		}
 	}
 }
