@@ -313,7 +313,7 @@ func (c *Config) validatePromQL() []error {
 			c.PromQLMaxConcurrent, c.PromQLMaxConcurrentPerOrg))
 	}
 	if c.PromQLQueueWait < 0 || c.PromQLQueueWait > time.Minute {
-		errs = append(errs, fmt.Errorf("promql queue wait %s: want more than 0 and at most 1m", c.PromQLQueueWait))
+		errs = append(errs, fmt.Errorf("promql queue wait %s: want at most 1m (0 is the default, 5s)", c.PromQLQueueWait))
 	}
 	size := func(name, s string, def int64) int64 {
 		if strings.TrimSpace(s) == "" {
