@@ -60,7 +60,7 @@ func (s *Server) promQuery(ctx *fasthttp.RequestCtx, p *Principal) {
 	defer cancel()
 	w := &promWriter{ctx: ctx, header: http.Header{}}
 	s.deps.Prometheus.Serve(w, r.WithContext(rctx), promapi.Request{
-		Cluster: p.ClusterID, Database: db.Engine, QueryID: p.OrgID.String() + "." + db.Name + ".prom-" + uuid.NewString(),
+		Org: p.OrgID, Cluster: p.ClusterID, Database: db.Engine, QueryID: p.OrgID.String() + "." + db.Name + ".prom-" + uuid.NewString(),
 	})
 	w.finish()
 }

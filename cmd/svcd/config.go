@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/query/promapi"
 )
 
 // Config is everything svcd reads at start: flags, each with an environment variable
@@ -86,6 +87,26 @@ type Config struct {
 	// and the samples it holds at once (promapi.Config).
 	PromQLTimeout    time.Duration
 	PromQLMaxSamples int
+	// PromQLMaxSteps bounds a query's evaluation steps, subqueries' included, checked on
+	// the parsed query before it runs (promapi.EvalSteps).
+	PromQLMaxSteps int64
+	// PromQLMaxConcurrent and PromQLMaxConcurrentPerOrg bound the Prometheus-app
+	// requests served at once on the node and per organization; more wait up to
+	// PromQLQueueWait, then get 503.
+	PromQLMaxConcurrent       int
+	PromQLMaxConcurrentPerOrg int
+	PromQLQueueWait           time.Duration
+	// PromQLQueryBytes and PromQLOrgBytes bound the bytes of series and samples one
+	// query, and one organization's queries together, load from the engine (read by
+	// Validate from PromQLQueryMemory and PromQLOrgMemory).
+	PromQLQueryMemory, PromQLOrgMemory string
+	PromQLQueryBytes, PromQLOrgBytes   int64
+	// MemoryLimit is svcd's soft memory limit (debug.SetMemoryLimit): bytes (2GiB), a
+	// percentage (25%) or a fraction (0.5) of the machine's memory or cgroup limit, or
+	// "off". Empty keeps $GOMEMLIMIT when set, else half the machine's memory. Read by
+	// Validate into memoryLimitBytes (0: leave the runtime's limit as it is).
+	MemoryLimit      string
+	memoryLimitBytes int64
 	// ServiceSecret keys what only the service may compute (ingest deduplication
 	// tokens); empty reads or creates <data dir>/service.secret. Nodes sharing clusters
 	// must share it.
@@ -157,6 +178,27 @@ func loadConfig(args []string) (*Config, error) {
 	ingestWait := envOr("SVC_INGEST_WAIT", "2s")
 	fs.StringVar(&ingestWait, "ingest-wait", ingestWait, "how long an insert waits for a slot before 503 ($SVC_INGEST_WAIT)")
 	intFlag(&c.PromQLMaxSamples, "promql-max-samples", "SVC_PROMQL_MAX_SAMPLES", 50_000_000, "samples a PromQL query may hold at once")
+	int64Flag := func(p *int64, name, env string, def int64, usage string) {
+		v := def
+		if s := os.Getenv(env); s != "" {
+			n, perr := strconv.ParseInt(s, 10, 64)
+			if perr != nil {
+				envErrs = append(envErrs, fmt.Errorf("$%s: %w", env, perr))
+			} else {
+				v = n
+			}
+		}
+		fs.Int64Var(p, name, v, usage+" ($"+env+")")
+	}
+	int64Flag(&c.PromQLMaxSteps, "promql-max-steps", "SVC_PROMQL_MAX_STEPS", promapi.DefaultMaxSteps, "evaluation steps a PromQL query may take, subqueries' included (nested ones multiply)")
+	intFlag(&c.PromQLMaxConcurrent, "promql-max-concurrent", "SVC_PROMQL_MAX_CONCURRENT", promapi.DefaultMaxConcurrent, "Prometheus-app requests served at once on this node")
+	intFlag(&c.PromQLMaxConcurrentPerOrg, "promql-max-concurrent-per-org", "SVC_PROMQL_MAX_CONCURRENT_PER_ORG", promapi.DefaultMaxConcurrentPerOrg,
+		"Prometheus-app requests one organization may have served at once")
+	promWait := envOr("SVC_PROMQL_QUEUE_WAIT", promapi.DefaultConcurrencyWait.String())
+	fs.StringVar(&promWait, "promql-queue-wait", promWait, "how long a Prometheus-app request waits for a slot before 503 ($SVC_PROMQL_QUEUE_WAIT)")
+	str(&c.PromQLQueryMemory, "promql-query-memory", "SVC_PROMQL_QUERY_MEMORY", "", "bytes of series and samples one PromQL query may load from the engine (default 512MiB)")
+	str(&c.PromQLOrgMemory, "promql-org-memory", "SVC_PROMQL_ORG_MEMORY", "", "bytes of series and samples one organization's PromQL queries may hold at once (default 1GiB)")
+	str(&c.MemoryLimit, "memory-limit", "SVC_MEMORY_LIMIT", "", "svcd's soft memory limit: 2GiB, 25% or 0.5 of memory, or off (default: $GOMEMLIMIT, else half the memory)")
 	promTimeout := envOr("SVC_PROMQL_TIMEOUT", "2m")
 	fs.StringVar(&promTimeout, "promql-timeout", promTimeout, "longest PromQL query evaluation ($SVC_PROMQL_TIMEOUT)")
 	deviceTTL := envOr("SVC_DEVICE_CODE_TTL", "15m")
@@ -186,6 +228,9 @@ func loadConfig(args []string) (*Config, error) {
 	}
 	if c.PromQLTimeout, err = time.ParseDuration(promTimeout); err != nil || c.PromQLTimeout <= 0 || c.PromQLMaxSamples < 1 {
 		return nil, fmt.Errorf("promql timeout %q and max samples %d: want a positive duration and at least 1", promTimeout, c.PromQLMaxSamples)
+	}
+	if c.PromQLQueueWait, err = time.ParseDuration(promWait); err != nil {
+		return nil, fmt.Errorf("promql queue wait %q: want a duration", promWait)
 	}
 	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
 		return nil, fmt.Errorf("batch linger: %w", err)
@@ -237,10 +282,71 @@ func (c *Config) Validate() error {
 	if c.BatchLinger < time.Millisecond || c.BatchLinger > time.Minute {
 		errs = append(errs, fmt.Errorf("batch linger %s: want 1ms to 1m", c.BatchLinger))
 	}
+	errs = append(errs, c.validatePromQL()...)
 	if k := c.BootstrapAPIKey; k != "" && (len(k) < 16 || strings.ContainsAny(k, " \t\r\n")) {
 		errs = append(errs, errors.New("bootstrap API key: want at least 16 characters without spaces"))
 	}
 	return errors.Join(errs...)
+}
+
+// validatePromQL checks the Prometheus-app query limits and svcd's memory limit, reads
+// the sizes, and gives what is unset (zero) promapi's default.
+func (c *Config) validatePromQL() []error {
+	var errs []error
+	if c.PromQLMaxSteps == 0 {
+		c.PromQLMaxSteps = promapi.DefaultMaxSteps
+	}
+	if c.PromQLMaxConcurrent == 0 {
+		c.PromQLMaxConcurrent = promapi.DefaultMaxConcurrent
+	}
+	if c.PromQLMaxConcurrentPerOrg == 0 {
+		c.PromQLMaxConcurrentPerOrg = min(promapi.DefaultMaxConcurrentPerOrg, c.PromQLMaxConcurrent)
+	}
+	if c.PromQLQueueWait == 0 {
+		c.PromQLQueueWait = promapi.DefaultConcurrencyWait
+	}
+	if c.PromQLMaxSteps < 1 {
+		errs = append(errs, fmt.Errorf("promql max steps %d: want at least 1", c.PromQLMaxSteps))
+	}
+	if c.PromQLMaxConcurrent < 1 || c.PromQLMaxConcurrentPerOrg < 1 || c.PromQLMaxConcurrentPerOrg > c.PromQLMaxConcurrent {
+		errs = append(errs, fmt.Errorf("promql max concurrent %d and per organization %d: want at least 1, per organization at most the node's",
+			c.PromQLMaxConcurrent, c.PromQLMaxConcurrentPerOrg))
+	}
+	if c.PromQLQueueWait < 0 || c.PromQLQueueWait > time.Minute {
+		errs = append(errs, fmt.Errorf("promql queue wait %s: want at most 1m (0 is the default, 5s)", c.PromQLQueueWait))
+	}
+	size := func(name, s string, def int64) int64 {
+		if strings.TrimSpace(s) == "" {
+			return def
+		}
+		n, err := clickhouse.ParseSize(strings.TrimSpace(s))
+		if err != nil || n < 1<<20 {
+			errs = append(errs, fmt.Errorf("%s %q: want bytes of at least 1MiB, e.g. 512MiB", name, s))
+		}
+		return n
+	}
+	c.PromQLQueryBytes = size("promql query memory", c.PromQLQueryMemory, promapi.DefaultQueryBytes)
+	c.PromQLOrgBytes = size("promql org memory", c.PromQLOrgMemory, promapi.DefaultOrgBytes)
+	if c.PromQLQueryBytes > c.PromQLOrgBytes {
+		errs = append(errs, fmt.Errorf("promql query memory (%d MiB) is more than the organization's (%d MiB): want at most it",
+			c.PromQLQueryBytes>>20, c.PromQLOrgBytes>>20))
+	}
+	switch m := strings.TrimSpace(c.MemoryLimit); {
+	case m == "off":
+		c.memoryLimitBytes = 0
+	case m == "" && os.Getenv("GOMEMLIMIT") != "":
+		c.memoryLimitBytes = 0 // the runtime read it
+	case m == "":
+		c.memoryLimitBytes = clickhouse.MemoryFraction(0.5)
+	default:
+		var err error
+		if f, ferr := strconv.ParseFloat(m, 64); ferr == nil && f > 0 && f <= 1 {
+			c.memoryLimitBytes = clickhouse.MemoryFraction(f)
+		} else if c.memoryLimitBytes, err = clickhouse.ParseSize(m); err != nil || c.memoryLimitBytes < 64<<20 {
+			errs = append(errs, fmt.Errorf("memory limit %q: want bytes of at least 64MiB (2GiB), a percentage (25%%), a fraction of memory (0.5) or off", m))
+		}
+	}
+	return errs
 }
 
 func envOr(name, def string) string {

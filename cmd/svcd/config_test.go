@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/query/promapi"
 )
 
 func TestServiceSecretIsCreatedPrivateOnceAndKept(t *testing.T) {
@@ -94,4 +96,47 @@ func engineMemory(t *testing.T, in string) int64 {
 		t.Fatal(err)
 	}
 	return c.engineMemoryBytes
+}
+
+// TestPromQLLimitsAndMemoryLimit: unset PromQL limits get promapi's defaults, bad ones are
+// refused at start, and the memory limit reads bytes, fractions and off.
+func TestPromQLLimitsAndMemoryLimit(t *testing.T) {
+	base := func() *Config {
+		return &Config{DataDir: t.TempDir(), KafkaSeeds: "x", ClickHouseURL: "x", IngestPartitions: 4, BatchMaxRows: 1, BatchLinger: time.Second}
+	}
+	c := base()
+	t.Setenv("GOMEMLIMIT", "")
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.PromQLMaxSteps != promapi.DefaultMaxSteps || c.PromQLMaxConcurrent != promapi.DefaultMaxConcurrent ||
+		c.PromQLMaxConcurrentPerOrg != promapi.DefaultMaxConcurrentPerOrg || c.PromQLQueueWait != promapi.DefaultConcurrencyWait ||
+		c.PromQLQueryBytes != promapi.DefaultQueryBytes || c.PromQLOrgBytes != promapi.DefaultOrgBytes || c.memoryLimitBytes <= 0 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	bad := func(name string, set func(*Config)) {
+		t.Helper()
+		c := base()
+		set(c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	bad("negative steps", func(c *Config) { c.PromQLMaxSteps = -1 })
+	bad("per org over node", func(c *Config) { c.PromQLMaxConcurrent, c.PromQLMaxConcurrentPerOrg = 2, 3 })
+	bad("query memory not a size", func(c *Config) { c.PromQLQueryMemory = "lots" })
+	bad("query memory over org memory", func(c *Config) { c.PromQLQueryMemory, c.PromQLOrgMemory = "2GiB", "1GiB" })
+	bad("memory limit too small", func(c *Config) { c.MemoryLimit = "1MiB" })
+	mem := func(in string, want int64) {
+		t.Helper()
+		c := base()
+		c.MemoryLimit = in
+		if err := c.Validate(); err != nil || c.memoryLimitBytes != want {
+			t.Errorf("memory limit %q: %d (%v), want %d", in, c.memoryLimitBytes, err, want)
+		}
+	}
+	mem("2GiB", 2<<30)
+	mem("off", 0)
+	t.Setenv("GOMEMLIMIT", "3GiB")
+	mem("", 0) // the runtime read $GOMEMLIMIT
 }

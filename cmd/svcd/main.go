@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -39,6 +40,12 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if cfg.memoryLimitBytes > 0 {
+		// A soft limit: the collector works harder near it rather than let garbage
+		// grow the heap past it (the query limits bound what is live).
+		debug.SetMemoryLimit(cfg.memoryLimitBytes)
+		log.Info("memory limit", "bytes", cfg.memoryLimitBytes)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {
@@ -198,7 +205,9 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(shutdownFunc(func(context.Context) error { stopLog(); <-logDone; return nil }))
 
 	runner := query.NewRunner(model, cat, mgr, n)
-	promAPI := promapi.New(promapi.Config{Logger: log, Timeout: cfg.PromQLTimeout, MaxSamples: cfg.PromQLMaxSamples}, n)
+	promAPI := promapi.New(promapi.Config{Logger: log, Timeout: cfg.PromQLTimeout, MaxSamples: cfg.PromQLMaxSamples,
+		MaxSteps: cfg.PromQLMaxSteps, MaxConcurrent: cfg.PromQLMaxConcurrent, MaxConcurrentPerOrg: cfg.PromQLMaxConcurrentPerOrg,
+		ConcurrencyWait: cfg.PromQLQueueWait, QueryBytes: cfg.PromQLQueryBytes, OrgBytes: cfg.PromQLOrgBytes}, n)
 	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
 	n.SetInflight(runner.Running)
 	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)

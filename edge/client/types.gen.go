@@ -259,6 +259,7 @@ func (e OrganizationRole) Valid() bool {
 const (
 	PromErrorErrorTypeBadData       PromErrorErrorType = "bad_data"
 	PromErrorErrorTypeCanceled      PromErrorErrorType = "canceled"
+	PromErrorErrorTypeCostLimit     PromErrorErrorType = "cost_limit"
 	PromErrorErrorTypeExecution     PromErrorErrorType = "execution"
 	PromErrorErrorTypeInternal      PromErrorErrorType = "internal"
 	PromErrorErrorTypeNotAcceptable PromErrorErrorType = "not_acceptable"
@@ -273,6 +274,8 @@ func (e PromErrorErrorType) Valid() bool {
 	case PromErrorErrorTypeBadData:
 		return true
 	case PromErrorErrorTypeCanceled:
+		return true
+	case PromErrorErrorTypeCostLimit:
 		return true
 	case PromErrorErrorTypeExecution:
 		return true

@@ -40,8 +40,36 @@ type Config struct {
 	MaxSamples int
 	// LookbackDelta is the default lookback; 0 is 5 minutes.
 	LookbackDelta time.Duration
-	Logger        *slog.Logger
+	// MaxSteps bounds a query's evaluation steps, subqueries' included (EvalSteps),
+	// checked on the parsed query before it runs; 0 is DefaultMaxSteps.
+	MaxSteps int64
+	// MaxConcurrent bounds the requests served at once on the node, MaxConcurrentPerOrg
+	// those of one organization; a request waits up to ConcurrencyWait for a slot, then is
+	// refused (503, unavailable). 0 is the Default of each.
+	MaxConcurrent       int
+	MaxConcurrentPerOrg int
+	ConcurrencyWait     time.Duration
+	// QueryBytes bounds the bytes of series and samples one query loads from the engine,
+	// OrgBytes those of one organization's queries running at once (422, cost_limit);
+	// 0 is DefaultQueryBytes and DefaultOrgBytes.
+	QueryBytes int64
+	OrgBytes   int64
+	Logger     *slog.Logger
 }
+
+// Defaults of Config's limits.
+const (
+	// DefaultMaxSteps is a thousand range queries at Prometheus's 11,000-point cap;
+	// count_over_time(x[10000d:1s]) (864 million) is far past it, x[1d:1s] (86,400) or
+	// a 1,000-step range query over x[1h:10s] (360,000) far below.
+	DefaultMaxSteps = 11_000_000
+	// DefaultMaxConcurrent is Prometheus's default (--query.max-concurrency).
+	DefaultMaxConcurrent       = 20
+	DefaultMaxConcurrentPerOrg = 4
+	DefaultConcurrencyWait     = 5 * time.Second
+	DefaultQueryBytes          = 512 << 20
+	DefaultOrgBytes            = 1 << 30
+)
 
 // API is the query API over every tenant's tables; each request names its target.
 type API struct {
@@ -49,6 +77,7 @@ type API struct {
 	engines query.Engines
 	engine  *promql.Engine
 	router  *route.Router
+	gate    *gate
 }
 
 // New builds the API on the clusters' engines.
@@ -77,6 +106,25 @@ func build(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQue
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.MaxConcurrentPerOrg <= 0 {
+		cfg.MaxConcurrentPerOrg = DefaultMaxConcurrentPerOrg
+	}
+	if cfg.ConcurrencyWait <= 0 {
+		cfg.ConcurrencyWait = DefaultConcurrencyWait
+	}
+	if cfg.QueryBytes <= 0 {
+		cfg.QueryBytes = DefaultQueryBytes
+	}
+	if cfg.OrgBytes <= 0 {
+		cfg.OrgBytes = DefaultOrgBytes
+	}
+	defaultStep := func(int64) int64 { return time.Minute.Milliseconds() }
 	p := parser.NewParser(parser.Options{EnableExperimentalFunctions: true})
 	engine := promql.NewEngine(promql.EngineOpts{
 		Logger:                   cfg.Logger,
@@ -86,12 +134,12 @@ func build(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQue
 		EnableAtModifier:         true,
 		EnableNegativeOffset:     true,
 		EnableDelayedNameRemoval: true,
-		NoStepSubqueryIntervalFn: func(int64) int64 { return time.Minute.Milliseconds() },
+		NoStepSubqueryIntervalFn: defaultStep,
 		Parser:                   p,
 	})
-	a := &API{cfg: cfg, engine: engine}
+	a := &API{cfg: cfg, engine: engine, gate: newGate(cfg.MaxConcurrentPerOrg, cfg.MaxConcurrent, cfg.OrgBytes, cfg.ConcurrencyWait)}
 	reg := prometheus.NewRegistry()
-	api := v1.NewAPI(engine, q, nil, eq,
+	api := v1.NewAPI(StepLimited(engine, p, cfg.MaxSteps, defaultStep), q, nil, eq,
 		nil, nil, nil,
 		func() config.Config { return config.DefaultConfig },
 		map[string]string{},
@@ -119,6 +167,8 @@ func (a *API) Close() error { return a.engine.Close() }
 
 // Request is one query request's tenant: the cluster and engine database it reads.
 type Request struct {
+	// Org is the caller's organization, whose concurrent queries and bytes are bounded.
+	Org      uuid.UUID
 	Cluster  uuid.UUID
 	Database string // the engine database of the logical database
 	// QueryID prefixes the engine statements' query ids.
@@ -127,6 +177,21 @@ type Request struct {
 
 // Serve answers one request of the API (r's path under Prefix) for tenant req.
 func (a *API) Serve(w http.ResponseWriter, r *http.Request, req Request) {
+	var eng query.Engine
+	if a.engines != nil {
+		var err error
+		if eng, err = a.engines.QueryEngine(req.Cluster); err != nil {
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the cluster's engine is not available: "+err.Error())
+			return
+		}
+	}
+	leave, orgBudget, err := a.gate.enter(r.Context(), req.Org)
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
+	}
+	defer leave()
 	if a.engines == nil {
 		if strings.TrimPrefix(r.URL.Path, Prefix) == "/metadata" {
 			// The in-memory storage keeps no metadata.
@@ -136,12 +201,9 @@ func (a *API) Serve(w http.ResponseWriter, r *http.Request, req Request) {
 		a.router.ServeHTTP(w, r)
 		return
 	}
-	eng, err := a.engines.QueryEngine(req.Cluster)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the cluster's engine is not available: "+err.Error())
-		return
-	}
-	t := promread.Target{Engine: eng, Database: req.Database, QueryID: req.QueryID, MaxSamples: a.cfg.MaxSamples}
+	budget := promread.NewBudget("query", a.cfg.QueryBytes, orgBudget)
+	defer budget.Release()
+	t := promread.Target{Engine: eng, Database: req.Database, QueryID: req.QueryID, MaxSamples: a.cfg.MaxSamples, Budget: budget}
 	r = r.WithContext(promread.WithTarget(r.Context(), t))
 	if strings.TrimPrefix(r.URL.Path, Prefix) == "/metadata" {
 		a.metadata(w, r, t)

@@ -39,6 +39,9 @@ type Target struct {
 	QueryID string
 	// MaxSamples bounds the samples one Select loads; 0 is DefaultMaxSamples.
 	MaxSamples int
+	// Budget, when set, bounds the bytes of series and samples the query's Selects
+	// hold, all of them together (and, through its parent, the organization's queries).
+	Budget *Budget
 }
 
 // ErrTooManySamples is returned when a Select would load more than the target's
@@ -142,6 +145,9 @@ func (qr *querier) loadSeries(ctx context.Context, t Target, ms []*labels.Matche
 		if !matchesAll(ms, ls) {
 			continue
 		}
+		if err := t.Budget.charge(seriesBytes + labelBytes(ls)); err != nil {
+			return nil, "", err
+		}
 		out = append(out, &series{id: id, labels: ls})
 	}
 	if err := rows.Err(); err != nil {
@@ -228,6 +234,9 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 		}
 		if n += len(ts) + len(hs); n > limit {
 			return nil, ErrTooManySamples
+		}
+		if err := t.Budget.charge(seriesBytes + labelBytes(ls) + int64(len(ts))*floatSampleBytes + histogramBytes(hs)); err != nil {
+			return nil, err
 		}
 		s.floats = make([]fsample, len(ts))
 		for i := range ts {
