@@ -35,9 +35,9 @@ const InvitationTTL = 7 * 24 * time.Hour
 
 // InvitationCreated records an invitation of a user to an organization with a role.
 type InvitationCreated struct {
-	ID        uuid.UUID `json:"id"`
-	OrgID     uuid.UUID `json:"org_id"`
-	Username  string    `json:"username"`
+	ID       uuid.UUID `json:"id"`
+	OrgID    uuid.UUID `json:"org_id"`
+	Username string    `json:"username"`
 	// UserID is the user who held Username when the invitation was made; zero when
 	// nobody did, and in events written before invitations were bound (bindInvitation).
 	UserID    uuid.UUID `json:"user_id,omitzero"`
