@@ -74,14 +74,22 @@ type createUserRequest struct {
 	Name     string `json:"name"`
 }
 
-// createUser creates a local user; any organization administrator may.
+// errNotOperator refuses user creation to everyone but the operator, before the body
+// is read: the answer is the same for every name, so it tells taken names from free ones
+// to nobody.
+var errNotOperator = apiErr(403, "forbidden", "only the service's operator (the bootstrap administrator) may create users",
+	"ask the operator to create the user; then invite it with POST /v1/organizations/{org}/invitations")
+
+// createUser creates a local user; only the operator may (catalog.Model.IsOperator).
+// The operator's 409 for a taken name is kept: the operator is trusted and must learn
+// that a name is taken to choose another.
 func (s *Server) createUser(ctx *fasthttp.RequestCtx, p *Principal) {
 	if err := userOnly(p, "manage users"); err != nil {
 		writeError(ctx, err)
 		return
 	}
-	if !s.isAnyAdmin(p.User.ID) {
-		writeError(ctx, forbidden("create users (organization administrators only)"))
+	if !s.deps.Catalog.IsOperator(p.User.ID) {
+		writeError(ctx, errNotOperator)
 		return
 	}
 	var req createUserRequest
@@ -95,15 +103,6 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	writeJSON(ctx, 200, viewUser(u))
-}
-
-func (s *Server) isAnyAdmin(user uuid.UUID) bool {
-	for _, o := range s.deps.Catalog.UserOrganizations(user) {
-		if ms, ok := s.deps.Catalog.Membership(o.ID, user); ok && ms.Role == catalog.RoleAdmin {
-			return true
-		}
-	}
-	return false
 }
 
 // orgView is an organization as the API shows it. Role is the caller's membership role,

@@ -98,12 +98,14 @@ func (s *Server) consoleLogin(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	setSessionCookie(ctx, token, sess.ExpiresAt)
+	s.setSessionCookie(ctx, token, sess.ExpiresAt)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	writeJSON(ctx, 200, map[string]any{"user": viewUser(u), "csrf_token": consoleCSRF(token)})
 }
 
-func setSessionCookie(ctx *fasthttp.RequestCtx, token string, expires time.Time) {
+// setSessionCookie sets (or, with an empty token, clears) the session cookie, Secure
+// whenever the client reached the service over TLS (secureRequest).
+func (s *Server) setSessionCookie(ctx *fasthttp.RequestCtx, token string, expires time.Time) {
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(sessionCookie)
@@ -112,7 +114,7 @@ func setSessionCookie(ctx *fasthttp.RequestCtx, token string, expires time.Time)
 	c.SetHTTPOnly(true)
 	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
 	c.SetExpire(expires)
-	c.SetSecure(ctx.IsTLS())
+	c.SetSecure(s.secureRequest(ctx))
 	ctx.Response.Header.SetCookie(c)
 }
 
@@ -156,7 +158,7 @@ func (s *Server) consoleLogout(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	setSessionCookie(ctx, "", time.Unix(0, 0))
+	s.setSessionCookie(ctx, "", time.Unix(0, 0))
 	ctx.SetStatusCode(204)
 }
 

@@ -317,7 +317,7 @@ func (s *Server) deviceLogin(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, err)
 		return
 	}
-	setSessionCookie(ctx, token, sess.ExpiresAt)
+	s.setSessionCookie(ctx, token, sess.ExpiresAt)
 	s.renderDevice(ctx, 200, devicePageData{User: u.Username, UserCode: code, CSRF: csrfToken(token)})
 }
 

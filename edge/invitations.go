@@ -12,7 +12,9 @@ import (
 
 // Membership with consent: administrators invite user names; users accept or decline
 // their own invitations. Every answer to an administrator is the same whether or not
-// a user name exists, so that the API cannot be used to list the service's users.
+// a user name exists, so that the API cannot be used to list the service's users. An
+// invitation is bound to the user who held the name when it was made: only that user
+// sees it in GET /v1/invitations and may answer it (catalog.Invitation.Redeemable).
 
 type invitationView struct {
 	ID           string    `json:"id"`
@@ -129,7 +131,7 @@ func (s *Server) myInvitations(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	s.writeInvitations(ctx, s.deps.Catalog.Invitations(uuid.Nil, p.User.Username))
+	s.writeInvitations(ctx, s.deps.Catalog.UserInvitations(p.User.ID))
 }
 
 // answerInvitation: POST /v1/invitations/{id}/accept and …/decline.

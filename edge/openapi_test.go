@@ -83,6 +83,8 @@ type apiAccess struct {
 	APIKeys           []string `json:"api_keys"`
 	CustomRoleKeys    bool     `json:"custom_role_keys"`
 	OrganizationRoles []string `json:"organization_roles"`
+	// Operator narrows the users among OrganizationRoles to the service's operator.
+	Operator bool `json:"operator"`
 }
 
 func loadDoc(t *testing.T) (*apiDoc, []apiOp) {
@@ -612,6 +614,15 @@ func newHarness(t *testing.T) *harness {
 	_, tok, err = svc.CreateSession(ctx, bob.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
 	must(err)
 	h.tokens["org_member"] = tok
+	// dan administers an organization of his own, but is not the operator (alice, the
+	// first user, is).
+	dan, err := svc.CreateUser(ctx, "dan", "Dan", "dan's password")
+	must(err)
+	_, err = svc.CreateOrganizationBy(ctx, "dans", dan.ID)
+	must(err)
+	_, tok, err = svc.CreateSession(ctx, dan.ID, catalog.KindSession, "full_access", catalog.SessionTTL)
+	must(err)
+	h.tokens["other_org_admin"] = tok
 
 	// Tables: one with a generation, one automatic, and the log-search table.
 	tbl, err := svc.CreateTable(ctx, catalog.NewTable{Cluster: h.cluster.ID, Database: "default", Name: "events", SortingKey: "user.id"})
@@ -760,14 +771,15 @@ var principals = []struct {
 	permission string // permission-based keys
 	custom     bool   // key with database_roles
 	orgRole    string // users
+	operator   bool   // the service's operator (the bootstrap administrator, alice)
 }{
 	{name: "admin", permission: "admin"},
 	{name: "read_write", permission: "read_write"},
 	{name: "write_only", permission: "write_only"},
 	{name: "read_only", permission: "read_only"},
 	{name: "custom", custom: true},
-	{name: "org_admin", orgRole: "admin"},
-	{name: "org_admin_oauth", orgRole: "admin"},
+	{name: "org_admin", orgRole: "admin", operator: true},
+	{name: "org_admin_oauth", orgRole: "admin", operator: true},
 	{name: "org_member", orgRole: "member"},
 }
 
@@ -787,7 +799,7 @@ func TestOpenAPIAccessRules(t *testing.T) {
 		checked++
 		for _, p := range principals {
 			allowed := slices.Contains(op.Access.APIKeys, p.permission) || (p.custom && op.Access.CustomRoleKeys) ||
-				slices.Contains(op.Access.OrganizationRoles, p.orgRole)
+				slices.Contains(op.Access.OrganizationRoles, p.orgRole) && (p.operator || !op.Access.Operator)
 			a := h.do(request{method: op.Method, target: h.probePath(op), as: p.name})
 			refused := a.status == 403 && a.code == "forbidden"
 			if refused == allowed {
@@ -872,6 +884,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	h.expect(request{method: "POST", target: "/v1/users", as: "org_admin", body: `{"username": "carol", "password": "carol's password", "name": "Carol"}`}, 200, "")
 	h.expect(request{method: "POST", target: "/v1/users", as: "org_admin", body: `{"username": "carol", "password": "carol's password"}`}, 409, "already_exists")
 	h.expect(request{method: "POST", target: "/v1/users", as: "org_admin", body: `{"username": "dave", "password": "short"}`}, 400, "invalid_password")
+	h.expect(request{method: "POST", target: "/v1/users", as: "other_org_admin", noScope: true, body: `{"username": "carol", "password": "carol's password"}`}, 403, "forbidden")
+	h.expect(request{method: "POST", target: "/v1/users", as: "other_org_admin", noScope: true, body: `{"username": "erin", "password": "erin's password"}`}, 403, "forbidden")
 	json200(request{method: "GET", target: "/v1/organizations", as: "admin"})
 	h.expect(request{method: "GET", target: "/v1/organizations?organization=other", as: "admin", noScope: true}, 403, "organization_mismatch")
 	h.expect(request{method: "GET", target: "/v1/organizations?organization=other", as: "org_admin", noScope: true}, 404, "organization_not_found")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -38,6 +39,9 @@ type Config struct {
 	// approval page); empty uses the listen address, never a request's Host header,
 	// which the requester chooses.
 	PublicURL string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto
+	// are believed (edge/clientaddr.go); empty believes no one.
+	TrustedProxies []netip.Prefix
 	// MetricsToken, when set, is the bearer token GET /metrics requires. Unset, /metrics
 	// is served only when Addr is a loopback address.
 	MetricsToken string

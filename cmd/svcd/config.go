@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/svc-data/svc/edge"
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/query/promapi"
 )
@@ -52,6 +54,9 @@ type Config struct {
 	MetricsToken string
 	// URLImportAllow lists networks and hosts URL imports may reach beyond public ones.
 	URLImportAllow []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto
+	// svcd believes (SVC_TRUSTED_PROXIES: CIDRs or addresses); none by default.
+	TrustedProxies []netip.Prefix
 
 	BatchMaxRows int
 	BatchLinger  time.Duration
@@ -137,6 +142,8 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.BootstrapPassword, "bootstrap-password", "SVC_BOOTSTRAP_PASSWORD", "", "that user's password (default: generated)")
 	c.ServiceSecret = os.Getenv("SVC_SERVICE_SECRET") // never a flag: argv is public on the machine
 	str(&c.PublicURL, "public-url", "SVC_PUBLIC_URL", "", "address users reach the service at (default: the listen address)")
+	var proxies string
+	str(&proxies, "trusted-proxies", "SVC_TRUSTED_PROXIES", "", "reverse proxies (CIDRs or addresses, comma-separated) whose X-Forwarded-For and X-Forwarded-Proto are believed; empty believes none")
 	str(&c.Workflows, "workflows", "SVC_WORKFLOWS", "on", "on, or off to disable the workflow service")
 	str(&c.TemporalAddr, "temporal-addr", "SVC_TEMPORAL_ADDR", "", "existing Temporal frontend host:port; empty runs the embedded server")
 	str(&c.TemporalNamespace, "temporal-namespace", "SVC_TEMPORAL_NAMESPACE", "svc", "Temporal namespace of workflow runs")
@@ -213,6 +220,9 @@ func loadConfig(args []string) (*Config, error) {
 		if a = strings.TrimSpace(a); a != "" {
 			c.URLImportAllow = append(c.URLImportAllow, a)
 		}
+	}
+	if c.TrustedProxies, err = edge.ParseTrustedProxies(proxies); err != nil {
+		return nil, fmt.Errorf("trusted proxies %q: want CIDRs or addresses, comma-separated: %w", proxies, err)
 	}
 	if c.TemporalRetention, err = time.ParseDuration(retention); err != nil || c.TemporalRetention < time.Hour {
 		return nil, fmt.Errorf("temporal retention %q: want a duration of at least 1h", retention)

@@ -214,7 +214,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	if err != nil {
 		return err
 	}
-	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, MetricsToken: cfg.MetricsToken, URLImportAllow: cfg.URLImportAllow,
+	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, MetricsToken: cfg.MetricsToken, URLImportAllow: cfg.URLImportAllow,
 		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log,
 		MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait}, edge.Deps{
 		Catalog:    model,

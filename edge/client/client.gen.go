@@ -859,9 +859,8 @@ type ClientInterface interface {
 	//
 	// Exchanges a local user's name and password for a user session token (`svcs_...`),
 	// valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-	// `POST /v1/auth/logout`. Users are created by organization administrators
-	// (`POST /v1/users`); the first start creates an administrator. The request body is
-	// never recorded in the request log. The command-line client logs in with the device
+	// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+	// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 	// authorization grant instead.
 	//
 	// Takes any type of body and a specified content type.
@@ -873,9 +872,8 @@ type ClientInterface interface {
 	//
 	// Exchanges a local user's name and password for a user session token (`svcs_...`),
 	// valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-	// `POST /v1/auth/logout`. Users are created by organization administrators
-	// (`POST /v1/users`); the first start creates an administrator. The request body is
-	// never recorded in the request log. The command-line client logs in with the device
+	// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+	// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 	// authorization grant instead.
 	//
 	// Takes a body of the `application/json` content type.
@@ -1149,7 +1147,7 @@ type ClientInterface interface {
 
 	// ListMyInvitations List your invitations
 	//
-	// The caller's pending invitations, to accept or decline.
+	// The caller's pending invitations, to accept or decline: those made while the caller held the invited name.
 	//
 	// **Access:** no API keys; users (session or OAuth token), for their own invitations.
 	//
@@ -1444,7 +1442,7 @@ type ClientInterface interface {
 
 	// ListOrganizationInvitations List pending invitations
 	//
-	// The organization's pending invitations, including those of names no user has.
+	// The organization's pending invitations, including those of names no user has (which nobody can accept).
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1453,7 +1451,7 @@ type ClientInterface interface {
 
 	// InviteMemberWithBody Invite a user name
 	//
-	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1464,7 +1462,7 @@ type ClientInterface interface {
 
 	// InviteMember Invite a user name
 	//
-	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -2033,12 +2031,16 @@ type ClientInterface interface {
 	// CreateUserWithBody Create a local user
 	//
 	// Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-	// A new user belongs to no organization; add them with
-	// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-	// organization may create users. The request body is never recorded in the request
-	// log.
+	// A new user belongs to no organization; an organization's administrator invites them
+	// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+	// operator may create users: the bootstrap administrator, the first user the service
+	// records. Administering an organization is no such right, since anyone signed in can
+	// create an organization. Everyone else is refused with 403 `forbidden` before the body
+	// is read, one answer for every name, so creation tells no taken name from a free one;
+	// the operator, who is trusted, gets 409 for a taken name. The request body is never
+	// recorded in the request log.
 	//
-	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2048,12 +2050,16 @@ type ClientInterface interface {
 	// CreateUser Create a local user
 	//
 	// Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-	// A new user belongs to no organization; add them with
-	// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-	// organization may create users. The request body is never recorded in the request
-	// log.
+	// A new user belongs to no organization; an organization's administrator invites them
+	// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+	// operator may create users: the bootstrap administrator, the first user the service
+	// records. Administering an organization is no such right, since anyone signed in can
+	// create an organization. Everyone else is refused with 403 `forbidden` before the body
+	// is read, one answer for every name, so creation tells no taken name from a free one;
+	// the operator, who is trusted, gets 409 for a taken name. The request body is never
+	// recorded in the request log.
 	//
-	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3485,9 +3491,8 @@ func (c *Client) InstallApp(ctx context.Context, appId AppPath, params *InstallA
 //
 // Exchanges a local user's name and password for a user session token (`svcs_...`),
 // valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-// `POST /v1/auth/logout`. Users are created by organization administrators
-// (`POST /v1/users`); the first start creates an administrator. The request body is
-// never recorded in the request log. The command-line client logs in with the device
+// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 // authorization grant instead.
 //
 // Takes any type of body and a specified content type.
@@ -3509,9 +3514,8 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 //
 // Exchanges a local user's name and password for a user session token (`svcs_...`),
 // valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-// `POST /v1/auth/logout`. Users are created by organization administrators
-// (`POST /v1/users`); the first start creates an administrator. The request body is
-// never recorded in the request log. The command-line client logs in with the device
+// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 // authorization grant instead.
 //
 // Takes a body of the `application/json` content type.
@@ -3995,7 +3999,7 @@ func (c *Client) DeleteDatabase(ctx context.Context, database Name, params *Dele
 
 // ListMyInvitations List your invitations
 //
-// The caller's pending invitations, to accept or decline.
+// The caller's pending invitations, to accept or decline: those made while the caller held the invited name.
 //
 // **Access:** no API keys; users (session or OAuth token), for their own invitations.
 //
@@ -4530,7 +4534,7 @@ func (c *Client) RenameOrganization(ctx context.Context, org Org, params *Rename
 
 // ListOrganizationInvitations List pending invitations
 //
-// The organization's pending invitations, including those of names no user has.
+// The organization's pending invitations, including those of names no user has (which nobody can accept).
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -4549,7 +4553,7 @@ func (c *Client) ListOrganizationInvitations(ctx context.Context, org Org, param
 
 // InviteMemberWithBody Invite a user name
 //
-// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -4570,7 +4574,7 @@ func (c *Client) InviteMemberWithBody(ctx context.Context, org Org, params *Invi
 
 // InviteMember Invite a user name
 //
-// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -5379,12 +5383,16 @@ func (c *Client) GetFreshness(ctx context.Context, table TableParameter, params 
 // CreateUserWithBody Create a local user
 //
 // Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-// A new user belongs to no organization; add them with
-// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-// organization may create users. The request body is never recorded in the request
-// log.
+// A new user belongs to no organization; an organization's administrator invites them
+// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+// operator may create users: the bootstrap administrator, the first user the service
+// records. Administering an organization is no such right, since anyone signed in can
+// create an organization. Everyone else is refused with 403 `forbidden` before the body
+// is read, one answer for every name, so creation tells no taken name from a free one;
+// the operator, who is trusted, gets 409 for a taken name. The request body is never
+// recorded in the request log.
 //
-// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5404,12 +5412,16 @@ func (c *Client) CreateUserWithBody(ctx context.Context, params *CreateUserParam
 // CreateUser Create a local user
 //
 // Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-// A new user belongs to no organization; add them with
-// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-// organization may create users. The request body is never recorded in the request
-// log.
+// A new user belongs to no organization; an organization's administrator invites them
+// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+// operator may create users: the bootstrap administrator, the first user the service
+// records. Administering an organization is no such right, since anyone signed in can
+// create an organization. Everyone else is refused with 403 `forbidden` before the body
+// is read, one answer for every name, so creation tells no taken name from a free one;
+// the operator, who is trusted, gets 409 for a taken name. The request body is never
+// recorded in the request log.
 //
-// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 //
 // Takes a body of the `application/json` content type.
 //

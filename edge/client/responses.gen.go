@@ -853,9 +853,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Exchanges a local user's name and password for a user session token (`svcs_...`),
 	// valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-	// `POST /v1/auth/logout`. Users are created by organization administrators
-	// (`POST /v1/users`); the first start creates an administrator. The request body is
-	// never recorded in the request log. The command-line client logs in with the device
+	// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+	// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 	// authorization grant instead.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -867,9 +866,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Exchanges a local user's name and password for a user session token (`svcs_...`),
 	// valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-	// `POST /v1/auth/logout`. Users are created by organization administrators
-	// (`POST /v1/users`); the first start creates an administrator. The request body is
-	// never recorded in the request log. The command-line client logs in with the device
+	// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+	// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 	// authorization grant instead.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -1167,7 +1165,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMyInvitationsWithResponse List your invitations
 	//
-	// The caller's pending invitations, to accept or decline.
+	// The caller's pending invitations, to accept or decline: those made while the caller held the invited name.
 	//
 	// **Access:** no API keys; users (session or OAuth token), for their own invitations.
 	//
@@ -1486,7 +1484,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListOrganizationInvitationsWithResponse List pending invitations
 	//
-	// The organization's pending invitations, including those of names no user has.
+	// The organization's pending invitations, including those of names no user has (which nobody can accept).
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1497,7 +1495,7 @@ type ClientWithResponsesInterface interface {
 
 	// InviteMemberWithBodyWithResponse Invite a user name
 	//
-	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1508,7 +1506,7 @@ type ClientWithResponsesInterface interface {
 
 	// InviteMemberWithResponse Invite a user name
 	//
-	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+	// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -2095,12 +2093,16 @@ type ClientWithResponsesInterface interface {
 	// CreateUserWithBodyWithResponse Create a local user
 	//
 	// Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-	// A new user belongs to no organization; add them with
-	// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-	// organization may create users. The request body is never recorded in the request
-	// log.
+	// A new user belongs to no organization; an organization's administrator invites them
+	// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+	// operator may create users: the bootstrap administrator, the first user the service
+	// records. Administering an organization is no such right, since anyone signed in can
+	// create an organization. Everyone else is refused with 403 `forbidden` before the body
+	// is read, one answer for every name, so creation tells no taken name from a free one;
+	// the operator, who is trusted, gets 409 for a taken name. The request body is never
+	// recorded in the request log.
 	//
-	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2110,12 +2112,16 @@ type ClientWithResponsesInterface interface {
 	// CreateUserWithResponse Create a local user
 	//
 	// Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-	// A new user belongs to no organization; add them with
-	// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-	// organization may create users. The request body is never recorded in the request
-	// log.
+	// A new user belongs to no organization; an organization's administrator invites them
+	// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+	// operator may create users: the bootstrap administrator, the first user the service
+	// records. Administering an organization is no such right, since anyone signed in can
+	// create an organization. Everyone else is refused with 403 `forbidden` before the body
+	// is read, one answer for every name, so creation tells no taken name from a free one;
+	// the operator, who is trusted, gets 409 for a taken name. The request body is never
+	// recorded in the request log.
 	//
-	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11723,9 +11729,8 @@ func (c *ClientWithResponses) InstallAppWithResponse(ctx context.Context, appId 
 //
 // Exchanges a local user's name and password for a user session token (`svcs_...`),
 // valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-// `POST /v1/auth/logout`. Users are created by organization administrators
-// (`POST /v1/users`); the first start creates an administrator. The request body is
-// never recorded in the request log. The command-line client logs in with the device
+// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 // authorization grant instead.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -11743,9 +11748,8 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 //
 // Exchanges a local user's name and password for a user session token (`svcs_...`),
 // valid for 7 days. Use it as `Authorization: Bearer <token>`; end it with
-// `POST /v1/auth/logout`. Users are created by organization administrators
-// (`POST /v1/users`); the first start creates an administrator. The request body is
-// never recorded in the request log. The command-line client logs in with the device
+// `POST /v1/auth/logout`. Users are created by the operator, the administrator the
+// first start creates (`POST /v1/users`). The request body is never recorded in the request log. The command-line client logs in with the device
 // authorization grant instead.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -12169,7 +12173,7 @@ func (c *ClientWithResponses) DeleteDatabaseWithResponse(ctx context.Context, da
 
 // ListMyInvitationsWithResponse List your invitations
 //
-// The caller's pending invitations, to accept or decline.
+// The caller's pending invitations, to accept or decline: those made while the caller held the invited name.
 //
 // **Access:** no API keys; users (session or OAuth token), for their own invitations.
 //
@@ -12632,7 +12636,7 @@ func (c *ClientWithResponses) RenameOrganizationWithResponse(ctx context.Context
 
 // ListOrganizationInvitationsWithResponse List pending invitations
 //
-// The organization's pending invitations, including those of names no user has.
+// The organization's pending invitations, including those of names no user has (which nobody can accept).
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -12649,7 +12653,7 @@ func (c *ClientWithResponses) ListOrganizationInvitationsWithResponse(ctx contex
 
 // InviteMemberWithBodyWithResponse Invite a user name
 //
-// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -12666,7 +12670,7 @@ func (c *ClientWithResponses) InviteMemberWithBodyWithResponse(ctx context.Conte
 
 // InviteMemberWithResponse Invite a user name
 //
-// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days; it is recorded for the name, so a user created later under it may accept it.
+// Users join an organization only by accepting an invitation (`POST /v1/invitations/{id}/accept`). The answer is the same whether or not a user has the name, is a member already or has an invitation pending, so it tells nothing about which names exist. An invitation expires after 7 days. It is bound to the user who has the name when it is made: only that user sees it (`GET /v1/invitations`) and may accept or decline it. An invitation of a name no user has is recorded and listed like any other, but nobody can ever accept it, not a user created later under the name either: invite again once the user exists.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -13397,12 +13401,16 @@ func (c *ClientWithResponses) GetFreshnessWithResponse(ctx context.Context, tabl
 // CreateUserWithBodyWithResponse Create a local user
 //
 // Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-// A new user belongs to no organization; add them with
-// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-// organization may create users. The request body is never recorded in the request
-// log.
+// A new user belongs to no organization; an organization's administrator invites them
+// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+// operator may create users: the bootstrap administrator, the first user the service
+// records. Administering an organization is no such right, since anyone signed in can
+// create an organization. Everyone else is refused with 403 `forbidden` before the body
+// is read, one answer for every name, so creation tells no taken name from a free one;
+// the operator, who is trusted, gets 409 for a taken name. The request body is never
+// recorded in the request log.
 //
-// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13418,12 +13426,16 @@ func (c *ClientWithResponses) CreateUserWithBodyWithResponse(ctx context.Context
 // CreateUserWithResponse Create a local user
 //
 // Creates a user who can log in with `POST /v1/auth/login` and the device login page.
-// A new user belongs to no organization; add them with
-// `POST /v1/organizations/{org}/members`. Any user who administers at least one
-// organization may create users. The request body is never recorded in the request
-// log.
+// A new user belongs to no organization; an organization's administrator invites them
+// (`POST /v1/organizations/{org}/invitations`) and they accept. Only the service's
+// operator may create users: the bootstrap administrator, the first user the service
+// records. Administering an organization is no such right, since anyone signed in can
+// create an organization. Everyone else is refused with 403 `forbidden` before the body
+// is read, one answer for every name, so creation tells no taken name from a free one;
+// the operator, who is trusted, gets 409 for a taken name. The request body is never
+// recorded in the request log.
 //
-// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+// **Access:** no API keys; the operator (the bootstrap administrator, with a session or OAuth token) only.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

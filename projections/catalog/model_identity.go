@@ -81,6 +81,8 @@ type identity struct {
 	deviceHash  map[string]*Device
 	userCodes   map[string]*Device
 	roles       map[uuid.UUID]map[string]*Role // cluster → name
+	// operator is the first user the log records (IsOperator).
+	operator uuid.UUID
 }
 
 func newIdentity() identity {
@@ -102,6 +104,9 @@ func (m *Model) applyIdentity(e es.Event) (bool, error) {
 			return true, err
 		}
 		u := &User{ID: v.ID, Username: v.Username, Name: v.Name, PasswordHash: v.PasswordHash, CreatedAt: v.CreatedAt}
+		if m.operator == uuid.Nil {
+			m.operator = v.ID
+		}
 		m.users[v.ID] = u
 		m.usernames[strings.ToLower(v.Username)] = u
 	case EvUserPasswordChanged:
@@ -231,6 +236,17 @@ func (m *Model) User(id uuid.UUID) (*User, bool) {
 	defer m.mu.RUnlock()
 	u, ok := m.users[id]
 	return u, ok
+}
+
+// IsOperator reports whether user is the service's operator, who alone creates users:
+// the bootstrap administrator, which is the first user the log records (EnsureBootstrap
+// creates it before anything else, on an empty store). Creating users is not an
+// organization administrator's act, because anyone signed in can create an
+// organization and administer it.
+func (m *Model) IsOperator(user uuid.UUID) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return user != uuid.Nil && user == m.operator
 }
 
 // UserByName returns a user by user name, case-insensitively.
