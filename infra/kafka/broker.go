@@ -146,7 +146,9 @@ func (b *Broker) Start(ctx context.Context) error {
 			"-Dlog4j2.configurationFile=" + log4j, "-Dkafka.logs.dir=" + c.DataDir, "-cp", classpath}
 		// The broker runs with umask 077, whoever starts it: its segments hold every
 		// tenant's rows. exec keeps the shell's pid, so the pid file names java.
-		return exec.Command("/bin/sh", append([]string{"-c", `umask 077 && exec "$0" "$@"`, c.Java}, append(base, args...)...)...)
+		cmd := exec.Command("/bin/sh", append([]string{"-c", `umask 077 && exec "$0" "$@"`, c.Java}, append(base, args...)...)...)
+		cmd.Env = localproc.Env()
+		return cmd
 	}
 	if _, err := os.Stat(filepath.Join(logDir, "meta.properties")); err != nil {
 		// The id is joined to its flag: an id starting with "-" would otherwise be read as a

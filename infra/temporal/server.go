@@ -148,6 +148,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	defer out.Close()
 	cmd := exec.Command(c.Binary, c.Args(ports[0], ports[1], ports[2])...)
+	cmd.Env = localproc.Env()
 	cmd.Stdout, cmd.Stderr = out, out
 	if s.proc, err = localproc.Start(cmd, PIDFile(c.DataDir), c.Detach); err != nil {
 		return fmt.Errorf("temporal server: start %s: %w", c.Binary, err)
