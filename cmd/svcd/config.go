@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/infra/kafka"
 )
 
 // Config is everything svcd reads at start: flags, each with an environment variable
@@ -25,6 +26,14 @@ type Config struct {
 	KafkaSeeds       string
 	KafkaLibs        string
 	IngestPartitions int
+	// KafkaSASL* are the credentials svcd presents to KafkaSeeds' brokers: a JSON file
+	// ({"mechanism","user","password"}, as the embedded broker writes), or a mechanism,
+	// a user and a password (from the environment only). None: no authentication. The
+	// embedded broker uses the credentials it generates.
+	KafkaSASLFile      string
+	KafkaSASLMechanism string
+	KafkaSASLUser      string
+	KafkaSASLPassword  string
 
 	// ClickHouseURL, when set, points every cluster at an existing ClickHouse server
 	// instead of an embedded engine process per cluster.
@@ -105,6 +114,10 @@ func loadConfig(args []string) (*Config, error) {
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error ($SVC_LOG_LEVEL)")
 	str(&c.KafkaSeeds, "kafka-seeds", "SVC_KAFKA_SEEDS", "", "Kafka brokers, comma-separated; empty runs an embedded broker")
 	str(&c.KafkaLibs, "kafka-libs", "SVC_KAFKA_LIBS", "", "directory of Kafka's jars for the embedded broker")
+	str(&c.KafkaSASLFile, "kafka-sasl-file", "SVC_KAFKA_SASL_FILE", "", "JSON file of the SASL credentials for SVC_KAFKA_SEEDS: {\"mechanism\",\"user\",\"password\"}")
+	str(&c.KafkaSASLMechanism, "kafka-sasl-mechanism", "SVC_KAFKA_SASL_MECHANISM", "SCRAM-SHA-512", "SASL mechanism for SVC_KAFKA_SEEDS with SVC_KAFKA_SASL_USER: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	str(&c.KafkaSASLUser, "kafka-sasl-user", "SVC_KAFKA_SASL_USER", "", "SASL user for SVC_KAFKA_SEEDS (password in $SVC_KAFKA_SASL_PASSWORD)")
+	c.KafkaSASLPassword = os.Getenv("SVC_KAFKA_SASL_PASSWORD") // never a flag: argv is public on the machine
 	str(&c.ClickHouseURL, "clickhouse-url", "SVC_CLICKHOUSE_URL", "", "existing ClickHouse HTTP address; empty runs an embedded engine per cluster")
 	str(&c.ChdbLib, "chdb-lib", "SVC_CHDB_LIB", "", "path of libchdb.so for embedded engines")
 	str(&c.EngineBin, "engine-bin", "SVC_ENGINE_BIN", "", "path of the chengine binary (default: beside svcd)")
@@ -260,4 +273,26 @@ func validTaskQueue(q string) bool {
 		}
 	}
 	return true
+}
+
+// kafkaConn is how svcd reaches KafkaSeeds' brokers; no seeds when svcd runs its own.
+func (c *Config) kafkaConn() (kafka.Conn, error) {
+	conn := kafka.Conn{Seeds: kafka.ParseSeeds(c.KafkaSeeds)}
+	if len(conn.Seeds) == 0 {
+		return conn, nil
+	}
+	switch {
+	case c.KafkaSASLFile != "":
+		s, err := kafka.ReadCredentials(c.KafkaSASLFile)
+		if err != nil {
+			return kafka.Conn{}, err
+		}
+		conn.SASL = s
+	case c.KafkaSASLUser != "":
+		conn.SASL = kafka.SASL{Mechanism: c.KafkaSASLMechanism, User: c.KafkaSASLUser, Password: c.KafkaSASLPassword}
+		if err := conn.SASL.Validate(); err != nil {
+			return kafka.Conn{}, fmt.Errorf("%w (SVC_KAFKA_SASL_USER, SVC_KAFKA_SASL_PASSWORD, SVC_KAFKA_SASL_MECHANISM)", err)
+		}
+	}
+	return conn, nil
 }
