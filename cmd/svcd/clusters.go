@@ -322,7 +322,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
-		PrometheusDDL: promstore.DDL,
+		PrometheusDDL: promstore.DDL, Cluster: cluster, Homes: n.mgr,
 	}, eng, n.mgr)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,7 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/kafka/kafkatest"
+	"github.com/svc-data/svc/pipeline"
 )
 
 // children returns the command lines of pid's child processes by pid.
@@ -86,5 +93,82 @@ func TestChildProcessesGetNoSecrets(t *testing.T) {
 				t.Errorf("child %d (%.60s) has %s in its environment", pid, cmd, name)
 			}
 		}
+	}
+}
+
+// TestForgedRecordHeadersDoNotCrossOrganizations: a record on organization evil's ingest
+// topic whose headers are copied from a record of organization default's (as anyone who
+// can write to the log could: issue 23) is dropped and counted by evil's consumer, not
+// inserted into default's table. Both clusters share one engine, where default's
+// database exists for evil's consumer to write to; the consumer used to resolve the
+// table id in the headers across every cluster.
+func TestForgedRecordHeadersDoNotCrossOrganizations(t *testing.T) {
+	conn := kafkatest.Conn(t)
+	eng := sharedEngine(t)
+	s := svcdtest.Start(t, "SVC_CLICKHOUSE_URL="+eng.URL(), "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "victim", "sorting_key": "n"})
+	s.Must(202, "POST", "/v1/tables/victim", `{"n":1}`)
+	s.WaitCount("victim", 1, time.Minute)
+	other := secondOrganization(t, s)
+	clusterOf := func(auth ...string) uuid.UUID {
+		var list struct{ Clusters []struct{ ID uuid.UUID } }
+		s.Must(200, "GET", "/v1/clusters", nil, auth...).JSON(t, &list)
+		if len(list.Clusters) != 1 {
+			t.Fatalf("clusters of a key: %+v", list)
+		}
+		return list.Clusters[0].ID
+	}
+	victimCluster, evilCluster := clusterOf(), clusterOf("Authorization", other)
+	// evil's own table: its cluster's topic and consumer are running once its row landed.
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "mine", "sorting_key": "n"}, "Authorization", other)
+	s.Must(202, "POST", "/v1/tables/mine", `{"n":1}`, "Authorization", other)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The victim's record, read from its topic at offset 0.
+	reader, err := conn.Client(kgo.ConsumeTopics(pipeline.IngestTopic(victimCluster)), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := reader.PollFetches(ctx)
+	reader.Close()
+	if err := fs.Err(); err != nil || len(fs.Records()) == 0 {
+		t.Fatalf("read the victim's topic: %v, %d records", err, len(fs.Records()))
+	}
+	var headers []kgo.RecordHeader
+	for _, h := range fs.Records()[0].Headers {
+		if h.Key != pipeline.HeaderIdem {
+			headers = append(headers, h)
+		}
+	}
+	// The forged record goes to evil's topic, with the victim's headers.
+	writer, err := conn.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	res, err := writer.ProduceSync(ctx, &kgo.Record{Topic: pipeline.IngestTopic(evilCluster), Value: []byte("{\"n\":666}\n"), Headers: headers}).First()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until evil's consumer committed past the forged record: it was handled.
+	adm := kadm.NewClient(writer)
+	for {
+		offsets, err := adm.FetchOffsets(ctx, pipeline.ConsumerGroup(evilCluster))
+		if err == nil {
+			if o, ok := offsets.Lookup(res.Topic, res.Partition); ok && o.At > res.Offset {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("evil's consumer did not commit past offset %d of partition %d: %v\n%s", res.Offset, res.Partition, err, s.Logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := s.Count("victim"); n != 1 {
+		t.Fatalf("the victim's table holds %d rows, want 1: a forged record landed in it", n)
+	}
+	if !strings.Contains(s.Logs(), "records whose headers name a table or database not of this cluster") {
+		t.Fatalf("the dropped record was not reported:\n%s", s.Logs())
 	}
 }
