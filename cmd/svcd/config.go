@@ -13,6 +13,7 @@ import (
 
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/temporal"
 )
 
 // Config is everything svcd reads at start: flags, each with an environment variable
@@ -81,6 +82,8 @@ type Config struct {
 	// schedule and execution ids, so deployments can share a namespace.
 	TemporalTaskQueue string
 	TemporalBin       string
+	// TemporalTLS are the mutual-TLS files for TemporalAddr (an operator's cluster).
+	TemporalTLS temporal.TLSFiles
 	// TemporalRetention is how long the embedded server keeps finished runs.
 	TemporalRetention time.Duration
 	// SecretKey encrypts workflow sink secrets; empty uses <data>/workflow.key.
@@ -133,6 +136,10 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.TemporalAddr, "temporal-addr", "SVC_TEMPORAL_ADDR", "", "existing Temporal frontend host:port; empty runs the embedded server")
 	str(&c.TemporalNamespace, "temporal-namespace", "SVC_TEMPORAL_NAMESPACE", "svc", "Temporal namespace of workflow runs")
 	str(&c.TemporalTaskQueue, "temporal-task-queue", "SVC_TEMPORAL_TASK_QUEUE", "svc-workflows", "Temporal task queue of this deployment's workers (letters, digits, '_' and '-')")
+	str(&c.TemporalTLS.Cert, "temporal-tls-cert", "SVC_TEMPORAL_TLS_CERT", "", "client certificate (PEM) for SVC_TEMPORAL_ADDR's mutual TLS")
+	str(&c.TemporalTLS.Key, "temporal-tls-key", "SVC_TEMPORAL_TLS_KEY", "", "that certificate's private key (PEM file)")
+	str(&c.TemporalTLS.CA, "temporal-tls-ca", "SVC_TEMPORAL_TLS_CA", "", "CA certificate (PEM) the Temporal server's certificate is checked against (default: the system's)")
+	str(&c.TemporalTLS.ServerName, "temporal-tls-server-name", "SVC_TEMPORAL_TLS_SERVER_NAME", "", "name checked in the Temporal server's certificate (default: SVC_TEMPORAL_ADDR's host)")
 	str(&c.TemporalBin, "temporal-bin", "SVC_TEMPORAL_BIN", "", "the temporal CLI for the embedded server (`go tool task deps:temporal` fetches it)")
 	c.SecretKey = os.Getenv("SVC_SECRET_KEY") // never a flag: argv is visible to every local user
 	c.WorkflowHoldAfterSinks = os.Getenv("SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS")

@@ -122,7 +122,11 @@ func (c *ServerConfig) Args(port, httpPort, metricsPort int) []string {
 // Start starts the server and waits until its namespace answers.
 func (s *Server) Start(ctx context.Context) error {
 	c := s.cfg
-	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+	// Private, even when it existed: the SQLite file holds every organization's runs.
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("temporal server: %w", err)
+	}
+	if err := os.Chmod(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("temporal server: %w", err)
 	}
 	// A server left over from an earlier run on the same directory is stopped first:
@@ -142,7 +146,7 @@ func (s *Server) Start(ctx context.Context) error {
 		ports[0] = c.Port
 	}
 	s.addr = net.JoinHostPort(c.Host, strconv.Itoa(ports[0]))
-	out, err := os.OpenFile(filepath.Join(c.DataDir, "temporal.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(filepath.Join(c.DataDir, "temporal.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("temporal server: %w", err)
 	}
