@@ -466,7 +466,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 	if replay != nil {
 		end = replay.end
 	}
-	groups := w.groupByTable(recs)
+	groups := w.groupByTable(recs, replay == nil)
 	p := replay
 	if p == nil {
 		p = &plan{end: end, gens: map[uuid.UUID]int{}, version: planVersion}
@@ -551,13 +551,17 @@ type group struct {
 
 // groupByTable groups the records of a batch by table, leaving out those whose headers
 // the catalog does not confirm (checkClaim). The catalog answers the same on a replay
-// unless a table was deleted meanwhile, whose rows are dropped either way.
-func (w *worker) groupByTable(recs []Record) []*group {
+// unless a table was deleted meanwhile, whose rows are dropped either way. What it
+// leaves out is counted and logged once, by the first attempt (count).
+func (w *worker) groupByTable(recs []Record, count bool) []*group {
 	var out []*group
 	idx := map[uuid.UUID]*group{}
 	refused, missing := 0, 0
 	claims := map[[4]string]claim{}
 	defer func() {
+		if !count {
+			return
+		}
 		if refused > 0 {
 			w.c.stats.refused.Add(int64(refused))
 			w.c.cfg.Logger.Warn("records whose headers name a table or database not of this cluster, or of another organization, dropped",
@@ -586,7 +590,9 @@ func (w *worker) groupByTable(recs []Record) []*group {
 				continue
 			case claimMissing:
 				missing++
-				w.c.stats.droppedForMissingTable(recordRows(&r))
+				if count {
+					w.c.stats.droppedForMissingTable(recordRows(&r))
+				}
 				continue
 			}
 		}
