@@ -16,9 +16,10 @@ rm -rf "$DATA" && mkdir -p "$DATA"
 DATA=$(cd "$DATA" && pwd)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 key="svck_fuzz_api_$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
-# An existing broker (KAFKA_SEEDS) is used when given; otherwise svcd runs its own.
+# An existing broker (KAFKA_SEEDS, with its credentials in KAFKA_SASL_FILE) is used when
+# given; otherwise svcd runs its own.
 SVC_DATA_DIR="$DATA/svcd" SVC_HTTP_ADDR="127.0.0.1:$port" SVC_BOOTSTRAP_API_KEY="$key" \
-  SVC_KAFKA_SEEDS="${KAFKA_SEEDS:-}" SVC_BATCH_LINGER=50ms "$BIN/svcd" >"$DATA/svcd.log" 2>&1 &
+  SVC_KAFKA_SEEDS="${KAFKA_SEEDS:-}" SVC_KAFKA_SASL_FILE="${KAFKA_SASL_FILE:-}" SVC_BATCH_LINGER=50ms "$BIN/svcd" >"$DATA/svcd.log" 2>&1 &
 pid=$!
 st=
 trap 'kill $st $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT

@@ -39,6 +39,13 @@ type ConsumerConfig struct {
 	// PrometheusDDL returns the statements creating the Prometheus app's tables in an
 	// engine database (promstore.DDL); without it Prometheus records are not inserted.
 	PrometheusDDL func(database string) []string
+	// Cluster is the cluster whose topic this consumer reads, and Homes the catalog: a
+	// record whose headers name a table or database that is not this cluster's, or not
+	// in the database or organization they name, is dropped and counted (Stats.Refused),
+	// never inserted (claims.go). Without Homes headers are not checked (unit tests of
+	// batching only).
+	Cluster uuid.UUID
+	Homes   Homes
 }
 
 // Validate fills defaults.
@@ -459,7 +466,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 	if replay != nil {
 		end = replay.end
 	}
-	groups := groupByTable(recs)
+	groups := w.groupByTable(recs, replay == nil)
 	p := replay
 	if p == nil {
 		p = &plan{end: end, gens: map[uuid.UUID]int{}, version: planVersion}
@@ -542,13 +549,52 @@ type group struct {
 	oldest time.Time
 }
 
-func groupByTable(recs []Record) []*group {
+// groupByTable groups the records of a batch by table, leaving out those whose headers
+// the catalog does not confirm (checkClaim). The catalog answers the same on a replay
+// unless a table was deleted meanwhile, whose rows are dropped either way. What it
+// leaves out is counted and logged once, by the first attempt (count).
+func (w *worker) groupByTable(recs []Record, count bool) []*group {
 	var out []*group
 	idx := map[uuid.UUID]*group{}
+	refused, missing := 0, 0
+	claims := map[[4]string]claim{}
+	defer func() {
+		if !count {
+			return
+		}
+		if refused > 0 {
+			w.c.stats.refused.Add(int64(refused))
+			w.c.cfg.Logger.Warn("records whose headers name a table or database not of this cluster, or of another organization, dropped",
+				"topic", w.a.Topic(), "partition", w.a.Partition(), "records", refused)
+		}
+		if missing > 0 {
+			w.c.cfg.Logger.Warn("records for a deleted table or database dropped", "topic", w.a.Topic(), "partition", w.a.Partition(), "records", missing)
+		}
+	}()
 	for _, r := range recs {
 		id, err := uuid.Parse(r.Headers[HeaderTable])
 		if err != nil {
 			continue // not written by this service; nothing to insert
+		}
+		if w.c.cfg.Homes != nil {
+			// A batch's records mostly make the same few claims: each is looked up once.
+			k := [4]string{r.Headers[HeaderTable], r.Headers[HeaderDatabase], r.Headers[HeaderOrg], r.Headers[HeaderFormat]}
+			c, seen := claims[k]
+			if !seen {
+				c = checkClaim(w.c.cfg.Homes, w.c.cfg.Cluster, &r)
+				claims[k] = c
+			}
+			switch c {
+			case claimForged:
+				refused++
+				continue
+			case claimMissing:
+				missing++
+				if count {
+					w.c.stats.droppedForMissingTable(recordRows(&r))
+				}
+				continue
+			}
 		}
 		g := idx[id]
 		if g == nil {

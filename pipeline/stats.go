@@ -16,6 +16,8 @@ type Stats struct {
 	pauses atomic.Int64
 	// held counts log records fetched and waiting for their batch to close.
 	held atomic.Int64
+	// refused counts records whose headers the catalog contradicts (claims.go).
+	refused atomic.Int64
 
 	mu     sync.Mutex
 	tables map[uuid.UUID]*TableStats
@@ -116,6 +118,10 @@ func (s *Stats) retried()                        { s.retries.Add(1) }
 func (s *Stats) paused()                         { s.pauses.Add(1) }
 func (s *Stats) duplicateRequest()               { s.duplicates.Add(1) }
 func (s *Stats) droppedForMissingTable(rows int) { s.dropped.Add(int64(rows)) }
+
+// Refused returns how many records were dropped because their headers named a table or
+// database not of the consumer's cluster, or of another organization than they said.
+func (s *Stats) Refused() int64 { return s.refused.Load() }
 
 // Totals returns the consumer-wide counters.
 func (s *Stats) Totals() (rows, retries, duplicateRequests, droppedRows, deadLettered int64) {

@@ -187,7 +187,7 @@ func startStack(ctx context.Context, env ...string) (*stack, error) {
 	st.url = "http://" + addr
 	st.svcd = exec.Command(filepath.Join(bin, "svcd"))
 	st.svcd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+addr, "SVC_DATA_DIR="+filepath.Join(dir, "svcd"),
-		"SVC_KAFKA_SEEDS="+st.broker.Seeds(), "SVC_CLICKHOUSE_URL="+st.engine.URL(), "SVC_BOOTSTRAP_API_KEY="+st.key,
+		"SVC_KAFKA_SEEDS="+st.broker.Seeds(), "SVC_KAFKA_SASL_FILE="+st.broker.CredentialsFile(), "SVC_CLICKHOUSE_URL="+st.engine.URL(), "SVC_BOOTSTRAP_API_KEY="+st.key,
 		"SVC_BOOTSTRAP_PASSWORD="+benchPassword, "SVC_LOG_LEVEL=warn")
 	st.svcd.Env = append(st.svcd.Env, env...)
 	logf, _ := os.Create(filepath.Join(dir, "svcd.log"))

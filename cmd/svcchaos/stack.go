@@ -97,7 +97,7 @@ func (s *stack) startSvcd(ctx context.Context) error {
 	defer logf.Close()
 	cmd := exec.Command(filepath.Join(s.cfg.BinDir, "svcd"))
 	cmd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+s.addr, "SVC_DATA_DIR="+filepath.Join(s.dir, "svcd"),
-		"SVC_KAFKA_SEEDS="+s.broker.Seeds(), "SVC_ENGINE_BIN="+filepath.Join(s.cfg.BinDir, "chengine"),
+		"SVC_KAFKA_SEEDS="+s.broker.Seeds(), "SVC_KAFKA_SASL_FILE="+s.broker.CredentialsFile(), "SVC_ENGINE_BIN="+filepath.Join(s.cfg.BinDir, "chengine"),
 		"SVC_CHDB_LIB="+s.cfg.ChdbLib, "SVC_BOOTSTRAP_API_KEY="+s.key, "SVC_ENGINE_MEMORY=1GiB")
 	if s.cfg.EdgeInflight > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("SVC_MAX_CONCURRENT_INGEST=%d", s.cfg.EdgeInflight))

@@ -38,7 +38,7 @@ type node struct {
 	engines  *engines
 	mgr      *tables.Manager
 	producer *kafka.Producer
-	seeds    []string
+	kafka    kafka.Conn
 	log      *slog.Logger
 	ops      *ops
 	ctx      context.Context // the service's lifetime
@@ -315,20 +315,20 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 		}
 	}
 	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
-	if err := kafka.EnsureTopics(ctx, n.seeds, int32(n.cfg.IngestPartitions), ingest, dead); err != nil {
+	if err := kafka.EnsureTopics(ctx, n.kafka, int32(n.cfg.IngestPartitions), ingest, dead); err != nil {
 		return nil, err
 	}
 	log := n.log.With("cluster", cluster)
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
-		PrometheusDDL: promstore.DDL,
+		PrometheusDDL: promstore.DDL, Cluster: cluster, Homes: n.mgr,
 	}, eng, n.mgr)
 	if err != nil {
 		return nil, err
 	}
 	run := &clusterRun{cons: cons, limits: limitsFor(c)}
-	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Seeds: n.seeds, Group: pipeline.ConsumerGroup(cluster),
+	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Conn: n.kafka, Group: pipeline.ConsumerGroup(cluster),
 		Topics: []string{ingest}, Logger: log}, cons)
 	if err != nil {
 		return nil, errors.Join(err, run.shutdown(ctx))
@@ -341,7 +341,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	run.stopResort, run.resortDone = stopResort, make(chan struct{})
 	go func() {
 		defer close(run.resortDone)
-		n.mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Seeds: n.seeds, Group: pipeline.ConsumerGroup}, 5*time.Second, log)
+		n.mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Conn: n.kafka, Group: pipeline.ConsumerGroup}, 5*time.Second, log)
 	}()
 	n.ops.add(cluster, cons)
 	run.cpu, run.memory, run.measured = measure(ctx, eng)
@@ -402,7 +402,7 @@ func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
 	if err := os.RemoveAll(n.clusterDir(c.ID)); err != nil {
 		return err
 	}
-	if err := kafka.DeleteTopicsAndGroup(ctx, n.seeds, pipeline.ConsumerGroup(c.ID), pipeline.IngestTopic(c.ID), pipeline.DeadTopic(c.ID)); err != nil {
+	if err := kafka.DeleteTopicsAndGroup(ctx, n.kafka, pipeline.ConsumerGroup(c.ID), pipeline.IngestTopic(c.ID), pipeline.DeadTopic(c.ID)); err != nil {
 		return err
 	}
 	for _, k := range n.model.APIKeys(c.ID) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/kafka/kafkatest"
 	"github.com/svc-data/svc/pipeline"
 )
 
@@ -278,9 +279,9 @@ func TestClusterLifecycle(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("cluster data still there: %v", err)
 	}
-	seeds := kafka.ParseSeeds(os.Getenv("KAFKA_SEEDS"))
+	conn := kafkatest.Conn(t)
 	for _, topic := range []string{pipeline.IngestTopic(uuid.MustParse(c.ID)), pipeline.DeadTopic(uuid.MustParse(c.ID))} {
-		if ok, err := kafka.TopicExists(context.Background(), seeds, topic); err != nil || ok {
+		if ok, err := kafka.TopicExists(context.Background(), conn, topic); err != nil || ok {
 			t.Fatalf("topic %s still exists (%v)", topic, err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/svc-data/svc/edge"
 	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/temporal"
 	"github.com/svc-data/svc/query/promapi"
 )
 
@@ -28,6 +30,14 @@ type Config struct {
 	KafkaSeeds       string
 	KafkaLibs        string
 	IngestPartitions int
+	// KafkaSASL* are the credentials svcd presents to KafkaSeeds' brokers: a JSON file
+	// ({"mechanism","user","password"}, as the embedded broker writes), or a mechanism,
+	// a user and a password (from the environment only). None: no authentication. The
+	// embedded broker uses the credentials it generates.
+	KafkaSASLFile      string
+	KafkaSASLMechanism string
+	KafkaSASLUser      string
+	KafkaSASLPassword  string
 
 	// ClickHouseURL, when set, points every cluster at an existing ClickHouse server
 	// instead of an embedded engine process per cluster.
@@ -78,6 +88,8 @@ type Config struct {
 	// schedule and execution ids, so deployments can share a namespace.
 	TemporalTaskQueue string
 	TemporalBin       string
+	// TemporalTLS are the mutual-TLS files for TemporalAddr (an operator's cluster).
+	TemporalTLS temporal.TLSFiles
 	// TemporalRetention is how long the embedded server keeps finished runs.
 	TemporalRetention time.Duration
 	// SecretKey encrypts workflow sink secrets; empty uses <data>/workflow.key.
@@ -131,6 +143,10 @@ func loadConfig(args []string) (*Config, error) {
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error ($SVC_LOG_LEVEL)")
 	str(&c.KafkaSeeds, "kafka-seeds", "SVC_KAFKA_SEEDS", "", "Kafka brokers, comma-separated; empty runs an embedded broker")
 	str(&c.KafkaLibs, "kafka-libs", "SVC_KAFKA_LIBS", "", "directory of Kafka's jars for the embedded broker")
+	str(&c.KafkaSASLFile, "kafka-sasl-file", "SVC_KAFKA_SASL_FILE", "", "JSON file of the SASL credentials for SVC_KAFKA_SEEDS: {\"mechanism\",\"user\",\"password\"}")
+	str(&c.KafkaSASLMechanism, "kafka-sasl-mechanism", "SVC_KAFKA_SASL_MECHANISM", "SCRAM-SHA-512", "SASL mechanism for SVC_KAFKA_SEEDS with SVC_KAFKA_SASL_USER: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	str(&c.KafkaSASLUser, "kafka-sasl-user", "SVC_KAFKA_SASL_USER", "", "SASL user for SVC_KAFKA_SEEDS (password in $SVC_KAFKA_SASL_PASSWORD)")
+	c.KafkaSASLPassword = os.Getenv("SVC_KAFKA_SASL_PASSWORD") // never a flag: argv is public on the machine
 	str(&c.ClickHouseURL, "clickhouse-url", "SVC_CLICKHOUSE_URL", "", "existing ClickHouse HTTP address; empty runs an embedded engine per cluster")
 	str(&c.ChdbLib, "chdb-lib", "SVC_CHDB_LIB", "", "path of libchdb.so for embedded engines")
 	str(&c.EngineBin, "engine-bin", "SVC_ENGINE_BIN", "", "path of the chengine binary (default: beside svcd)")
@@ -148,6 +164,10 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.TemporalAddr, "temporal-addr", "SVC_TEMPORAL_ADDR", "", "existing Temporal frontend host:port; empty runs the embedded server")
 	str(&c.TemporalNamespace, "temporal-namespace", "SVC_TEMPORAL_NAMESPACE", "svc", "Temporal namespace of workflow runs")
 	str(&c.TemporalTaskQueue, "temporal-task-queue", "SVC_TEMPORAL_TASK_QUEUE", "svc-workflows", "Temporal task queue of this deployment's workers (letters, digits, '_' and '-')")
+	str(&c.TemporalTLS.Cert, "temporal-tls-cert", "SVC_TEMPORAL_TLS_CERT", "", "client certificate (PEM) for SVC_TEMPORAL_ADDR's mutual TLS")
+	str(&c.TemporalTLS.Key, "temporal-tls-key", "SVC_TEMPORAL_TLS_KEY", "", "that certificate's private key (PEM file)")
+	str(&c.TemporalTLS.CA, "temporal-tls-ca", "SVC_TEMPORAL_TLS_CA", "", "CA certificate (PEM) the Temporal server's certificate is checked against (default: the system's)")
+	str(&c.TemporalTLS.ServerName, "temporal-tls-server-name", "SVC_TEMPORAL_TLS_SERVER_NAME", "", "name checked in the Temporal server's certificate (default: SVC_TEMPORAL_ADDR's host)")
 	str(&c.TemporalBin, "temporal-bin", "SVC_TEMPORAL_BIN", "", "the temporal CLI for the embedded server (`go tool task deps:temporal` fetches it)")
 	c.SecretKey = os.Getenv("SVC_SECRET_KEY") // never a flag: argv is visible to every local user
 	c.WorkflowHoldAfterSinks = os.Getenv("SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS")
@@ -376,4 +396,26 @@ func validTaskQueue(q string) bool {
 		}
 	}
 	return true
+}
+
+// kafkaConn is how svcd reaches KafkaSeeds' brokers; no seeds when svcd runs its own.
+func (c *Config) kafkaConn() (kafka.Conn, error) {
+	conn := kafka.Conn{Seeds: kafka.ParseSeeds(c.KafkaSeeds)}
+	if len(conn.Seeds) == 0 {
+		return conn, nil
+	}
+	switch {
+	case c.KafkaSASLFile != "":
+		s, err := kafka.ReadCredentials(c.KafkaSASLFile)
+		if err != nil {
+			return kafka.Conn{}, err
+		}
+		conn.SASL = s
+	case c.KafkaSASLUser != "":
+		conn.SASL = kafka.SASL{Mechanism: c.KafkaSASLMechanism, User: c.KafkaSASLUser, Password: c.KafkaSASLPassword}
+		if err := conn.SASL.Validate(); err != nil {
+			return kafka.Conn{}, fmt.Errorf("%w (SVC_KAFKA_SASL_USER, SVC_KAFKA_SASL_PASSWORD, SVC_KAFKA_SASL_MECHANISM)", err)
+		}
+	}
+	return conn, nil
 }

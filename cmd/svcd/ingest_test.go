@@ -412,7 +412,7 @@ func TestBrokerStoppedDuringALoad(t *testing.T) {
 		return b
 	}
 	b := newBroker()
-	s := svcdtest.Start(t, "SVC_KAFKA_SEEDS="+b.Seeds())
+	s := svcdtest.Start(t, "SVC_KAFKA_SEEDS="+b.Seeds(), "SVC_KAFKA_SASL_FILE="+b.CredentialsFile())
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "load", "sorting_key": "user.id"})
 	l := startLoader(s, "load", 4, 20)
 	time.Sleep(2 * time.Second)

@@ -152,8 +152,11 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	}))
 
 	// Log.
-	seeds := kafka.ParseSeeds(cfg.KafkaSeeds)
-	if len(seeds) == 0 {
+	conn, err := cfg.kafkaConn()
+	if err != nil {
+		return err
+	}
+	if len(conn.Seeds) == 0 {
 		b, err := kafka.NewBroker(kafka.BrokerConfig{LibsDir: cfg.KafkaLibs, DataDir: filepath.Join(cfg.DataDir, "kafka"), Logger: log})
 		if err != nil {
 			return err
@@ -162,9 +165,9 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 			return err
 		}
 		a.started(b)
-		seeds = []string{b.Seeds()}
+		conn = b.Conn()
 	}
-	producer, err := kafka.NewProducer(kafka.ProducerConfig{Seeds: seeds, Logger: log})
+	producer, err := kafka.NewProducer(kafka.ProducerConfig{Conn: conn, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -193,9 +196,9 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		engines.storageEnv = creds.EngineEnv
 	}
 	mgr.SetStorage(storage)
-	observe := &ops{Observer: kafka.Observer{Seeds: seeds}}
+	observe := &ops{Observer: kafka.Observer{Conn: conn}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
-	n := newNode(&node{a: a, cfg: cfg, cat: cat, model: model, engines: engines, mgr: mgr, producer: producer, seeds: seeds,
+	n := newNode(&node{a: a, cfg: cfg, cat: cat, model: model, engines: engines, mgr: mgr, producer: producer, kafka: conn,
 		log: log, ops: observe, ctx: ctx, secret: secret})
 	n.Start()
 	a.started(n)
@@ -238,7 +241,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		return err
 	}
 	a.started(srv)
-	log.Info("svcd ready", "http", srv.Addr(), "data", cfg.DataDir, "kafka", seeds)
+	log.Info("svcd ready", "http", srv.Addr(), "data", cfg.DataDir, "kafka", conn.Seeds)
 	<-ctx.Done()
 	return nil
 }

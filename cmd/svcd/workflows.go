@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -37,6 +38,13 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 		return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), nil
 	}
 	addr, retention := cfg.TemporalAddr, time.Duration(0)
+	tlsCfg, err := cfg.TemporalTLS.Config()
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil && addr == "" {
+		return nil, errors.New("SVC_TEMPORAL_TLS_* apply to an operator's Temporal (SVC_TEMPORAL_ADDR); the embedded dev server speaks plaintext only")
+	}
 	if addr == "" {
 		if cfg.TemporalBin == "" {
 			log.Warn("workflows are disabled: no Temporal (set SVC_TEMPORAL_ADDR, or SVC_TEMPORAL_BIN for the embedded server; `go tool task up` does)")
@@ -53,7 +61,7 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 		a.started(srv)
 		addr, retention = srv.Addr(), cfg.TemporalRetention
 	}
-	eng, err := temporal.Dial(ctx, temporal.EngineConfig{Addr: addr, Namespace: cfg.TemporalNamespace, TaskQueue: cfg.TemporalTaskQueue, Retention: retention, Logger: log})
+	eng, err := temporal.Dial(ctx, temporal.EngineConfig{Addr: addr, TLS: tlsCfg, Namespace: cfg.TemporalNamespace, TaskQueue: cfg.TemporalTaskQueue, Retention: retention, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 // Command svcstack starts and stops the local services the test harness needs, by PID:
 //
 //	svcstack kafka start -dir .data/test/kafka   # prints the seed address, writes <dir>/seeds
+//	                                             # and the client credentials <dir>/sasl.json (0600)
 //	svcstack kafka stop  -dir .data/test/kafka
 //	svcstack maven -version 3.9.9 -dir ~/.cache/svc/maven   # fetches the pinned Maven
 //	svcstack temporal start -dir .data/test/temporal   # prints the frontend address, writes <dir>/addr
@@ -72,6 +73,8 @@ func run(args []string) error {
 		if err := os.WriteFile(filepath.Join(abs, "seeds"), []byte(b.Seeds()), 0o644); err != nil {
 			return err
 		}
+		// The broker asks every client for the credentials it generated (sasl.json in its
+		// directory, mode 0600): tests find them through KAFKA_SASL_FILE.
 		fmt.Println(b.Seeds())
 		return nil
 	case "stop":

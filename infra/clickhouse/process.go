@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/svc-data/svc/infra/localproc"
 )
 
 // Files the engine keeps in its data directory beside the engine's own.
@@ -261,7 +263,8 @@ func (p *Process) launch(ctx context.Context, listen string) error {
 		args = append(args, "--max-threads", strconv.Itoa(p.cfg.MaxThreads))
 	}
 	cmd := exec.Command(p.cfg.Binary, args...)
-	cmd.Env = append(os.Environ(), p.cfg.Env...)
+	// The engine gets only what it needs: never svcd's bootstrap secrets (localproc.Env).
+	cmd.Env = localproc.Env(p.cfg.Env...)
 	if p.cfg.Password != "" {
 		cmd.Env = append(cmd.Env, "SVC_ENGINE_PASSWORD="+p.cfg.Password)
 	}

@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"crypto/rand"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -47,14 +46,17 @@ func (c *collector) seen() []string {
 // although its first parts were written (a read-uncommitted reader sees them), the group
 // reader never delivers them.
 func TestAtomicWritesAreAllOrNothing(t *testing.T) {
-	seeds := ParseSeeds(os.Getenv("KAFKA_SEEDS"))
-	if len(seeds) == 0 {
+	conn, ok, err := EnvConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
 		t.Skip("KAFKA_SEEDS not set; run through `go tool task test`")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	topic := "atomic-" + uuid.NewString()
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	admCl, err := conn.Client()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestAtomicWritesAreAllOrNothing(t *testing.T) {
 	}
 	defer adm.DeleteTopics(context.Background(), topic)
 
-	p, err := NewProducer(ProducerConfig{Seeds: seeds})
+	p, err := NewProducer(ProducerConfig{Conn: conn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestAtomicWritesAreAllOrNothing(t *testing.T) {
 	}
 
 	// A read-uncommitted reader sees the aborted parts: they did reach the log.
-	raw, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	raw, err := conn.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +123,7 @@ func TestAtomicWritesAreAllOrNothing(t *testing.T) {
 
 	// The group reader delivers the committed transactions only.
 	c := &collector{}
-	g, err := NewGroupReader(GroupConfig{Seeds: seeds, Group: "atomic-" + uuid.NewString(), Topics: []string{topic}}, c)
+	g, err := NewGroupReader(GroupConfig{Conn: conn, Group: "atomic-" + uuid.NewString(), Topics: []string{topic}}, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/svc-data/svc/infra/localproc"
 )
@@ -81,6 +80,7 @@ type Broker struct {
 	cfg  BrokerConfig
 	proc *localproc.Process
 	addr string
+	sasl SASL
 }
 
 // NewBroker validates cfg and returns a broker ready to Start.
@@ -93,6 +93,13 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 
 // Seeds returns the broker's client address once started.
 func (b *Broker) Seeds() string { return b.addr }
+
+// Conn is how clients reach the broker once started: its address and its credentials.
+func (b *Broker) Conn() Conn { return Conn{Seeds: []string{b.addr}, SASL: b.sasl} }
+
+// CredentialsFile is the file holding the broker's client credentials (mode 0600), for
+// a process given the broker's address (SVC_KAFKA_SASL_FILE, KAFKA_SASL_FILE).
+func (b *Broker) CredentialsFile() string { return CredentialsFile(b.cfg.DataDir) }
 
 // PID returns the broker's process id once started.
 func (b *Broker) PID() int { return b.proc.PID() }
@@ -128,9 +135,14 @@ func (b *Broker) Start(ctx context.Context) error {
 		return err
 	}
 	b.addr = net.JoinHostPort(c.Host, strconv.Itoa(port))
+	// The broker serves svcd only: every listener asks for the credentials generated into
+	// the data directory on first start (see DESIGN.md, "Local surfaces").
+	if b.sasl, err = brokerCredentials(c.DataDir); err != nil {
+		return err
+	}
 	props := filepath.Join(c.DataDir, "server.properties")
 	logDir := filepath.Join(c.DataDir, "log")
-	if err := os.WriteFile(props, []byte(serverProperties(c.Host, port, ctrl, logDir)), 0o600); err != nil {
+	if err := os.WriteFile(props, []byte(serverProperties(c.Host, port, ctrl, logDir, b.sasl)), 0o600); err != nil {
 		return fmt.Errorf("kafka broker: write config: %w", err)
 	}
 	log4j := filepath.Join(c.DataDir, "log4j2.properties")
@@ -146,7 +158,9 @@ func (b *Broker) Start(ctx context.Context) error {
 			"-Dlog4j2.configurationFile=" + log4j, "-Dkafka.logs.dir=" + c.DataDir, "-cp", classpath}
 		// The broker runs with umask 077, whoever starts it: its segments hold every
 		// tenant's rows. exec keeps the shell's pid, so the pid file names java.
-		return exec.Command("/bin/sh", append([]string{"-c", `umask 077 && exec "$0" "$@"`, c.Java}, append(base, args...)...)...)
+		cmd := exec.Command("/bin/sh", append([]string{"-c", `umask 077 && exec "$0" "$@"`, c.Java}, append(base, args...)...)...)
+		cmd.Env = localproc.Env()
+		return cmd
 	}
 	if _, err := os.Stat(filepath.Join(logDir, "meta.properties")); err != nil {
 		// The id is joined to its flag: an id starting with "-" would otherwise be read as a
@@ -177,7 +191,7 @@ func (b *Broker) Start(ctx context.Context) error {
 func (b *Broker) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.ReadyTimeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr))
+	cl, err := b.Conn().Client()
 	if err != nil {
 		return err
 	}
@@ -270,16 +284,26 @@ func randomClusterID() string {
 // are capped below it so that one request is one record.
 const MaxMessageBytes = 64 << 20
 
-func serverProperties(host string, port, ctrl int, logDir string) string {
+// serverProperties is the broker's configuration. Both listeners, the clients' and the
+// controller's, ask for SASL PLAIN with the one generated user: a local process without
+// the credentials file can neither read nor write a topic, nor reach the controller.
+func serverProperties(host string, port, ctrl int, logDir string, s SASL) string {
+	jaas := fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required username="%[1]s" password="%[2]s" user_%[1]s="%[2]s";`,
+		s.User, s.Password)
 	return fmt.Sprintf(`# Written by svc; edits are overwritten at the next start.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@%[1]s:%[3]d
-listeners=PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d
-advertised.listeners=PLAINTEXT://%[1]s:%[2]d
+listeners=SASL_PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d
+advertised.listeners=SASL_PLAINTEXT://%[1]s:%[2]d
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+inter.broker.listener.name=SASL_PLAINTEXT
+sasl.enabled.mechanisms=PLAIN
+sasl.mechanism.inter.broker.protocol=PLAIN
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=%[6]s
+listener.name.controller.plain.sasl.jaas.config=%[6]s
 log.dirs=%[4]s
 num.partitions=4
 auto.create.topics.enable=false
@@ -294,7 +318,7 @@ message.max.bytes=%[5]d
 replica.fetch.max.bytes=%[5]d
 offset.metadata.max.bytes=65536
 log.retention.hours=168
-`, host, port, ctrl, logDir, MaxMessageBytes)
+`, host, port, ctrl, logDir, MaxMessageBytes, jaas)
 }
 
 func log4jConfig(file string) string {

@@ -28,7 +28,7 @@ func TestBrokerLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Shutdown(context.Background())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Seeds()))
+	cl, err := b.Conn().Client()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestBrokerLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b2.Shutdown(context.Background())
-	cl2, err := kgo.NewClient(kgo.SeedBrokers(b2.Seeds()), kgo.ConsumeTopics("lifecycle"),
+	cl2, err := b2.Conn().Client(kgo.ConsumeTopics("lifecycle"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)

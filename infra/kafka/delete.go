@@ -7,12 +7,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // DeleteTopicsAndGroup deletes topics and a consumer group; ones already gone are fine.
-func DeleteTopicsAndGroup(ctx context.Context, seeds []string, group string, topics ...string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+func DeleteTopicsAndGroup(ctx context.Context, conn Conn, group string, topics ...string) error {
+	cl, err := conn.Client()
 	if err != nil {
 		return err
 	}
@@ -42,8 +41,8 @@ func DeleteTopicsAndGroup(ctx context.Context, seeds []string, group string, top
 }
 
 // TopicExists reports whether the broker knows topic.
-func TopicExists(ctx context.Context, seeds []string, topic string) (bool, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+func TopicExists(ctx context.Context, conn Conn, topic string) (bool, error) {
+	cl, err := conn.Client()
 	if err != nil {
 		return false, err
 	}

@@ -21,7 +21,7 @@ import (
 
 // ProducerConfig sizes the producer.
 type ProducerConfig struct {
-	Seeds []string
+	Conn Conn
 	// MaxBufferedBytes bounds records waiting for the broker; a full buffer makes
 	// Produce wait until its context ends, then fail with pipeline.ErrOverloaded.
 	MaxBufferedBytes int
@@ -53,9 +53,6 @@ var _ pipeline.AtomicProducer = (*Producer)(nil)
 
 // NewProducer connects a producer.
 func NewProducer(cfg ProducerConfig) (*Producer, error) {
-	if len(cfg.Seeds) == 0 {
-		return nil, errors.New("kafka producer: no seed brokers")
-	}
 	if cfg.MaxBufferedBytes <= 0 {
 		cfg.MaxBufferedBytes = 256 << 20
 	}
@@ -68,14 +65,16 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 	case cfg.Linger < 0:
 		cfg.Linger = 0
 	}
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(cfg.Seeds...),
+	opts, err := cfg.Conn.Opts(
 		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is on by default and needs all acks
-		kgo.ProducerBatchMaxBytes(MaxMessageBytes - 1<<20),
+		kgo.ProducerBatchMaxBytes(MaxMessageBytes-1<<20),
 		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
 		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
 		kgo.WithCompressor(newLZ4Compressor()), // LZ4 frames without a content checksum (lz4.go)
 		kgo.ProducerLinger(cfg.Linger),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
 	if cfg.Logger != nil {
 		opts = append(opts, kgo.WithLogger(slogAdapter{cfg.Logger}))
@@ -204,8 +203,8 @@ func (p *Producer) Close() {
 }
 
 // EnsureTopics creates topics that do not exist yet.
-func EnsureTopics(ctx context.Context, seeds []string, partitions int32, topics ...string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+func EnsureTopics(ctx context.Context, conn Conn, partitions int32, topics ...string) error {
+	cl, err := conn.Client()
 	if err != nil {
 		return err
 	}
@@ -225,7 +224,7 @@ func EnsureTopics(ctx context.Context, seeds []string, partitions int32, topics 
 
 // GroupConfig configures a consumer group reader.
 type GroupConfig struct {
-	Seeds  []string
+	Conn   Conn
 	Group  string
 	Topics []string
 	Logger *slog.Logger
@@ -299,8 +298,7 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(cfg.Seeds...),
+	cl, err := cfg.Conn.Client(
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topics...),
 		kgo.DisableAutoCommit(),
@@ -557,14 +555,14 @@ func ParseSeeds(s string) []string {
 
 // PlanInspector reads the batch plans committed in a cluster's consumer group.
 type PlanInspector struct {
-	Seeds []string
+	Conn Conn
 	// Group names the consumer group of a cluster.
 	Group func(cluster uuid.UUID) string
 }
 
 // PendingGenerations implements tables.PlanInspector.
 func (p PlanInspector) PendingGenerations(ctx context.Context, cluster uuid.UUID) (map[uuid.UUID][]int, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Seeds...))
+	cl, err := p.Conn.Client()
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func TestBrokerFilesArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Shutdown(context.Background())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Seeds()))
+	cl, err := b.Conn().Client()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 // Observer reads consumer lag and dead letters of clusters.
 type Observer struct {
-	Seeds []string
+	Conn Conn
 }
 
 var (
@@ -27,7 +27,7 @@ var (
 
 // Lag implements pipeline.LagReader.
 func (o Observer) Lag(ctx context.Context, cluster uuid.UUID) ([]pipeline.PartitionLag, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Seeds...))
+	cl, err := o.Conn.Client()
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ const maxScan = 100_000
 func (o Observer) DeadLetters(ctx context.Context, cluster uuid.UUID, q pipeline.DeadLetterQuery) (pipeline.DeadLetterPage, error) {
 	page := pipeline.DeadLetterPage{DeadLetters: []pipeline.DeadLetter{}}
 	topic := pipeline.DeadTopic(cluster)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Seeds...))
+	cl, err := o.Conn.Client()
 	if err != nil {
 		return page, err
 	}
@@ -115,7 +115,7 @@ func (o Observer) DeadLetters(ctx context.Context, cluster uuid.UUID, q pipeline
 			offsets[topic][p] = kgo.NewOffset().At(off)
 		}
 	}
-	rd, err := kgo.NewClient(kgo.SeedBrokers(o.Seeds...), kgo.ConsumePartitions(offsets))
+	rd, err := o.Conn.Client(kgo.ConsumePartitions(offsets))
 	if err != nil {
 		return page, err
 	}

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,9 @@ import (
 type EngineConfig struct {
 	Addr      string
 	Namespace string
+	// TLS, when set, is the mutual-TLS configuration for an operator's frontend
+	// (TLSFiles.Config). The embedded dev server speaks plaintext only.
+	TLS *tls.Config
 	// TaskQueue is the queue every svcd node's worker polls; Temporal hands each
 	// execution to one of them. Default "svc-workflows".
 	TaskQueue string
@@ -77,7 +81,7 @@ const evaluateName = "svc.evaluate"
 func Dial(ctx context.Context, cfg EngineConfig) (*Engine, error) {
 	cfg.validate()
 	cl, err := client.NewLazyClient(client.Options{HostPort: cfg.Addr, Namespace: cfg.Namespace,
-		Logger: slogAdapter{cfg.Logger}})
+		Logger: slogAdapter{cfg.Logger}, ConnectionOptions: client.ConnectionOptions{TLS: cfg.TLS}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: dial temporal at %s: %v", workflows.ErrUnavailable, cfg.Addr, err)
 	}

@@ -122,7 +122,11 @@ func (c *ServerConfig) Args(port, httpPort, metricsPort int) []string {
 // Start starts the server and waits until its namespace answers.
 func (s *Server) Start(ctx context.Context) error {
 	c := s.cfg
-	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+	// Private, even when it existed: the SQLite file holds every organization's runs.
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("temporal server: %w", err)
+	}
+	if err := os.Chmod(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("temporal server: %w", err)
 	}
 	// A server left over from an earlier run on the same directory is stopped first:
@@ -142,12 +146,13 @@ func (s *Server) Start(ctx context.Context) error {
 		ports[0] = c.Port
 	}
 	s.addr = net.JoinHostPort(c.Host, strconv.Itoa(ports[0]))
-	out, err := os.OpenFile(filepath.Join(c.DataDir, "temporal.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(filepath.Join(c.DataDir, "temporal.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("temporal server: %w", err)
 	}
 	defer out.Close()
 	cmd := exec.Command(c.Binary, c.Args(ports[0], ports[1], ports[2])...)
+	cmd.Env = localproc.Env()
 	cmd.Stdout, cmd.Stderr = out, out
 	if s.proc, err = localproc.Start(cmd, PIDFile(c.DataDir), c.Detach); err != nil {
 		return fmt.Errorf("temporal server: start %s: %w", c.Binary, err)

@@ -414,6 +414,18 @@ func (m *Model) Database(cluster uuid.UUID, name string) (*Database, bool) {
 	return d, ok
 }
 
+// DatabaseByEngine returns the logical database an engine database name belongs to.
+func (m *Model) DatabaseByEngine(engine string) (*Database, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, d := range m.databases {
+		if d.Engine == engine {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
 // Databases returns the logical databases of a cluster, by name.
 func (m *Model) Databases(cluster uuid.UUID) []*Database {
 	m.mu.RLock()

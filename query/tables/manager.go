@@ -413,6 +413,29 @@ func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline
 	return pipeline.Target{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
 }
 
+// TableHome implements pipeline.Homes.
+func (m *Manager) TableHome(id uuid.UUID) (pipeline.Home, bool) {
+	model := m.cat.Model()
+	t, ok := model.TableByID(id)
+	if !ok {
+		return pipeline.Home{}, false
+	}
+	d, ok := model.Database(t.ClusterID, t.Database)
+	if !ok {
+		return pipeline.Home{}, false
+	}
+	return pipeline.Home{Cluster: t.ClusterID, Org: d.OrgID, Database: t.Engine}, true
+}
+
+// DatabaseHome implements pipeline.Homes.
+func (m *Manager) DatabaseHome(engine string) (pipeline.Home, bool) {
+	d, ok := m.cat.Model().DatabaseByEngine(engine)
+	if !ok {
+		return pipeline.Home{}, false
+	}
+	return pipeline.Home{Cluster: d.ClusterID, Org: d.OrgID, Database: d.Engine}, true
+}
+
 func target(t *catalog.Table, gen int) pipeline.Target {
 	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen}
 }

@@ -86,6 +86,7 @@ func Start(t testing.TB, extraEnv ...string) *Service {
 	s.Env = append([]string{
 		"SVC_BOOTSTRAP_API_KEY=" + s.AdminKey,
 		"SVC_KAFKA_SEEDS=" + os.Getenv("KAFKA_SEEDS"),
+		"SVC_KAFKA_SASL_FILE=" + os.Getenv("KAFKA_SASL_FILE"),
 		"SVC_BATCH_LINGER=50ms",
 	}, extraEnv...)
 	if addr := os.Getenv("TEMPORAL_ADDR"); addr != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/kafka/kafkatest"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/query/engineerr"
 )
@@ -101,10 +101,7 @@ func (ts tables) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline.
 // which replays its committed plan once the table exists. Every other row lands
 // exactly once and the partition commits to its end.
 func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
-	seeds := kafka.ParseSeeds(os.Getenv("KAFKA_SEEDS"))
-	if len(seeds) == 0 {
-		t.Skip("KAFKA_SEEDS not set; run through `go tool task test`")
-	}
+	conn := kafkatest.Conn(t)
 	proc := chtest.Start(t, clickhouse.ProcessConfig{Restart: true})
 	eng, err := chclient.Open(chclient.Config{URL: proc.URL()})
 	if err != nil {
@@ -124,10 +121,10 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	}
 	run := uuid.NewString()
 	topic, dead, group := "test.classify."+run, "test.classify."+run+".dead", "test.classify."+run
-	if err := kafka.EnsureTopics(ctx, seeds, 1, topic, dead); err != nil {
+	if err := kafka.EnsureTopics(ctx, conn, 1, topic, dead); err != nil {
 		t.Fatal(err)
 	}
-	prod, err := kafka.NewProducer(kafka.ProducerConfig{Seeds: seeds})
+	prod, err := kafka.NewProducer(kafka.ProducerConfig{Conn: conn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +146,7 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, stop := runGroup(t, ctx, seeds, group, topic, cons)
+	_, stop := runGroup(t, ctx, conn, group, topic, cons)
 	defer stop()
 	var idem string // the Idempotency-Key of the next record, if any
 	produce := func(table uuid.UUID, rows ...string) {
@@ -234,9 +231,9 @@ func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 }
 
 // runGroup starts a group member feeding cons; the function it returns stops both.
-func runGroup(t *testing.T, ctx context.Context, seeds []string, group, topic string, cons *pipeline.Consumer, opts ...func(*kafka.GroupConfig)) (*kafka.GroupReader, func()) {
+func runGroup(t *testing.T, ctx context.Context, conn kafka.Conn, group, topic string, cons *pipeline.Consumer, opts ...func(*kafka.GroupConfig)) (*kafka.GroupReader, func()) {
 	t.Helper()
-	cfg := kafka.GroupConfig{Seeds: seeds, Group: group, Topics: []string{topic}}
+	cfg := kafka.GroupConfig{Conn: conn, Group: group, Topics: []string{topic}}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -3,7 +3,6 @@ package chclient_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/kafka/kafkatest"
 	"github.com/svc-data/svc/pipeline"
 )
 
@@ -31,15 +31,12 @@ import (
 // franz-go then drops what it fetched and fetches it again on resume, which must
 // neither lose nor repeat a row.
 func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
-	seeds := kafka.ParseSeeds(os.Getenv("KAFKA_SEEDS"))
-	if len(seeds) == 0 {
-		t.Skip("KAFKA_SEEDS not set; run through `go tool task test`")
-	}
-	t.Run("queued", func(t *testing.T) { testStalledPartition(t, seeds, 0) })
-	t.Run("paused", func(t *testing.T) { testStalledPartition(t, seeds, 1) })
+	conn := kafkatest.Conn(t)
+	t.Run("queued", func(t *testing.T) { testStalledPartition(t, conn, 0) })
+	t.Run("paused", func(t *testing.T) { testStalledPartition(t, conn, 1) })
 }
 
-func testStalledPartition(t *testing.T, seeds []string, queueBytes int) {
+func testStalledPartition(t *testing.T, conn kafka.Conn, queueBytes int) {
 	proc := chtest.Start(t, clickhouse.ProcessConfig{})
 	eng, err := chclient.Open(chclient.Config{URL: proc.URL()})
 	if err != nil {
@@ -59,10 +56,10 @@ func testStalledPartition(t *testing.T, seeds []string, queueBytes int) {
 	}
 	run := uuid.NewString()
 	topic, group := "test.stall."+run, "test.stall."+run
-	if err := kafka.EnsureTopics(ctx, seeds, 2, topic); err != nil {
+	if err := kafka.EnsureTopics(ctx, conn, 2, topic); err != nil {
 		t.Fatal(err)
 	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	prod, err := conn.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +70,7 @@ func testStalledPartition(t *testing.T, seeds []string, queueBytes int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, stop := runGroup(t, ctx, seeds, group, topic, cons, func(c *kafka.GroupConfig) { c.MaxQueuedBytes = queueBytes })
+	gr, stop := runGroup(t, ctx, conn, group, topic, cons, func(c *kafka.GroupConfig) { c.MaxQueuedBytes = queueBytes })
 	defer stop()
 	produce := func(partition int32, table uuid.UUID, i int) {
 		t.Helper()
