@@ -38,8 +38,15 @@ func (s *Server) verifyS3Access(ctx *fasthttp.RequestCtx, p *Principal) {
 			Message: "s3_storage needs data and backups, each with a bucket (and a path)"})
 		return
 	}
-	v := s3store.Request{Data: s3store.Location{Bucket: r.Data.Bucket, Path: r.Data.Path},
-		Backups: s3store.Location{Bucket: r.Backups.Bucket, Path: r.Backups.Path}, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+	// Bucket names and paths by the rules creation applies (catalog.S3Storage.Validate):
+	// a name that is not a bucket is refused before anything is sent to it.
+	loc := catalog.S3Storage{Data: *r.Data, Backups: *r.Backups}
+	if err := loc.Validate(); err != nil {
+		writeError(ctx, err)
+		return
+	}
+	v := s3store.Request{Data: s3store.Location{Bucket: loc.Data.Bucket, Path: loc.Data.Path},
+		Backups: s3store.Location{Bucket: loc.Backups.Bucket, Path: loc.Backups.Path}, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
 	if d := req.DatabaseS3Access; d != nil {
 		if d.ExternalID == "" || d.DatabaseBucketTag == "" {
 			writeError(ctx, &APIError{Status: 400, Code: "invalid_database_s3_access", Field: "database_s3_access",
