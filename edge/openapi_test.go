@@ -33,7 +33,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
-	"github.com/svc-data/svc/infra/s3store"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/pipeline/transform"
 	"github.com/svc-data/svc/projections/catalog"
@@ -533,20 +532,13 @@ type fakeStorage struct{}
 func (fakeStorage) Configured() bool                        { return true }
 func (fakeStorage) ServiceCredentialsAllowed() bool         { return false }
 func (fakeStorage) DiskSetting(b, p string) (string, error) { return "", nil }
-func (f fakeStorage) VerifyStorage(ctx context.Context, s catalog.S3Storage, tag string) string {
-	r := f.Verify(ctx, s3store.Request{Data: s3store.Location(s.Data), Backups: s3store.Location(s.Backups)})
-	if r.Verified {
-		return ""
+func (fakeStorage) VerifyStorage(_ context.Context, s catalog.S3Storage, _ string) catalog.StorageVerification {
+	if s.Data.Bucket == "missing" {
+		return catalog.StorageVerification{Message: "data_bucket: bucket missing is not reachable: NotFound",
+			Checks: []catalog.StorageCheck{{Name: "data_bucket", Message: "bucket missing is not reachable: NotFound"}}}
 	}
-	return r.Message
-}
-func (fakeStorage) Verify(_ context.Context, r s3store.Request) s3store.Result {
-	if r.Data.Bucket == "missing" {
-		return s3store.Result{Message: "data_bucket: bucket missing is not reachable: NotFound",
-			Checks: []s3store.Check{{Name: "data_bucket", Message: "bucket missing is not reachable: NotFound"}}}
-	}
-	return s3store.Result{Verified: true, Message: "verified: the service can use the storage",
-		Checks: []s3store.Check{{Name: "data_bucket", OK: true, Message: "bucket " + r.Data.Bucket + " is reachable"}}}
+	return catalog.StorageVerification{Verified: true, Message: "verified: the service can use the storage",
+		Checks: []catalog.StorageCheck{{Name: "data_bucket", OK: true, Message: "bucket " + s.Data.Bucket + " is reachable"}}}
 }
 
 type fakeClusters struct{}
@@ -651,7 +643,6 @@ func newHarness(t *testing.T) *harness {
 		Catalog: m, Commands: svc, Tables: mgr, Ingest: pipeline.NewIngestor(fakeProducer{}),
 		Query: fakeQuery{}, Ops: fakeOps{}, RequestLog: requestlog.New(logEngines{eng}, 16, slog.New(slog.DiscardHandler)), Clusters: fakeClusters{},
 		Prometheus: promReference(t),
-		Storage:    fakeStorage{},
 	})
 	must(err)
 

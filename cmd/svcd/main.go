@@ -225,7 +225,6 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Search:     edge.SPLValidator,
 		Workflows:  wf,
 		Prometheus: promAPI,
-		Storage:    storage,
 	})
 	if err != nil {
 		return err

@@ -130,3 +130,18 @@ func (m *Model) StorageInUse(s *S3Storage) (S3Location, bool) {
 	}
 	return S3Location{}, false
 }
+
+// StorageCheck is the outcome of one step of verify-s3-access.
+type StorageCheck struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+}
+
+// StorageVerification is the outcome of verify-s3-access: Verified when every check
+// passed; Message names the first failure (`<check>: <reason>`).
+type StorageVerification struct {
+	Verified bool           `json:"verified"`
+	Message  string         `json:"message"`
+	Checks   []StorageCheck `json:"checks"`
+}

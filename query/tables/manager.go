@@ -56,10 +56,10 @@ type Storage interface {
 	// DiskSetting is the MergeTree setting keeping a table's data under bucket/path,
 	// without any secret in it.
 	DiskSetting(bucket, path string) (string, error)
-	// VerifyStorage runs verify-s3-access's checks (role assumed with the external id,
-	// the `<tag_domain>/cluster` tag on role and buckets, with value bucketTag when set,
-	// and a probe object) and returns "" when they pass, else the first failure.
-	VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) (failure string)
+	// VerifyStorage runs verify-s3-access's checks: the role assumed with the external
+	// id, the `<tag_domain>/cluster` tag on role and buckets (with value bucketTag when
+	// set), and a probe object written, read back and deleted.
+	VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) catalog.StorageVerification
 }
 
 // SetStorage sets the object storage that databases with s3_storage (their own or their
@@ -120,10 +120,26 @@ func (m *Manager) AdmitStorage(ctx context.Context, s3 *catalog.S3Storage, acces
 		return &catalog.FieldError{Field: "s3_storage",
 			Message: fmt.Sprintf("s3_storage: bucket %s path %q overlaps storage another cluster or database already uses; each keeps its data under a bucket and path of its own", l.Bucket, l.Path)}
 	}
-	if msg := m.storage.VerifyStorage(ctx, *s3, tag); msg != "" {
-		return &catalog.FieldError{Field: "s3_storage", Message: "s3_storage did not pass verify-s3-access: " + msg}
+	if v := m.storage.VerifyStorage(ctx, *s3, tag); !v.Verified {
+		return &catalog.FieldError{Field: "s3_storage", Message: "s3_storage did not pass verify-s3-access: " + v.Message}
 	}
 	return nil
+}
+
+// ErrStorageUnavailable: verify-s3-access on a node wired without object storage.
+var ErrStorageUnavailable = errors.New("this service does not use object storage")
+
+// VerifyStorage is verify-s3-access: s3's names and paths by the rules creation applies
+// (a FieldError), then the checks AdmitStorage runs at creation, each reported. bucketTag
+// is the value the ownership tag must have (database_s3_access), empty for any.
+func (m *Manager) VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) (catalog.StorageVerification, error) {
+	if err := s3.Validate(); err != nil {
+		return catalog.StorageVerification{}, err
+	}
+	if m.storage == nil {
+		return catalog.StorageVerification{}, ErrStorageUnavailable
+	}
+	return m.storage.VerifyStorage(ctx, s3, bucketTag), nil
 }
 
 // StorageRole is the role whose session credentials the cluster's engine writes to S3
