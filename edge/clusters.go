@@ -157,7 +157,11 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 			return
 		}
 	}
-	c, err := s.deps.Commands.CreateClusterWith(s.work(), spec)
+	var c *catalog.Cluster
+	err := s.deps.Tables.ClaimStorage(spec.S3, func() (err error) {
+		c, err = s.deps.Commands.CreateClusterWith(s.work(), spec)
+		return err
+	})
 	if err != nil {
 		writeError(ctx, err)
 		return

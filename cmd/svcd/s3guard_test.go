@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -16,7 +19,7 @@ import (
 //     wrote beside the owner's files) is refused;
 //   - another organization cannot put a cluster on the owner's bucket and path, nor on a
 //     bucket whose role and tag are not its database_bucket_tag;
-//   - a second database on an overlapping path is refused;
+//   - a second database on an overlapping path is refused, also when created at once;
 //   - nothing refused wrote to the bucket.
 func TestStorageOnlyWhereAllowed(t *testing.T) {
 	env, cfg, bucket := s3Storage(t)
@@ -69,6 +72,22 @@ func TestStorageOnlyWhereAllowed(t *testing.T) {
 	refused(s.Must(400, "POST", "/v1/databases", map[string]any{"name": "inside", "s3_storage": withRole(bucket, "lake/data/inside")}).Body,
 		"s3_storage", "overlaps")
 
+	// Creations at once on one path: one wins, the others are told it overlaps.
+	var wg sync.WaitGroup
+	status := make([]int, 4)
+	for i := range status {
+		wg.Go(func() {
+			r, err := s.Do("POST", "/v1/databases", map[string]any{"name": fmt.Sprintf("race%d", i), "s3_storage": withRole(bucket, "race")})
+			if err == nil {
+				status[i] = r.Status
+			}
+		})
+	}
+	wg.Wait()
+	if won := slices.Index(status, 200); won < 0 || slices.Index(status[won+1:], 200) >= 0 || slices.ContainsFunc(status, func(c int) bool { return c != 200 && c != 400 }) {
+		t.Fatalf("four creations at once on one path answered %v, want one 200 and three 400", status)
+	}
+
 	// Another organization, with a role of its own.
 	s.Must(200, "POST", "/v1/users", map[string]string{"username": "mallory", "password": "mallory's password"}, asAdmin...)
 	mallory := []string{"Authorization", "Bearer " + login(t, s, "mallory", "mallory's password")}
@@ -91,7 +110,7 @@ func TestStorageOnlyWhereAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range keys {
-		if !strings.HasPrefix(k, "lake/data/") {
+		if !strings.HasPrefix(k, "lake/data/") && !strings.HasPrefix(k, "race/") {
 			t.Errorf("object %s written outside the owner's database", k)
 		}
 	}

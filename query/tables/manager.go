@@ -44,6 +44,9 @@ type Manager struct {
 	mu      sync.Mutex
 	locks   map[uuid.UUID]*sync.Mutex // per table: one node creates a generation once
 	storage Storage
+	// claims serializes the last overlap check with the creation that records the
+	// storage (ClaimStorage).
+	claims sync.Mutex
 }
 
 // Storage is the service's object storage as table management needs it.
@@ -93,6 +96,7 @@ func (m *Manager) CheckStorage(s3 *catalog.S3Storage) error {
 // database_bucket_tag on the buckets and the role); no other cluster or database, of any
 // organization, on an overlapping bucket and path; and verify-s3-access's checks, run
 // now. s3's paths are normalized and its external id defaulted to access's in place.
+// The creation that follows runs in ClaimStorage, which checks overlaps again.
 func (m *Manager) AdmitStorage(ctx context.Context, s3 *catalog.S3Storage, access *catalog.DatabaseS3Access) error {
 	if err := m.CheckStorage(s3); err != nil || s3 == nil {
 		return err
@@ -116,12 +120,37 @@ func (m *Manager) AdmitStorage(ctx context.Context, s3 *catalog.S3Storage, acces
 		return &catalog.FieldError{Field: "s3_storage.external_id",
 			Message: "s3_storage.external_id is required with role_arn: the role's trust policy must ask for it"}
 	}
-	if l, used := m.cat.Model().StorageInUse(s3); used {
-		return &catalog.FieldError{Field: "s3_storage",
-			Message: fmt.Sprintf("s3_storage: bucket %s path %q overlaps storage another cluster or database already uses; each keeps its data under a bucket and path of its own", l.Bucket, l.Path)}
+	if err := m.inUse(s3); err != nil {
+		return err
 	}
 	if v := m.storage.VerifyStorage(ctx, *s3, tag); !v.Verified {
 		return &catalog.FieldError{Field: "s3_storage", Message: "s3_storage did not pass verify-s3-access: " + v.Message}
+	}
+	return nil
+}
+
+// ClaimStorage runs create, which records a cluster or database on s3 (admitted by
+// AdmitStorage), after checking again, under one lock, that no storage recorded since
+// overlaps s3: of creations at once on one bucket and path, one is recorded and the
+// others are refused. (The lock is this node's: creations on two nodes at once are not
+// serialized.)
+func (m *Manager) ClaimStorage(s3 *catalog.S3Storage, create func() error) error {
+	if s3 == nil {
+		return create()
+	}
+	m.claims.Lock()
+	defer m.claims.Unlock()
+	if err := m.inUse(s3); err != nil {
+		return err
+	}
+	return create()
+}
+
+// inUse refuses s3 when it overlaps storage a cluster or database already uses.
+func (m *Manager) inUse(s3 *catalog.S3Storage) error {
+	if l, used := m.cat.Model().StorageInUse(s3); used {
+		return &catalog.FieldError{Field: "s3_storage",
+			Message: fmt.Sprintf("s3_storage: bucket %s path %q overlaps storage another cluster or database already uses; each keeps its data under a bucket and path of its own", l.Bucket, l.Path)}
 	}
 	return nil
 }
@@ -279,7 +308,12 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	if err := e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+sqlquote.Ident(catalog.EngineDatabase(org, name))); err != nil {
 		return nil, fmt.Errorf("create engine database: %w", err)
 	}
-	return m.cat.CreateDatabase(ctx, org, cluster, name, s3)
+	var d *catalog.Database
+	err = m.ClaimStorage(s3, func() (err error) {
+		d, err = m.cat.CreateDatabase(ctx, org, cluster, name, s3)
+		return err
+	})
+	return d, err
 }
 
 // DropDatabase deletes a database with its data.
