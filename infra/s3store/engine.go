@@ -211,14 +211,14 @@ func SessionPolicy(locs []Location) string {
 	var st []statement
 	for _, l := range locs {
 		p := strings.Trim(l.Path, "/")
-		objects, prefix := "arn:aws:s3:::"+l.Bucket+"/*", "*"
+		objects, prefixes := "arn:aws:s3:::"+l.Bucket+"/*", []string{"*"}
 		if p != "" {
-			objects, prefix = "arn:aws:s3:::"+l.Bucket+"/"+p+"/*", p+"/*"
+			objects, prefixes = "arn:aws:s3:::"+l.Bucket+"/"+p+"/*", []string{p + "/*", p}
 		}
 		st = append(st,
 			statement{Effect: "Allow", Action: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}, Resource: []string{objects}},
 			statement{Effect: "Allow", Action: []string{"s3:ListBucket"}, Resource: []string{"arn:aws:s3:::" + l.Bucket},
-				Condition: map[string]any{"StringLike": map[string]any{"s3:prefix": []string{prefix, strings.TrimSuffix(prefix, "/*")}}}})
+				Condition: map[string]any{"StringLike": map[string]any{"s3:prefix": prefixes}}})
 	}
 	b, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": st})
 	return string(b)

@@ -141,3 +141,25 @@ func TestEngineCredentialsWhenTheRoleCannotBeAssumed(t *testing.T) {
 		t.Fatalf("no log line: %s", logs.String())
 	}
 }
+
+// TestSessionPolicy: the federated credentials of storage without a role may touch the
+// objects under each of its paths and list the bucket there, nothing else.
+func TestSessionPolicy(t *testing.T) {
+	var p struct {
+		Statement []struct {
+			Action, Resource []string
+			Condition        map[string]map[string][]string
+		}
+	}
+	if err := json.Unmarshal([]byte(s3store.SessionPolicy([]s3store.Location{{Bucket: "lake-a", Path: "/db/data/"}, {Bucket: "lake-b"}})), &p); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range p.Statement {
+		got = append(got, strings.Join(st.Resource, ",")+" "+strings.Join(st.Condition["StringLike"]["s3:prefix"], ","))
+	}
+	want := []string{"arn:aws:s3:::lake-a/db/data/* ", "arn:aws:s3:::lake-a db/data/*,db/data", "arn:aws:s3:::lake-b/* ", "arn:aws:s3:::lake-b *"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("policy resources %q, want %q", got, want)
+	}
+}
