@@ -1,18 +1,13 @@
 package edge
 
 import (
-	"context"
+	"errors"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/svc-data/svc/infra/s3store"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/tables"
 )
-
-// StorageVerifier checks that the service can use a customer's bucket and role.
-type StorageVerifier interface {
-	Verify(ctx context.Context, r s3store.Request) s3store.Result
-}
 
 type verifyS3Request struct {
 	S3Storage        *s3Request                `json:"s3_storage"`
@@ -38,8 +33,8 @@ func (s *Server) verifyS3Access(ctx *fasthttp.RequestCtx, p *Principal) {
 			Message: "s3_storage needs data and backups, each with a bucket (and a path)"})
 		return
 	}
-	v := s3store.Request{Data: s3store.Location{Bucket: r.Data.Bucket, Path: r.Data.Path},
-		Backups: s3store.Location{Bucket: r.Backups.Bucket, Path: r.Backups.Path}, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+	st := catalog.S3Storage{Data: *r.Data, Backups: *r.Backups, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
+	tag := ""
 	if d := req.DatabaseS3Access; d != nil {
 		if d.ExternalID == "" || d.DatabaseBucketTag == "" {
 			writeError(ctx, &APIError{Status: 400, Code: "invalid_database_s3_access", Field: "database_s3_access",
@@ -51,13 +46,20 @@ func (s *Server) verifyS3Access(ctx *fasthttp.RequestCtx, p *Principal) {
 				Message: "s3_storage and database_s3_access must use the same external_id"})
 			return
 		}
-		v.BucketTag = d.DatabaseBucketTag
+		tag = d.DatabaseBucketTag
 	}
-	if s.deps.Storage == nil {
-		writeError(ctx, apiErr(503, "storage_unavailable", "this service does not use object storage", ""))
+	// The checks creation runs (tables.Manager.AdmitStorage calls the same), each
+	// reported; bucket names and paths outside the rules are a 400 naming the field.
+	v, err := s.deps.Tables.VerifyStorage(s.work(), st, tag)
+	if errors.Is(err, tables.ErrStorageUnavailable) {
+		writeError(ctx, apiErr(503, "storage_unavailable", err.Error(), ""))
 		return
 	}
-	writeJSON(ctx, 200, s.deps.Storage.Verify(s.work(), v))
+	if err != nil {
+		writeError(ctx, err)
+		return
+	}
+	writeJSON(ctx, 200, v)
 }
 
 // orgAdmin answers the error and false unless p is a user administering the selected

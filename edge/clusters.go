@@ -134,29 +134,34 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 		spec.IdleTimeoutMinutes = *t
 	}
+	if d := req.DatabaseS3Access; d != nil {
+		if d.ExternalID == "" || d.DatabaseBucketTag == "" {
+			field("database_s3_access", "database_s3_access needs external_id and database_bucket_tag")
+			return
+		}
+		if r := req.S3Storage; r != nil && r.ExternalID != d.ExternalID {
+			field("database_s3_access", "s3_storage and database_s3_access must use the same external_id")
+			return
+		}
+		spec.DatabaseS3Access = d
+	}
 	if r := req.S3Storage; r != nil {
 		if r.Data == nil || r.Data.Bucket == "" || r.Backups == nil || r.Backups.Bucket == "" {
 			field("s3_storage", "s3_storage needs data and backups, each with a bucket")
 			return
 		}
 		spec.S3 = &catalog.S3Storage{Data: *r.Data, Backups: *r.Backups, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
-		if err := s.deps.Tables.CheckStorage(spec.S3); err != nil {
+		// The same checks as verify-s3-access, and the same as a database's own storage.
+		if err := s.deps.Tables.AdmitStorage(s.work(), spec.S3, spec.DatabaseS3Access); err != nil {
 			writeError(ctx, err)
 			return
 		}
 	}
-	if d := req.DatabaseS3Access; d != nil {
-		if d.ExternalID == "" || d.DatabaseBucketTag == "" {
-			field("database_s3_access", "database_s3_access needs external_id and database_bucket_tag")
-			return
-		}
-		if spec.S3 != nil && spec.S3.ExternalID != d.ExternalID {
-			field("database_s3_access", "s3_storage and database_s3_access must use the same external_id")
-			return
-		}
-		spec.DatabaseS3Access = d
-	}
-	c, err := s.deps.Commands.CreateClusterWith(s.work(), spec)
+	var c *catalog.Cluster
+	err := s.deps.Tables.ClaimStorage(spec.S3, func() (err error) {
+		c, err = s.deps.Commands.CreateClusterWith(s.work(), spec)
+		return err
+	})
 	if err != nil {
 		writeError(ctx, err)
 		return

@@ -80,13 +80,9 @@ func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
 				Message: "s3_storage needs data and backups, each with a bucket (and a path)"})
 			return
 		}
+		// Checked by the table manager (AdmitStorage): names, role, the cluster's
+		// database_s3_access, overlaps and verify-s3-access's checks.
 		s3 = &catalog.S3Storage{Data: *r.Data, Backups: *r.Backups, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
-		// A cluster granting databases their own buckets names the external id they use.
-		if c, ok := s.deps.Catalog.Cluster(p.ClusterID); ok && c.DatabaseS3Access != nil && r.ExternalID != "" && r.ExternalID != c.DatabaseS3Access.ExternalID {
-			writeError(ctx, &APIError{Status: 400, Code: "invalid_s3_storage", Field: "s3_storage",
-				Message: "s3_storage.external_id must be the cluster's database_s3_access external_id"})
-			return
-		}
 	}
 	if *req.Name == catalog.SystemDatabase {
 		writeError(ctx, apiErr(409, "already_exists", "database \"system\" is managed by the service", ""))

@@ -33,7 +33,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
-	"github.com/svc-data/svc/infra/s3store"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/pipeline/transform"
 	"github.com/svc-data/svc/projections/catalog"
@@ -532,15 +531,16 @@ func (fakeOps) DeadLetters(_ context.Context, _ uuid.UUID, q pipeline.DeadLetter
 // (infra/s3store tests the real checks against an S3-compatible server).
 type fakeStorage struct{}
 
-func (fakeStorage) Configured() bool               { return true }
-func (fakeStorage) DiskSetting(b, p string) string { return "" }
-func (fakeStorage) Verify(_ context.Context, r s3store.Request) s3store.Result {
-	if r.Data.Bucket == "missing" {
-		return s3store.Result{Message: "data_bucket: bucket missing is not reachable: NotFound",
-			Checks: []s3store.Check{{Name: "data_bucket", Message: "bucket missing is not reachable: NotFound"}}}
+func (fakeStorage) Configured() bool                        { return true }
+func (fakeStorage) ServiceCredentialsAllowed() bool         { return false }
+func (fakeStorage) DiskSetting(b, p string) (string, error) { return "", nil }
+func (fakeStorage) VerifyStorage(_ context.Context, s catalog.S3Storage, _ string) catalog.StorageVerification {
+	if s.Data.Bucket == "missing" {
+		return catalog.StorageVerification{Message: "data_bucket: bucket missing is not reachable: NotFound",
+			Checks: []catalog.StorageCheck{{Name: "data_bucket", Message: "bucket missing is not reachable: NotFound"}}}
 	}
-	return s3store.Result{Verified: true, Message: "verified: the service can use the storage",
-		Checks: []s3store.Check{{Name: "data_bucket", OK: true, Message: "bucket " + r.Data.Bucket + " is reachable"}}}
+	return catalog.StorageVerification{Verified: true, Message: "verified: the service can use the storage",
+		Checks: []catalog.StorageCheck{{Name: "data_bucket", OK: true, Message: "bucket " + s.Data.Bucket + " is reachable"}}}
 }
 
 type fakeClusters struct{}
@@ -654,7 +654,6 @@ func newHarness(t *testing.T) *harness {
 		Catalog: m, Commands: svc, Tables: mgr, Ingest: pipeline.NewIngestor(fakeProducer{}),
 		Query: fakeQuery{}, Ops: fakeOps{}, RequestLog: requestlog.New(logEngines{eng}, 16, slog.New(slog.DiscardHandler)), Clusters: fakeClusters{},
 		Prometheus: promReference(t),
-		Storage:    fakeStorage{},
 	})
 	must(err)
 
@@ -961,8 +960,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 
 	// Databases.
 	json200(request{method: "GET", target: "/v1/databases", as: "read_only"})
-	json200(request{method: "POST", target: "/v1/databases", as: "admin", body: `{"name": "logs", "s3_storage": {"data": {"bucket": "b", "path": "d/"},
-		"backups": {"bucket": "b", "path": "bk/"}, "role_arn": "arn:aws:iam::1:role/r", "external_id": "x"}}`})
+	json200(request{method: "POST", target: "/v1/databases", as: "admin", body: `{"name": "logs", "s3_storage": {"data": {"bucket": "bkt", "path": "d/"},
+		"backups": {"bucket": "bkt", "path": "bk/"}, "role_arn": "arn:aws:iam::1:role/r", "external_id": "x"}}`})
 	json200(request{method: "GET", target: "/v1/databases", as: "org_member"})
 	// Found by schemathesis 4.32.5 with the scope pinned: a nested member's error code is one word.
 	h.expect(request{method: "POST", target: "/v1/databases", as: "admin", body: `{"name": "x", "s3_storage": {"external_id": {}}}`}, 400, "invalid_s3_storage_external_id")
@@ -1283,20 +1282,20 @@ func TestOpenAPIAnswers(t *testing.T) {
 
 	// Verifying customer storage.
 	verify := func(data, extra string) string {
-		return `{"s3_storage": {"data": {"bucket": "` + data + `", "path": "p"}, "backups": {"bucket": "b", "path": "p"},
+		return `{"s3_storage": {"data": {"bucket": "` + data + `", "path": "p"}, "backups": {"bucket": "bkt", "path": "p"},
 			"role_arn": "arn:aws:iam::123456789012:role/r", "external_id": "e1"}` + extra + `}`
 	}
-	json200(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("d", `, "database_s3_access": {"external_id": "e1", "database_bucket_tag": "team-a"}`)})
+	json200(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("dat", `, "database_s3_access": {"external_id": "e1", "database_bucket_tag": "team-a"}`)})
 	json200(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("missing", "")})
 	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: `{"s3_storage": {"data": {"bucket": "d"}}}`}, 400, "invalid_s3_storage")
-	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("d", `, "database_s3_access": {"external_id": "e2", "database_bucket_tag": "t"}`)}, 400, "invalid_database_s3_access")
-	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_member", body: verify("d", "")}, 403, "forbidden")
-	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "admin", body: verify("d", "")}, 403, "forbidden")
+	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_admin", body: verify("dat", `, "database_s3_access": {"external_id": "e2", "database_bucket_tag": "t"}`)}, 400, "invalid_database_s3_access")
+	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "org_member", body: verify("dat", "")}, 403, "forbidden")
+	h.expect(request{method: "POST", target: "/v1/clusters/verify-s3-access", as: "admin", body: verify("dat", "")}, 403, "forbidden")
 
 	// Creating a cluster, last: users must name the cluster from now on.
 	json200(request{method: "POST", target: "/v1/clusters", as: "org_admin", body: `{"name": "big", "replicas": 1,
 		"size": {"cpu_cores": 2, "memory_gib": 8}, "autoscaling": {"min_size": {"cpu_cores": 1, "memory_gib": 4}, "max_size": {"cpu_cores": 4, "memory_gib": 16}},
-		"idle_timeout_minutes": 60, "s3_storage": {"data": {"bucket": "d", "path": "p"}, "backups": {"bucket": "b", "path": "p"}, "external_id": "e1"},
+		"idle_timeout_minutes": 60, "s3_storage": {"data": {"bucket": "dat", "path": "p"}, "backups": {"bucket": "bkt", "path": "p"}, "role_arn": "arn:aws:iam::1:role/r", "external_id": "e1"},
 		"database_s3_access": {"external_id": "e1", "database_bucket_tag": "team-a"}}`})
 	h.expect(request{method: "GET", target: "/v1/clusters", as: "org_member", noScope: true}, 400, "missing_organization")
 	h.expect(request{method: "GET", target: "/v1/tables", as: "org_member", noScope: true}, 400, "missing_cluster")

@@ -95,8 +95,6 @@ type Deps struct {
 	Workflows *workflows.Service
 	// Prometheus is the Prometheus app's query API; nil answers 503.
 	Prometheus PromQuery
-	// Storage verifies customer object storage (verify-s3-access); nil answers 503.
-	Storage StorageVerifier
 }
 
 // SearchService is the log-search language as the edge needs it.

@@ -178,16 +178,21 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	a.started(engines)
 	mgr := tables.NewManager(cat, engines)
 	// Customer object storage (S3): the service's own credentials, from the environment or
-	// a file. Engines fetch the assumed role's session credentials (or, without a role,
-	// the service's) from a loopback endpoint: never in SQL or their environment.
+	// a file. Engines fetch the assumed role's session credentials (or, without a role and
+	// with the operator's opt-in, the service's federated ones, scoped to the cluster's
+	// buckets and paths) from a loopback endpoint: never in SQL or their environment.
 	storage, err := s3store.FromEnv()
 	if err != nil {
 		return err
 	}
 	if storage.Configured() {
 		creds, err := s3store.NewEngineCredentials(storage, func(cluster catalogID) s3store.Role {
-			arn, ext := mgr.StorageRole(cluster)
-			return s3store.Role{ARN: arn, ExternalID: ext}
+			arn, ext, locs := mgr.StorageIdentity(cluster)
+			r := s3store.Role{ARN: arn, ExternalID: ext}
+			for _, l := range locs {
+				r.Locations = append(r.Locations, s3store.Location{Bucket: l.Bucket, Path: l.Path})
+			}
+			return r
 		}, log)
 		if err != nil {
 			return err
@@ -195,7 +200,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		// It serves as long as the process: engines may fetch credentials while they stop.
 		engines.storageEnv = creds.EngineEnv
 	}
-	mgr.SetStorage(storage)
+	mgr.SetStorage(storagePort{storage})
 	observe := &ops{Observer: kafka.Observer{Conn: conn}}
 	reqlog := requestlog.New(logEngines{engines}, 10_000, log)
 	n := newNode(&node{a: a, cfg: cfg, cat: cat, model: model, engines: engines, mgr: mgr, producer: producer, kafka: conn,
@@ -232,7 +237,6 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Search:     edge.SPLValidator,
 		Workflows:  wf,
 		Prometheus: promAPI,
-		Storage:    storage,
 	})
 	if err != nil {
 		return err

@@ -9,11 +9,12 @@ import (
 // TestRequestLogKeepsNoSecrets checks that GET /v1/logs shows a reader neither secret
 // fields of request bodies nor another member's private saved search.
 func TestRequestLogKeepsNoSecrets(t *testing.T) {
-	// Storage credentials, so that a database on S3 is accepted (nothing is stored there).
+	// Storage credentials, so that a database on S3 is considered; it is refused (bucket
+	// "b" is no S3 bucket name, so nothing is sent anywhere) and logged with its body.
 	s := startControlPlane(t, "SVC_S3_ACCESS_KEY_ID=k", "SVC_S3_SECRET_ACCESS_KEY=never-shown")
 	admin := "Bearer " + login(t, s, "admin", adminPassword)
 	const arn, ext = "arn:aws:iam::123456789012:role/very-private", "ext-id-never-shown"
-	s.Must(200, "POST", "/v1/databases", map[string]any{"name": "lake", "s3_storage": map[string]any{
+	s.Must(400, "POST", "/v1/databases", map[string]any{"name": "lake", "s3_storage": map[string]any{
 		"data": map[string]string{"bucket": "b", "path": "d/"}, "backups": map[string]string{"bucket": "b", "path": "k/"},
 		"role_arn": arn, "external_id": ext}})
 	const name, spl = "my private search name", "private_marker_spl=1 | stats count"

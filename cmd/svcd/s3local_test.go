@@ -15,21 +15,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/s3store"
 )
 
-// s3Role creates a role in the test server whose trust policy asks for externalID, and
-// returns its ARN.
+// s3Role creates a role in the test server whose trust policy asks for externalID,
+// tagged `svc-data.dev/cluster = team-a` as verify-s3-access wants, and returns its ARN.
 func s3Role(t *testing.T, cfg s3store.Config, externalID string) string {
 	t.Helper()
 	name := "svc-engine-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
 	ic := iam.NewFromConfig(aws.Config{Region: cfg.Region, BaseEndpoint: aws.String(cfg.Endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")})
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:root"},"Action":"sts:AssumeRole","Condition":{"StringEquals":{"sts:ExternalId":%q}}}]}`, externalID)
-	out, err := ic.CreateRole(context.Background(), &iam.CreateRoleInput{RoleName: aws.String(name), AssumeRolePolicyDocument: aws.String(policy)})
+	out, err := ic.CreateRole(context.Background(), &iam.CreateRoleInput{RoleName: aws.String(name), AssumeRolePolicyDocument: aws.String(policy),
+		Tags: []iamtypes.Tag{{Key: aws.String(cfg.TagKey()), Value: aws.String("team-a")}}})
 	if err == nil {
 		return aws.ToString(out.Role.Arn)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestDatabaseOnS3(t *testing.T) {
 
 	s.Must(200, "POST", "/v1/databases", map[string]any{"name": "lake", "s3_storage": map[string]any{
 		"data": map[string]string{"bucket": bucket, "path": "lake/data"}, "backups": map[string]string{"bucket": bucket, "path": "lake/backups"},
-		"role_arn": "arn:aws:iam::123456789012:role/lake-writer", "external_id": "ext-1"}})
+		"role_arn": s3Role(t, cfg, "ext-1"), "external_id": "ext-1"}})
 	list := s.Must(200, "GET", "/v1/databases", nil)
 	if !bytes.Contains(list.Body, []byte(`"bucket":"`+bucket+`"`)) || bytes.Contains(list.Body, []byte("arn:aws")) || bytes.Contains(list.Body, []byte("ext-1")) {
 		t.Fatalf("listing: %s", list.Body)
@@ -140,10 +141,12 @@ func TestDatabaseOnS3(t *testing.T) {
 // TestClusterOnS3: a cluster created with s3_storage keeps the tables of its databases
 // (here `default`, which has no storage of its own) in the bucket, and deleting the
 // cluster deletes their objects; a database's own bucket must use the external id of
-// the cluster's database_s3_access.
+// the cluster's database_s3_access. The storage names no role (the operator opted in):
+// its engine is served federated session credentials, never the service's own secret.
 func TestClusterOnS3(t *testing.T) {
 	env, cfg, bucket := s3Storage(t)
-	s := startControlPlane(t, env...)
+	// Storage without a role: the operator's opt-in.
+	s := startControlPlane(t, append(env, "SVC_S3_ALLOW_SERVICE_CREDENTIALS=true")...)
 	a := newClusterAdmin(t, s)
 	c := a.cluster(200, "POST", "/v1/clusters", map[string]any{"name": "lakehouse", "replicas": 1,
 		"size": map[string]any{"cpu_cores": 1, "memory_gib": 4},
@@ -156,7 +159,7 @@ func TestClusterOnS3(t *testing.T) {
 		return map[string]any{"name": "own", "s3_storage": map[string]any{"data": map[string]string{"bucket": bucket, "path": "own/data"},
 			"backups": map[string]string{"bucket": bucket, "path": "own/backups"}, "external_id": ext}}
 	}
-	if r := s.Must(400, "POST", "/v1/databases", own("ext-2"), key...); !bytes.Contains(r.Body, []byte(`"field":"s3_storage"`)) {
+	if r := s.Must(400, "POST", "/v1/databases", own("ext-2"), key...); !bytes.Contains(r.Body, []byte(`"field":"s3_storage.external_id"`)) {
 		t.Fatalf("another external id: %s", r.Body)
 	}
 	s.Must(200, "POST", "/v1/databases", own("ext-1"), key...)
@@ -166,6 +169,12 @@ func TestClusterOnS3(t *testing.T) {
 	ctx := context.Background()
 	if keys, err := cfg.ListObjects(ctx, bucket, "cl/data/"); err != nil || len(keys) == 0 {
 		t.Fatalf("objects of the cluster's default database: %d, %v", len(keys), err)
+	}
+	// The engine writes them with federated session credentials scoped to the cluster's
+	// storage: the service's long-lived key and secret are never served to it.
+	id, secret, token := engineCredentials(t, filepath.Join(s.DataDir, "clusters", c.ID, "engine"))
+	if id == "" || id == cfg.AccessKeyID || secret == cfg.SecretAccessKey || token == "" {
+		t.Fatalf("the engine is served the service's own key %v (session token %v)", id == cfg.AccessKeyID, token != "")
 	}
 	a.do(200, "DELETE", "/v1/clusters/"+c.ID, nil)
 	deadline := time.Now().Add(2 * time.Minute)

@@ -1,6 +1,7 @@
 package s3store_test
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,13 +25,34 @@ func TestConfigFromEnvAndFile(t *testing.T) {
 	if err != nil || !c.Configured() || c.AccessKeyID != "AKID" || c.SecretAccessKey != "s3cr3t-from-file" || c.Region != "us-east-1" || c.TagKey() != "svc-data.dev/cluster" {
 		t.Fatalf("config %+v, %v", c, err)
 	}
-	disk := c.DiskSetting("lake", "/db/data/")
-	if disk != "disk = disk(type = object_storage, object_storage_type = s3, metadata_type = plain_rewritable, endpoint = 'http://127.0.0.1:9000/lake/db/data/', use_environment_credentials = 1)" || strings.Contains(disk, "s3cr3t") {
-		t.Fatalf("disk setting %s", disk)
+	disk, err := c.DiskSetting("lake", "/db/data/")
+	if err != nil || disk != "disk = disk(type = object_storage, object_storage_type = s3, metadata_type = plain_rewritable, endpoint = 'http://127.0.0.1:9000/lake/db/data/', use_environment_credentials = 1)" || strings.Contains(disk, "s3cr3t") {
+		t.Fatalf("disk setting %s %v", disk, err)
 	}
-	if u := (s3store.Config{Region: "eu-west-1"}).URL("b", "p"); u != "https://b.s3.eu-west-1.amazonaws.com/p/" {
-		t.Fatalf("AWS address %s", u)
+	if u, err := (s3store.Config{Region: "eu-west-1"}).URL("b", "p"); err != nil || u != "https://s3.eu-west-1.amazonaws.com/b/p/" {
+		t.Fatalf("AWS address %s %v", u, err)
 	}
+	// Tenant text is only ever the URL's path: the bucket cannot name a host or a
+	// port, with the operator's endpoint or AWS's (creation refuses it before: catalog).
+	for _, cfg := range []s3store.Config{c, {Region: "us-east-1"}} {
+		u, err := cfg.URL("probe-s3.test:19603/ssrf?", "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := url.Parse(u)
+		if err != nil || parsed.Host != map[bool]string{true: "127.0.0.1:9000", false: "s3.us-east-1.amazonaws.com"}[cfg.Endpoint != ""] || parsed.RawQuery != "" {
+			t.Fatalf("a bucket name became part of the host or query: %s", u)
+		}
+	}
+	t.Setenv("SVC_S3_ALLOW_SERVICE_CREDENTIALS", "")
+	if c, _ := s3store.FromEnv(); c.ServiceCredentialsAllowed() {
+		t.Fatal("storage without a role is allowed by default")
+	}
+	t.Setenv("SVC_S3_ALLOW_SERVICE_CREDENTIALS", "true")
+	if c, _ := s3store.FromEnv(); !c.ServiceCredentialsAllowed() {
+		t.Fatal("SVC_S3_ALLOW_SERVICE_CREDENTIALS=true does not opt in")
+	}
+	t.Setenv("SVC_S3_ALLOW_SERVICE_CREDENTIALS", "")
 	if err := os.WriteFile(f, []byte("nothing useful\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,11 @@ func TestTableOnBucketAttachesFromTheBucketAlone(t *testing.T) {
 	defer creds.Close()
 	cluster := uuid.New()
 	ctx := context.Background()
-	table := "CREATE TABLE IF NOT EXISTS d.t UUID '" + uuid.NewString() + "' (doc JSON) ENGINE = MergeTree ORDER BY (doc.id::Int64) SETTINGS non_replicated_deduplication_window = 100, " +
-		c.DiskSetting(f.tagged, "lake/"+cluster.String())
+	disk, err := c.DiskSetting(f.tagged, "lake/"+cluster.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := "CREATE TABLE IF NOT EXISTS d.t UUID '" + uuid.NewString() + "' (doc JSON) ENGINE = MergeTree ORDER BY (doc.id::Int64) SETTINGS non_replicated_deduplication_window = 100, " + disk
 	engine := func(dir string) (*clickhouse.Process, *chclient.Client) {
 		p := chtest.Start(t, clickhouse.ProcessConfig{DataDir: dir, Env: creds.EngineEnv(cluster)})
 		cl, err := chclient.Open(chclient.Config{URL: p.URL(), DialTimeout: 5 * time.Second})

@@ -17,12 +17,27 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 	"github.com/google/uuid"
 )
 
-// Role is a customer role the service assumes for an engine: its ARN and external id.
-// The zero Role means the service's own credentials.
-type Role struct{ ARN, ExternalID string }
+// Role is what an engine writes to S3 as: a customer role the service assumes (its ARN
+// and external id), or, when ARN is empty, the service's own identity narrowed to
+// Locations (storage an operator opted into, SVC_S3_ALLOW_SERVICE_CREDENTIALS).
+type Role struct {
+	ARN, ExternalID string
+	// Locations are the buckets and paths the engine may use without a role.
+	Locations []Location
+}
+
+// key identifies the credentials of r in the cache.
+func (r Role) key() string {
+	k := r.ARN + "\x00" + r.ExternalID
+	for _, l := range r.Locations {
+		k += "\x00" + l.Bucket + "/" + strings.Trim(l.Path, "/")
+	}
+	return k
+}
 
 // Session credentials are assumed for RoleSession and served from a cache until
 // RefreshBefore their expiry, when the role is assumed again; the engine's SDK fetches
@@ -38,8 +53,10 @@ const (
 // (AWS_CONTAINER_CREDENTIALS_FULL_URI and AWS_CONTAINER_AUTHORIZATION_TOKEN, in the
 // engine's environment; EngineEnv). A cluster's engine gets the temporary session
 // credentials (access key, secret, session token) of the role its storage names, assumed
-// with the external id by the service's own credentials, or the service's own
-// credentials when the storage names no role. The secrets are in no environment, file,
+// with the external id by the service's own credentials; when the storage names no role,
+// federated session credentials (STS GetFederationToken) whose session policy allows
+// only the cluster's buckets and paths. The service's long-lived secret is never served.
+// The secrets are in no environment, file,
 // statement, log or API answer: only this endpoint's body, which asks for a per-cluster
 // token derived from a random key of this process.
 type EngineCredentials struct {
@@ -52,7 +69,7 @@ type EngineCredentials struct {
 	now  func() time.Time
 
 	mu    sync.Mutex
-	cache map[Role]aws.Credentials
+	cache map[string]aws.Credentials
 }
 
 // NewEngineCredentials listens on a loopback port and serves engines the credentials of
@@ -66,7 +83,7 @@ func NewEngineCredentials(cfg Config, role func(cluster uuid.UUID) Role, log *sl
 		return nil, err
 	}
 	e := &EngineCredentials{cfg: cfg, role: role, log: log, key: make([]byte, 32), ln: ln,
-		now: time.Now, cache: map[Role]aws.Credentials{}}
+		now: time.Now, cache: map[string]aws.Credentials{}}
 	if _, err := rand.Read(e.key); err != nil {
 		ln.Close()
 		return nil, err
@@ -138,30 +155,71 @@ func (e *EngineCredentials) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// Credentials returns the credentials for role: the service's own for the zero Role,
-// otherwise the role's session credentials, assumed again once less than RefreshBefore
-// of them is left.
+// Credentials returns the session credentials for role: the role's, assumed with its
+// external id, or without a role federated credentials of the service scoped to
+// role.Locations; assumed again once less than RefreshBefore of them is left.
 func (e *EngineCredentials) Credentials(ctx context.Context, role Role) (aws.Credentials, error) {
-	if role.ARN == "" {
-		return aws.Credentials{AccessKeyID: e.cfg.AccessKeyID, SecretAccessKey: e.cfg.SecretAccessKey}, nil
-	}
+	k := role.key()
 	e.mu.Lock()
-	c, ok := e.cache[role]
+	c, ok := e.cache[k]
 	e.mu.Unlock()
 	if ok && e.now().Add(RefreshBefore).Before(c.Expires) {
 		return c, nil
 	}
-	out, err := sts.NewFromConfig(e.cfg.awsConfig(e.cfg.static())).AssumeRole(ctx, &sts.AssumeRoleInput{
-		RoleArn: aws.String(role.ARN), RoleSessionName: aws.String("svc-engine"),
-		ExternalId: nonEmpty(role.ExternalID), DurationSeconds: aws.Int32(int32(RoleSession / time.Second))})
-	if err != nil {
-		return aws.Credentials{}, err
+	stsc := sts.NewFromConfig(e.cfg.awsConfig(e.cfg.static()))
+	var cr *ststypes.Credentials
+	if role.ARN != "" {
+		out, err := stsc.AssumeRole(ctx, &sts.AssumeRoleInput{
+			RoleArn: aws.String(role.ARN), RoleSessionName: aws.String("svc-engine"),
+			ExternalId: nonEmpty(role.ExternalID), DurationSeconds: aws.Int32(int32(RoleSession / time.Second))})
+		if err != nil {
+			return aws.Credentials{}, err
+		}
+		cr = out.Credentials
+	} else {
+		if len(role.Locations) == 0 {
+			return aws.Credentials{}, errors.New("no storage to serve credentials for")
+		}
+		out, err := stsc.GetFederationToken(ctx, &sts.GetFederationTokenInput{Name: aws.String("svc-engine"),
+			Policy: aws.String(SessionPolicy(role.Locations)), DurationSeconds: aws.Int32(int32(RoleSession / time.Second))})
+		if err != nil {
+			return aws.Credentials{}, err
+		}
+		cr = out.Credentials
 	}
-	cr := out.Credentials
 	c = aws.Credentials{AccessKeyID: aws.ToString(cr.AccessKeyId), SecretAccessKey: aws.ToString(cr.SecretAccessKey),
 		SessionToken: aws.ToString(cr.SessionToken), CanExpire: true, Expires: aws.ToTime(cr.Expiration)}
+	if c.SessionToken == "" || c.AccessKeyID == e.cfg.AccessKeyID {
+		// Whatever STS answered, the engine is never handed the long-lived key.
+		return aws.Credentials{}, errors.New("STS answered no session credentials")
+	}
 	e.mu.Lock()
-	e.cache[role] = c
+	e.cache[k] = c
 	e.mu.Unlock()
 	return c, nil
+}
+
+// SessionPolicy is the IAM policy that narrows the service's federated credentials to
+// locs: objects under each path, and listing the bucket under it.
+func SessionPolicy(locs []Location) string {
+	type statement struct {
+		Effect    string         `json:"Effect"`
+		Action    []string       `json:"Action"`
+		Resource  []string       `json:"Resource"`
+		Condition map[string]any `json:"Condition,omitempty"`
+	}
+	var st []statement
+	for _, l := range locs {
+		p := strings.Trim(l.Path, "/")
+		objects, prefixes := "arn:aws:s3:::"+l.Bucket+"/*", []string{"*"}
+		if p != "" {
+			objects, prefixes = "arn:aws:s3:::"+l.Bucket+"/"+p+"/*", []string{p + "/*", p}
+		}
+		st = append(st,
+			statement{Effect: "Allow", Action: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"}, Resource: []string{objects}},
+			statement{Effect: "Allow", Action: []string{"s3:ListBucket"}, Resource: []string{"arn:aws:s3:::" + l.Bucket},
+				Condition: map[string]any{"StringLike": map[string]any{"s3:prefix": prefixes}}})
+	}
+	b, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": st})
+	return string(b)
 }

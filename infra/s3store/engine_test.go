@@ -25,8 +25,9 @@ type served struct {
 // TestEngineCredentials serves a cluster's engine its role's session credentials,
 // assumed with the external id against the real STS-compatible server, only with the
 // cluster's token; serves the same ones until RefreshBefore their expiry and then
-// assumes the role again; serves the service's own credentials to a cluster without a
-// role; and puts no secret in the engine's environment.
+// assumes the role again; serves a cluster without a role federated session
+// credentials (never the service's own secret); and puts no secret in the engine's
+// environment.
 func TestEngineCredentials(t *testing.T) {
 	c := server(t)
 	f := setup(t, c)
@@ -36,7 +37,7 @@ func TestEngineCredentials(t *testing.T) {
 		if cl == withRole {
 			return s3store.Role{ARN: arn(f.role), ExternalID: f.ext}
 		}
-		return s3store.Role{}
+		return s3store.Role{Locations: []s3store.Location{{Bucket: f.tagged, Path: "lake/a"}}}
 	}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -96,8 +97,11 @@ func TestEngineCredentials(t *testing.T) {
 	if _, renewed := get(withRole, token); renewed.AccessKeyID == first.AccessKeyID || renewed.Token == first.Token {
 		t.Fatalf("not renewed %s before expiry", s3store.RefreshBefore)
 	}
-	if code, own := get(without, otherToken); code != 200 || own.AccessKeyID != c.AccessKeyID || own.Token != "" || own.Expiration != "" {
-		t.Fatalf("a cluster without a role: %d %+v", code, own.AccessKeyID)
+	// Without a role the engine gets federated session credentials scoped to its
+	// storage, never the service's long-lived key and secret.
+	if code, own := get(without, otherToken); code != 200 || own.AccessKeyID == "" || own.AccessKeyID == c.AccessKeyID ||
+		own.SecretAccessKey == c.SecretAccessKey || own.Token == "" || own.Expiration == "" {
+		t.Fatalf("a cluster without a role: %d, the service's own key %v, token %v", code, own.AccessKeyID == c.AccessKeyID, own.Token != "")
 	}
 	if strings.Contains(logs.String(), first.SecretAccessKey) || strings.Contains(logs.String(), first.Token) {
 		t.Fatalf("a secret in the log: %s", logs.String())
@@ -135,5 +139,27 @@ func TestEngineCredentialsWhenTheRoleCannotBeAssumed(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "engine storage credentials unavailable") {
 		t.Fatalf("no log line: %s", logs.String())
+	}
+}
+
+// TestSessionPolicy: the federated credentials of storage without a role may touch the
+// objects under each of its paths and list the bucket there, nothing else.
+func TestSessionPolicy(t *testing.T) {
+	var p struct {
+		Statement []struct {
+			Action, Resource []string
+			Condition        map[string]map[string][]string
+		}
+	}
+	if err := json.Unmarshal([]byte(s3store.SessionPolicy([]s3store.Location{{Bucket: "lake-a", Path: "/db/data/"}, {Bucket: "lake-b"}})), &p); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range p.Statement {
+		got = append(got, strings.Join(st.Resource, ",")+" "+strings.Join(st.Condition["StringLike"]["s3:prefix"], ","))
+	}
+	want := []string{"arn:aws:s3:::lake-a/db/data/* ", "arn:aws:s3:::lake-a db/data/*,db/data", "arn:aws:s3:::lake-b/* ", "arn:aws:s3:::lake-b *"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("policy resources %q, want %q", got, want)
 	}
 }

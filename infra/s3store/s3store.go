@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +38,16 @@ type Config struct {
 	// TagDomain is the domain of the tag key `<domain>/cluster` that buckets and roles
 	// must carry. Default svc-data.dev.
 	TagDomain string
+	// AllowServiceCredentials is the operator's opt-in to customer storage that names no
+	// role: the engine then writes with federated session credentials of the service's own
+	// identity, scoped to that storage's buckets and paths (EngineCredentials), and the
+	// ownership tag is all that says the bucket is the organization's. Default off: every
+	// cluster and database storage names a role of the customer's, with an external id.
+	AllowServiceCredentials bool
 }
+
+// ServiceCredentialsAllowed reports AllowServiceCredentials.
+func (c Config) ServiceCredentialsAllowed() bool { return c.AllowServiceCredentials }
 
 // Configured reports whether the service has storage credentials.
 func (c Config) Configured() bool { return c.AccessKeyID != "" && c.SecretAccessKey != "" }
@@ -44,7 +55,8 @@ func (c Config) Configured() bool { return c.AccessKeyID != "" && c.SecretAccess
 // TagKey is the tag key buckets and roles must carry.
 func (c Config) TagKey() string { return c.TagDomain + "/cluster" }
 
-// FromEnv reads the configuration: SVC_S3_ENDPOINT, SVC_S3_REGION, SVC_S3_TAG_DOMAIN, and
+// FromEnv reads the configuration: SVC_S3_ENDPOINT, SVC_S3_REGION, SVC_S3_TAG_DOMAIN,
+// SVC_S3_ALLOW_SERVICE_CREDENTIALS (true or 1 opts in), and
 // the credentials from SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY or from the file
 // SVC_S3_CREDENTIALS_FILE (lines `access_key_id = ...` and `secret_access_key = ...`).
 func FromEnv() (Config, error) {
@@ -57,6 +69,13 @@ func FromEnv() (Config, error) {
 	}
 	if c.Region == "" {
 		c.Region = "us-east-1"
+	}
+	if v := os.Getenv("SVC_S3_ALLOW_SERVICE_CREDENTIALS"); v != "" {
+		allow, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("SVC_S3_ALLOW_SERVICE_CREDENTIALS: want true or false, not %q", v)
+		}
+		c.AllowServiceCredentials = allow
 	}
 	if c.TagDomain == "" {
 		c.TagDomain = "svc-data.dev"
@@ -90,16 +109,27 @@ func FromEnv() (Config, error) {
 	return c, nil
 }
 
-// URL is the HTTP address of a bucket's path, ending in a slash.
-func (c Config) URL(bucket, path string) string {
-	path = strings.Trim(path, "/")
-	if path != "" {
-		path += "/"
-	}
+// URL is the HTTP address of a bucket's path, ending in a slash: the operator's endpoint
+// (or AWS's regional endpoint) with the bucket and the path as its path (path-style), so
+// that the host is always the operator's. The bucket and path are tenant text, validated
+// when the storage was accepted (catalog.S3Storage.Validate); here they are only ever
+// path segments, escaped by net/url, never part of the host.
+func (c Config) URL(bucket, path string) (string, error) {
+	base := &url.URL{Scheme: "https", Host: "s3." + c.Region + ".amazonaws.com"}
 	if c.Endpoint != "" {
-		return c.Endpoint + "/" + bucket + "/" + path
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return "", fmt.Errorf("SVC_S3_ENDPOINT %q is not an http(s) URL", c.Endpoint)
+		}
+		base = u
 	}
-	return "https://" + bucket + ".s3." + c.Region + ".amazonaws.com/" + path
+	segs := []string{bucket}
+	for s := range strings.SplitSeq(path, "/") {
+		if s != "" {
+			segs = append(segs, s)
+		}
+	}
+	return base.JoinPath(segs...).String() + "/", nil
 }
 
 // DiskSetting is the MergeTree setting that keeps a table's data under bucket/path: an
@@ -107,9 +137,13 @@ func (c Config) URL(bucket, path string) string {
 // the bucket too and a table can be attached again from the bucket alone (after the local
 // data directory is lost). Its credentials come from the engine's environment
 // (EngineCredentials), so no secret is in the statement, the table's metadata or an error.
-func (c Config) DiskSetting(bucket, path string) string {
+func (c Config) DiskSetting(bucket, path string) (string, error) {
+	u, err := c.URL(bucket, path)
+	if err != nil {
+		return "", err
+	}
 	return "disk = disk(type = object_storage, object_storage_type = s3, metadata_type = plain_rewritable, endpoint = " +
-		quote(c.URL(bucket, path)) + ", use_environment_credentials = 1)"
+		quote(u) + ", use_environment_credentials = 1)", nil
 }
 
 func quote(s string) string {

@@ -44,15 +44,25 @@ type Manager struct {
 	mu      sync.Mutex
 	locks   map[uuid.UUID]*sync.Mutex // per table: one node creates a generation once
 	storage Storage
+	// claims serializes the last overlap check with the creation that records the
+	// storage (ClaimStorage).
+	claims sync.Mutex
 }
 
 // Storage is the service's object storage as table management needs it.
 type Storage interface {
 	// Configured reports whether the service has storage credentials.
 	Configured() bool
+	// ServiceCredentialsAllowed reports the operator's opt-in to storage without a
+	// customer role, written by the service's own identity (SVC_S3_ALLOW_SERVICE_CREDENTIALS).
+	ServiceCredentialsAllowed() bool
 	// DiskSetting is the MergeTree setting keeping a table's data under bucket/path,
 	// without any secret in it.
-	DiskSetting(bucket, path string) string
+	DiskSetting(bucket, path string) (string, error)
+	// VerifyStorage runs verify-s3-access's checks: the role assumed with the external
+	// id, the `<tag_domain>/cluster` tag on role and buckets (with value bucketTag when
+	// set), and a probe object written, read back and deleted.
+	VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) catalog.StorageVerification
 }
 
 // SetStorage sets the object storage that databases with s3_storage (their own or their
@@ -63,12 +73,102 @@ func (m *Manager) SetStorage(s Storage) { m.storage = s }
 var errNoStorage = &catalog.FieldError{Field: "s3_storage",
 	Message: "this service has no object storage configured (SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY, or SVC_S3_CREDENTIALS_FILE), so it cannot keep data on S3"}
 
-// CheckStorage refuses s3 storage the service cannot use.
+// CheckStorage refuses s3 storage the service cannot use: none configured, or bucket
+// names and paths outside S3's rules (catalog.S3Storage.Validate, which normalizes the
+// paths of s3 in place).
 func (m *Manager) CheckStorage(s3 *catalog.S3Storage) error {
-	if s3 != nil && (m.storage == nil || !m.storage.Configured()) {
+	if s3 == nil {
+		return nil
+	}
+	if err := s3.Validate(); err != nil {
+		return err
+	}
+	if m.storage == nil || !m.storage.Configured() {
 		return errNoStorage
 	}
 	return nil
+}
+
+// AdmitStorage is the one gate customer storage passes before a cluster or a database
+// is created on it: valid bucket names and paths (CheckStorage); a role with an
+// external id, unless the operator opted into the service's own credentials; the
+// cluster's database_s3_access when it grants it (access: its external id, and its
+// database_bucket_tag on the buckets and the role); no other cluster or database, of any
+// organization, on an overlapping bucket and path; and verify-s3-access's checks, run
+// now. s3's paths are normalized and its external id defaulted to access's in place.
+// The creation that follows runs in ClaimStorage, which checks overlaps again.
+func (m *Manager) AdmitStorage(ctx context.Context, s3 *catalog.S3Storage, access *catalog.DatabaseS3Access) error {
+	if err := m.CheckStorage(s3); err != nil || s3 == nil {
+		return err
+	}
+	tag := ""
+	if access != nil {
+		if s3.ExternalID == "" {
+			s3.ExternalID = access.ExternalID
+		}
+		if s3.ExternalID != access.ExternalID {
+			return &catalog.FieldError{Field: "s3_storage.external_id",
+				Message: "s3_storage.external_id must be the cluster's database_s3_access external_id"}
+		}
+		tag = access.DatabaseBucketTag
+	}
+	switch {
+	case s3.RoleARN == "" && !m.storage.ServiceCredentialsAllowed():
+		return &catalog.FieldError{Field: "s3_storage.role_arn",
+			Message: "s3_storage.role_arn is required: the service writes to customer buckets only as a role of the customer's, assumed with the external id (storage without a role needs the operator's opt-in, SVC_S3_ALLOW_SERVICE_CREDENTIALS)"}
+	case s3.RoleARN != "" && s3.ExternalID == "":
+		return &catalog.FieldError{Field: "s3_storage.external_id",
+			Message: "s3_storage.external_id is required with role_arn: the role's trust policy must ask for it"}
+	}
+	if err := m.inUse(s3); err != nil {
+		return err
+	}
+	if v := m.storage.VerifyStorage(ctx, *s3, tag); !v.Verified {
+		return &catalog.FieldError{Field: "s3_storage", Message: "s3_storage did not pass verify-s3-access: " + v.Message}
+	}
+	return nil
+}
+
+// ClaimStorage runs create, which records a cluster or database on s3 (admitted by
+// AdmitStorage), after checking again, under one lock, that no storage recorded since
+// overlaps s3: of creations at once on one bucket and path, one is recorded and the
+// others are refused. (The lock is this node's: creations on two nodes at once are not
+// serialized.)
+func (m *Manager) ClaimStorage(s3 *catalog.S3Storage, create func() error) error {
+	if s3 == nil {
+		return create()
+	}
+	m.claims.Lock()
+	defer m.claims.Unlock()
+	if err := m.inUse(s3); err != nil {
+		return err
+	}
+	return create()
+}
+
+// inUse refuses s3 when it overlaps storage a cluster or database already uses.
+func (m *Manager) inUse(s3 *catalog.S3Storage) error {
+	if l, used := m.cat.Model().StorageInUse(s3); used {
+		return &catalog.FieldError{Field: "s3_storage",
+			Message: fmt.Sprintf("s3_storage: bucket %s path %q overlaps storage another cluster or database already uses; each keeps its data under a bucket and path of its own", l.Bucket, l.Path)}
+	}
+	return nil
+}
+
+// ErrStorageUnavailable: verify-s3-access on a node wired without object storage.
+var ErrStorageUnavailable = errors.New("this service does not use object storage")
+
+// VerifyStorage is verify-s3-access: s3's names and paths by the rules creation applies
+// (a FieldError), then the checks AdmitStorage runs at creation, each reported. bucketTag
+// is the value the ownership tag must have (database_s3_access), empty for any.
+func (m *Manager) VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) (catalog.StorageVerification, error) {
+	if err := s3.Validate(); err != nil {
+		return catalog.StorageVerification{}, err
+	}
+	if m.storage == nil {
+		return catalog.StorageVerification{}, ErrStorageUnavailable
+	}
+	return m.storage.VerifyStorage(ctx, s3, bucketTag), nil
 }
 
 // StorageRole is the role whose session credentials the cluster's engine writes to S3
@@ -90,6 +190,31 @@ func (m *Manager) StorageRole(cluster uuid.UUID) (arn, externalID string) {
 	return first.S3.RoleARN, first.S3.ExternalID
 }
 
+// roleless returns the locations of the cluster's storage (its own and its databases')
+// that name no role: with the operator's opt-in they are written with the service's
+// federated credentials, scoped to them (s3store.SessionPolicy).
+func (m *Manager) roleless(cluster uuid.UUID) []catalog.S3Location {
+	var out []catalog.S3Location
+	if c, ok := m.cat.Model().Cluster(cluster); ok && c.S3 != nil && c.S3.RoleARN == "" {
+		out = append(out, c.S3.Data, c.S3.Backups)
+	}
+	for _, d := range m.cat.Model().Databases(cluster) {
+		if d.S3 != nil && d.S3.RoleARN == "" {
+			out = append(out, d.S3.Data, d.S3.Backups)
+		}
+	}
+	return out
+}
+
+// StorageIdentity is what the cluster's engine writes to S3 as: StorageRole's role, or,
+// without one, the service's own identity scoped to the locations returned.
+func (m *Manager) StorageIdentity(cluster uuid.UUID) (arn, externalID string, locations []catalog.S3Location) {
+	if arn, ext := m.StorageRole(cluster); arn != "" {
+		return arn, ext, nil
+	}
+	return "", "", m.roleless(cluster)
+}
+
 // generationSettings are the settings of t's generations: GenerationSettings, plus the
 // S3 disk of its database's storage (or, when the database has none, its cluster's).
 func (m *Manager) generationSettings(t *catalog.Table) (string, error) {
@@ -97,10 +222,17 @@ func (m *Manager) generationSettings(t *catalog.Table) (string, error) {
 	if s3 == nil {
 		return GenerationSettings, nil
 	}
-	if err := m.CheckStorage(s3); err != nil {
+	// Checked again where it becomes part of a statement: storage accepted before the
+	// rules existed is refused here rather than handed to the engine.
+	checked := *s3
+	if err := m.CheckStorage(&checked); err != nil {
 		return "", err
 	}
-	return GenerationSettings + ", " + m.storage.DiskSetting(s3.Data.Bucket, s3.Data.Path), nil
+	disk, err := m.storage.DiskSetting(checked.Data.Bucket, checked.Data.Path)
+	if err != nil {
+		return "", err
+	}
+	return GenerationSettings + ", " + disk, nil
 }
 
 // storageOf is the S3 storage t's data is kept on: its database's, else its cluster's;
@@ -152,13 +284,23 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	if err := catalog.ValidateName("database", name); err != nil {
 		return nil, &catalog.FieldError{Field: "name", Message: err.Error()}
 	}
-	if err := m.CheckStorage(s3); err != nil {
-		return nil, err
-	}
-	if s3 != nil && s3.RoleARN != "" {
-		if arn, _ := m.StorageRole(cluster); arn != "" && arn != s3.RoleARN {
+	if s3 != nil {
+		c, ok := m.cat.Model().Cluster(cluster)
+		if !ok {
+			return nil, fmt.Errorf("%w: cluster %s", catalog.ErrNotFound, cluster)
+		}
+		// One engine writes as one identity: a role's, or (opted in) the service's.
+		arn, _ := m.StorageRole(cluster)
+		switch {
+		case arn != "" && arn != s3.RoleARN:
 			return nil, &catalog.FieldError{Field: "s3_storage",
-				Message: "role_arn: the cluster's engine already writes with another role (its storage's, or an earlier database's); one engine holds one role's credentials, so a database on this cluster must name that role or none"}
+				Message: "role_arn: the cluster's engine already writes with another role (its storage's, or an earlier database's); one engine holds one role's credentials, so a database on this cluster must name that role"}
+		case arn == "" && s3.RoleARN != "" && len(m.roleless(cluster)) > 0:
+			return nil, &catalog.FieldError{Field: "s3_storage",
+				Message: "role_arn: the cluster's engine already writes storage without a role; one engine holds one identity's credentials, so a database on this cluster must name no role"}
+		}
+		if err := m.AdmitStorage(ctx, s3, c.DatabaseS3Access); err != nil {
+			return nil, err
 		}
 	}
 	// Engine first: creating an engine database that then loses a catalog race is
@@ -166,7 +308,12 @@ func (m *Manager) CreateDatabase(ctx context.Context, org, cluster uuid.UUID, na
 	if err := e.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+sqlquote.Ident(catalog.EngineDatabase(org, name))); err != nil {
 		return nil, fmt.Errorf("create engine database: %w", err)
 	}
-	return m.cat.CreateDatabase(ctx, org, cluster, name, s3)
+	var d *catalog.Database
+	err = m.ClaimStorage(s3, func() (err error) {
+		d, err = m.cat.CreateDatabase(ctx, org, cluster, name, s3)
+		return err
+	})
+	return d, err
 }
 
 // DropDatabase deletes a database with its data.
