@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,8 +84,14 @@ func TestChildProcessesGetNoSecrets(t *testing.T) {
 			t.Fatalf("svcd's children %v lack one of %v", kids, want)
 		}
 	}
-	for pid, cmd := range kids {
+	// Their children too: the Temporal server runs below its forwarder.
+	for _, pid := range descendants(s.PID())[1:] {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		cmd := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if errors.Is(err, os.ErrNotExist) {
+			continue // exited meanwhile
+		}
 		if err != nil {
 			t.Fatalf("read the environment of %d (%s): %v", pid, cmd, err)
 		}
@@ -170,5 +177,96 @@ func TestForgedRecordHeadersDoNotCrossOrganizations(t *testing.T) {
 	}
 	if !strings.Contains(s.Logs(), "records whose headers name a table or database not of this cluster") {
 		t.Fatalf("the dropped record was not reported:\n%s", s.Logs())
+	}
+}
+
+// descendants returns pid and every process below it.
+func descendants(pid int) []int {
+	all := []int{pid}
+	for i := 0; i < len(all); i++ {
+		for kid := range children(all[i]) {
+			all = append(all, kid)
+		}
+	}
+	return all
+}
+
+// socketInodes returns the inodes of the sockets the processes hold open.
+func socketInodes(pids []int) map[string]bool {
+	out := map[string]bool{}
+	for _, pid := range pids {
+		fds, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/fd/*")
+		for _, fd := range fds {
+			link, err := os.Readlink(fd)
+			if err == nil && strings.HasPrefix(link, "socket:[") {
+				out[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
+			}
+		}
+	}
+	return out
+}
+
+// TestEmbeddedTemporalServesOnlyThroughItsSocket: the Temporal svcd embeds listens on no
+// TCP port of the host's network namespace (issue 23: any local process could reach its
+// loopback frontend and start or signal any organization's workflows); it is reached
+// only through the unix socket in its 0700 data directory, and workflows still run.
+func TestEmbeddedTemporalServesOnlyThroughItsSocket(t *testing.T) {
+	svcdtest.Requirements(t)
+	if os.Getenv("SVC_TEMPORAL_BIN") == "" {
+		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
+	}
+	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=")
+	wf := createWorkflow(t, s, map[string]any{"name": "through the socket", "interval_seconds": nil,
+		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"}})
+	run := startRun(t, s, wf.ID, "Idempotency-Key", "socket")
+	waitRun(t, s, wf.ID, run.ID, "completed")
+
+	dir := filepath.Join(s.DataDir, "temporal")
+	pid, err := strconv.Atoi(strings.TrimSpace(temporalPID(t, s)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := descendants(pid)
+	var server bool
+	for _, p := range tree {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		server = server || bytes.Contains(cmdline, []byte("start-dev"))
+	}
+	if !server {
+		t.Fatalf("no Temporal server at or below the recorded process %d: %v", pid, tree)
+	}
+	// This test runs in the host's network namespace: /proc/self/net lists its sockets.
+	inodes := socketInodes(tree)
+	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		raw, err := os.ReadFile(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(raw), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" { // LISTEN
+				continue
+			}
+			if inodes[f[9]] {
+				t.Errorf("the embedded Temporal listens on %s in the host's network namespace (%s)", f[1], table)
+			}
+		}
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s has mode %v, want 0700", dir, fi.Mode().Perm())
+	}
+	fi, err = os.Stat(filepath.Join(dir, "frontend.sock"))
+	if err != nil {
+		t.Fatalf("no frontend socket: %v", err)
+	}
+	if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+		t.Errorf("frontend.sock: mode %v, want a socket with 0600", fi.Mode())
+	}
+	if strings.Contains(s.Logs(), "REACHABLE BY EVERY LOCAL PROCESS") {
+		t.Error("svcd fell back to TCP loopback")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/svc-data/svc/infra/eventstore/esdb"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/infra/s3store"
+	"github.com/svc-data/svc/infra/temporal"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/projections/es"
@@ -31,6 +32,14 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == temporal.NetnsCommand {
+		// Hidden: the embedded Temporal's forwarder, in a network namespace of its own.
+		err := temporal.RunNetns(os.Args[2:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "svcd "+temporal.NetnsCommand+":", err)
+		}
+		os.Exit(temporal.NetnsExit(err))
+	}
 	// Everything svcd writes, and every engine and broker it starts, is private to its
 	// user: directories 0700, files 0600 (the engines' data holds every tenant's rows).
 	syscall.Umask(0o077)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -50,8 +51,14 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 			log.Warn("workflows are disabled: no Temporal (set SVC_TEMPORAL_ADDR, or SVC_TEMPORAL_BIN for the embedded server; `go tool task up` does)")
 			return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), nil
 		}
+		// svcd itself, re-executed, runs the server in a network namespace of its own,
+		// reached through a unix socket in the 0700 data directory (issue 23).
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
 		srv, err := temporal.NewServer(temporal.ServerConfig{Binary: cfg.TemporalBin, DataDir: filepath.Join(cfg.DataDir, "temporal"),
-			Namespace: cfg.TemporalNamespace, Logger: log})
+			Namespace: cfg.TemporalNamespace, Forwarder: []string{exe, temporal.NetnsCommand}, Logger: log})
 		if err != nil {
 			return nil, err
 		}

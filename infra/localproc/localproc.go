@@ -90,9 +90,13 @@ type Process struct {
 
 // Start starts cmd in a session of its own and records its PID in pidFile. Unless
 // detach, the process is killed when this one dies, since nothing else would stop it;
-// a detached one (a test harness's) is stopped later with StopPIDFile.
+// a detached one (a test harness's) is stopped later with StopPIDFile. Attributes
+// already in cmd.SysProcAttr (namespaces to clone) are kept.
 func Start(cmd *exec.Cmd, pidFile string, detach bool) (*Process, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid = true
 	if !detach {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
@@ -113,6 +117,20 @@ func (p *Process) PID() int {
 		return 0
 	}
 	return p.cmd.Process.Pid
+}
+
+// ExitCode is the process's exit status once it exited; -1 before, or when a signal
+// ended it, or for a nil Process.
+func (p *Process) ExitCode() int {
+	if p == nil {
+		return -1
+	}
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
 }
 
 // Done is closed once the process exited.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,6 +37,12 @@ type ServerConfig struct {
 	// StartRPS raises the per-namespace rate at which schedules may start workflows
 	// (Temporal's default of 30/s is below 100 workflows at 1 s). Default 200.
 	StartRPS int
+	// Forwarder, when set, is the command that runs RunNetns (svcd and its hidden
+	// NetnsCommand): the server then runs in a network namespace of its own, reached only
+	// through SocketFile(DataDir) in the 0700 data directory, so no local process but
+	// this user's reaches it. Where this host makes no network namespace, the server
+	// listens on Host's loopback instead, with a warning. Unset (the test harness's): TCP.
+	Forwarder []string
 	// Detach keeps the server running after this process exits (for the test harness);
 	// it is then stopped by PID with StopPIDFile.
 	Detach bool
@@ -75,9 +82,10 @@ func (c *ServerConfig) Validate() error {
 
 // Server is a running local Temporal server.
 type Server struct {
-	cfg  ServerConfig
-	proc *localproc.Process
-	addr string
+	cfg      ServerConfig
+	proc     *localproc.Process
+	addr     string
+	isolated bool
 }
 
 // NewServer validates cfg and returns a server ready to Start.
@@ -88,8 +96,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	return &Server{cfg: cfg}, nil
 }
 
-// Addr returns the frontend's host:port once started.
+// Addr returns the frontend's address once started: host:port, or unix:///path when
+// the server runs in a network namespace of its own. Both are gRPC targets.
 func (s *Server) Addr() string { return s.addr }
+
+// Isolated reports whether the server runs in a network namespace of its own.
+func (s *Server) Isolated() bool { return s.isolated }
 
 // PID returns the server's process id once started.
 func (s *Server) PID() int { return s.proc.PID() }
@@ -134,6 +146,22 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := StopPIDFile(ctx, c.DataDir); err != nil {
 		return err
 	}
+	out, err := os.OpenFile(filepath.Join(c.DataDir, "temporal.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("temporal server: %w", err)
+	}
+	defer out.Close()
+	if len(c.Forwarder) > 0 {
+		err := s.startIsolated(ctx, out)
+		if !errors.Is(err, errNoNamespace) {
+			return err
+		}
+		c.Logger.Warn("THE EMBEDDED TEMPORAL IS REACHABLE BY EVERY LOCAL PROCESS: this host makes no network namespace "+
+			"for svcd, so it listens on TCP loopback without authentication, and any local user can start, signal "+
+			"or cancel any organization's workflow runs. On a shared host, run a Temporal with mutual TLS and set "+
+			"SVC_TEMPORAL_ADDR and SVC_TEMPORAL_TLS_CERT, SVC_TEMPORAL_TLS_KEY, SVC_TEMPORAL_TLS_CA; or allow "+
+			"unprivileged user namespaces", "err", err)
+	}
 	ports := make([]int, 3)
 	for i := range ports {
 		p, err := localproc.FreePort(c.Host)
@@ -146,11 +174,6 @@ func (s *Server) Start(ctx context.Context) error {
 		ports[0] = c.Port
 	}
 	s.addr = net.JoinHostPort(c.Host, strconv.Itoa(ports[0]))
-	out, err := os.OpenFile(filepath.Join(c.DataDir, "temporal.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("temporal server: %w", err)
-	}
-	defer out.Close()
 	cmd := exec.Command(c.Binary, c.Args(ports[0], ports[1], ports[2])...)
 	cmd.Env = localproc.Env()
 	cmd.Stdout, cmd.Stderr = out, out
@@ -160,6 +183,47 @@ func (s *Server) Start(ctx context.Context) error {
 	c.Logger.Info("temporal server starting", "addr", s.addr, "pid", s.proc.PID(), "dir", c.DataDir)
 	if err := s.waitReady(ctx); err != nil {
 		return errors.Join(err, s.Shutdown(ctx))
+	}
+	c.Logger.Info("temporal server ready", "addr", s.addr)
+	return nil
+}
+
+// startIsolated starts the forwarder, and through it the server, in a network
+// namespace of its own. errNoNamespace: this host refused the namespace; nothing runs.
+func (s *Server) startIsolated(ctx context.Context, out *os.File) error {
+	c := s.cfg
+	sock, err := filepath.Abs(SocketFile(c.DataDir))
+	if err != nil {
+		return fmt.Errorf("temporal server: %w", err)
+	}
+	if len(sock) > maxSocketPath {
+		return fmt.Errorf("temporal server: the socket path %s is longer than a unix socket's %d bytes; use a shorter data directory",
+			sock, maxSocketPath)
+	}
+	// Inside the namespace nothing else listens: the usual ports, on its own loopback.
+	inner := c
+	inner.Host = "127.0.0.1"
+	args := append(slices.Clone(c.Forwarder[1:]), "-sock", sock, "-port", strconv.Itoa(netnsPort), "--", c.Binary)
+	args = append(args, inner.Args(netnsPort, netnsHTTPPort, netnsMetricsPort)...)
+	cmd := exec.Command(c.Forwarder[0], args...)
+	cmd.Env = localproc.Env()
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = isolation()
+	if s.proc, err = localproc.Start(cmd, PIDFile(c.DataDir), c.Detach); err != nil {
+		if namespaceRefused(err) {
+			return fmt.Errorf("%w: %w", errNoNamespace, err)
+		}
+		return fmt.Errorf("temporal server: start %s: %w", c.Forwarder[0], err)
+	}
+	s.addr, s.isolated = "unix://"+sock, true
+	c.Logger.Info("temporal server starting in a network namespace of its own", "addr", s.addr, "pid", s.proc.PID(), "dir", c.DataDir)
+	if err := s.waitReady(ctx); err != nil {
+		err = errors.Join(err, s.Shutdown(ctx))
+		if s.proc.ExitCode() == NetnsRefusedExit {
+			s.proc, s.addr, s.isolated = nil, "", false
+			return fmt.Errorf("%w: the namespace's loopback cannot be brought up", errNoNamespace)
+		}
+		return err
 	}
 	c.Logger.Info("temporal server ready", "addr", s.addr)
 	return nil
