@@ -208,6 +208,8 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	perCluster("svc_consumer_held_records", func(st *pipeline.Stats) int64 { return st.Held() })
 	header("svc_consumer_stalled_partitions", "gauge", "Partitions of this node whose batch failed 5 times in a row and is replayed until it lands.")
 	perCluster("svc_consumer_stalled_partitions", func(st *pipeline.Stats) int64 { return int64(len(st.Stalls())) })
+	header("svc_otlp_grpc_messages_received_total", "counter", "OTLP/gRPC messages read (and decompressed) by this node; a stream refused at its headers sends none.")
+	fmt.Fprintf(&b, "svc_otlp_grpc_messages_received_total %d\n", s.grpcMessages.Load())
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -31,6 +32,9 @@ type Config struct {
 	// 503 with Retry-After.
 	MaxConcurrentIngest int
 	IngestWait          time.Duration
+	// GRPCStreams bounds the OTLP/gRPC exports in flight on one connection and for one
+	// key (each holds up to MaxOTLPMessage of message in memory).
+	GRPCStreams int
 	// IngestTimeout bounds the wait for the log's acknowledgment of a small request;
 	// a request waits a second longer per MiB of rows (ackTimeout).
 	IngestTimeout time.Duration
@@ -60,6 +64,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrentIngest <= 0 {
 		c.MaxConcurrentIngest = 256
+	}
+	if c.GRPCStreams <= 0 {
+		c.GRPCStreams = 8
 	}
 	if c.IngestWait <= 0 {
 		c.IngestWait = 2 * time.Second
@@ -110,10 +117,13 @@ type Server struct {
 	grpc     *grpc.Server
 	split    *splitListener
 	inflight chan struct{} // tokens bounding concurrent inserts
-	wg       sync.WaitGroup
-	polls    pollState
-	stopped  bool
-	mu       sync.Mutex
+	// grpcKeys bounds OTLP/gRPC streams per key; grpcMessages counts messages received.
+	grpcKeys     keyStreams
+	grpcMessages atomic.Int64
+	wg           sync.WaitGroup
+	polls        pollState
+	stopped      bool
+	mu           sync.Mutex
 	// life is the context of requests' downstream work; see work.
 	life    context.Context
 	endLife context.CancelFunc
@@ -139,6 +149,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest), logins: newLoginLimiter()}
+	s.grpcKeys.max = cfg.GRPCStreams
 	s.life, s.endLife = context.WithCancel(context.Background())
 	r := router.New()
 	r.SaveMatchedRoutePath = true
