@@ -233,10 +233,10 @@ func (s *Server) grpcTap(ctx context.Context, info *tap.Info) (context.Context, 
 // grpcPrincipal checks a stream's credentials; the principal is returned with an error
 // when the key was valid but may not export.
 func (s *Server) grpcPrincipal(md metadata.MD) (*Principal, error) {
-	auth := md.Get("authorization")
-	if len(auth) > 1 {
-		return nil, apiErr(400, "duplicate_authorization", "more than one authorization metadata entry", "")
+	if err := repeatedHeader(func(h string) int { return len(md.Get(h)) }); err != nil {
+		return nil, err
 	}
+	auth := md.Get("authorization")
 	var token []byte
 	if len(auth) == 1 {
 		token = bearer([]byte(auth[0]))

@@ -71,15 +71,12 @@ func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf 
 // (traces, logs, metrics) unless x-service-<signal>-table names another. values returns
 // every value the header (HTTP) or metadata key (gRPC) was sent with; one rule for both
 // transports: a header given empty names nothing and is refused rather than read as
-// absent, and a header given twice is refused rather than read by its first value.
+// absent (one given twice was refused already: repeatedHeader).
 func otlpTable(signal string, values func(string) []string) (string, error) {
 	h := "x-service-" + signal + "-table"
 	switch v := values(h); {
 	case len(v) == 0:
 		return signal, nil
-	case len(v) > 1:
-		return "", &APIError{Status: 400, Code: "invalid_table", Field: h,
-			Message: "the " + h + " header is given more than once", Hint: "name one table"}
 	case v[0] == "":
 		return "", &APIError{Status: 400, Code: "invalid_table", Field: h,
 			Message: "the " + h + " header is empty", Hint: "name a table, or omit the header"}

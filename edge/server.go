@@ -343,6 +343,30 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// singleHeaders carry a credential or choose what a request acts on. Given twice, each
+// reader (a handler's Peek, a proxy in front) may take a different one, so a request (or
+// an OTLP/gRPC stream's metadata) that repeats one is refused, by repeatedHeader, before
+// anything reads it.
+var singleHeaders = []string{"Authorization", "X-Cloud-Firehose-Access-Key", "X-Amz-Firehose-Access-Key",
+	"X-Amz-Firehose-Request-Id", "Idempotency-Key", "X-Service-Database",
+	"X-Service-Traces-Table", "X-Service-Logs-Table", "X-Service-Metrics-Table"}
+
+// repeatedHeader refuses a request that gives one of singleHeaders more than once; count
+// returns how many times a header (case-insensitive) was given.
+func repeatedHeader(count func(header string) int) error {
+	for _, h := range singleHeaders {
+		if count(h) > 1 {
+			code := "duplicate_header"
+			if h == "Authorization" {
+				code = "duplicate_authorization"
+			}
+			return &APIError{Status: 400, Code: code, Field: h, Message: "the request has more than one " + h + " header",
+				Hint: "send exactly one"}
+		}
+	}
+	return nil
+}
+
 // logged gives every request an id and logs failures.
 func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
@@ -351,9 +375,8 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		ctx.SetUserValue(requestIDKey, id)
 		ctx.Response.Header.Set("X-Request-Id", id)
 		defer s.recordRequest(ctx, start, trace, id)
-		// Two Authorization headers leave it to each reader which one counts.
-		if len(ctx.Request.Header.PeekAll("Authorization")) > 1 {
-			writeError(ctx, apiErr(400, "duplicate_authorization", "the request has more than one Authorization header", "send exactly one"))
+		if err := repeatedHeader(func(h string) int { return len(ctx.Request.Header.PeekAll(h)) }); err != nil {
+			writeError(ctx, err)
 			return
 		}
 		// A bug in one handler must cost one request, not the process and every
