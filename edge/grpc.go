@@ -388,6 +388,9 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 		method, _ := grpc.Method(ctx)
 		s.recordGRPC(p, get, method, start, size, err)
 		if err != nil {
+			if _, detail := publicError(toAPIError(err)); detail != "" {
+				s.cfg.Logger.Warn("OTLP/gRPC export failed", "method", method, "error", detail)
+			}
 			err = grpcError(err)
 		}
 	}()
@@ -419,7 +422,7 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 // grpcError maps the API's errors to gRPC status codes, once: the codes OTLP exporters
 // act on (UNAVAILABLE and RESOURCE_EXHAUSTED with RetryInfo are retried after its delay).
 func grpcError(err error) error {
-	e := toAPIError(err)
+	e, _ := publicError(toAPIError(err))
 	var code codes.Code
 	switch {
 	case e.Status == 400 || e.Status == 415:
@@ -478,7 +481,7 @@ func (s *Server) recordGRPC(p *Principal, get func(string) string, method string
 		e.Database = p.Key.DefaultDatabase
 	}
 	if err != nil {
-		ae := toAPIError(err)
+		ae, _ := publicError(toAPIError(err))
 		e.Status, e.Error = ae.Status, &requestlog.Error{Code: ae.Code, Message: ae.Message}
 	}
 	s.deps.RequestLog.Record(e)

@@ -188,7 +188,7 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	page, err := s.deps.RequestLog.Query(s.work(), p.OrgID, p.ClusterID, f)
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "engine_unavailable", Message: err.Error(), RetryAfter: 1})
+		writeError(ctx, &APIError{Status: 503, Code: "engine_unavailable", Message: "the request log is unavailable", Internal: err, RetryAfter: 1})
 		return
 	}
 	writeJSON(ctx, 200, page)

@@ -79,7 +79,7 @@ func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
 	defer cancel()
 	lag, err := s.deps.Ops.Lag(lctx, p.ClusterID)
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "consumer lag is unavailable: " + err.Error(), RetryAfter: 1})
+		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "consumer lag is unavailable", Internal: err, RetryAfter: 1})
 		return
 	}
 	for _, l := range lag {
@@ -114,7 +114,7 @@ func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: err.Error(), RetryAfter: 1})
+		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "dead letters are unavailable", Internal: err, RetryAfter: 1})
 		return
 	}
 	writeJSON(ctx, 200, page)

@@ -385,13 +385,15 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 			if r := recover(); r != nil {
 				s.cfg.Logger.Error("handler panicked", "request_id", id, "method", string(ctx.Method()),
 					"path", string(ctx.Path()), "panic", r, "stack", string(debug.Stack()))
-				writeError(ctx, apiErr(500, "internal_error", "the request failed inside the service; it was logged as "+id, ""))
+				writeError(ctx, apiErr(500, "internal_error", "the request failed inside the service", ""))
 			}
 		}()
 		next(ctx)
 		if code := ctx.Response.StatusCode(); code >= 500 {
+			// The answer said only that it failed (publicError); the detail is here.
+			detail, _ := ctx.UserValue(internalErrorKey).(string)
 			s.cfg.Logger.Warn("request failed", "request_id", id, "method", string(ctx.Method()),
-				"path", string(ctx.Path()), "status", code, "duration", time.Since(start))
+				"path", string(ctx.Path()), "status", code, "duration", time.Since(start), "error", detail)
 		}
 	}
 }
