@@ -270,9 +270,17 @@ func principalID(p *Principal) uuid.UUID {
 
 // keyStreams counts the streams each key has open, up to max.
 type keyStreams struct {
-	mu   sync.Mutex
-	max  int
-	open map[uuid.UUID]int
+	mu    sync.Mutex
+	max   int
+	open  map[uuid.UUID]int
+	total int
+}
+
+// Open is how many streams are open, over all keys (for /metrics).
+func (k *keyStreams) Open() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.total
 }
 
 // acquire takes one of id's stream slots; release gives it back (once).
@@ -286,11 +294,13 @@ func (k *keyStreams) acquire(id uuid.UUID) (release func(), ok bool) {
 		k.open = map[uuid.UUID]int{}
 	}
 	k.open[id]++
+	k.total++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			k.mu.Lock()
 			defer k.mu.Unlock()
+			k.total--
 			if k.open[id]--; k.open[id] <= 0 {
 				delete(k.open, id)
 			}

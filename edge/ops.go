@@ -210,6 +210,8 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	perCluster("svc_consumer_stalled_partitions", func(st *pipeline.Stats) int64 { return int64(len(st.Stalls())) })
 	header("svc_otlp_grpc_messages_received_total", "counter", "OTLP/gRPC messages read (and decompressed) by this node; a stream refused at its headers sends none.")
 	fmt.Fprintf(&b, "svc_otlp_grpc_messages_received_total %d\n", s.grpcMessages.Load())
+	header("svc_otlp_grpc_streams_open", "gauge", "OTLP/gRPC streams accepted at their headers and not yet ended.")
+	fmt.Fprintf(&b, "svc_otlp_grpc_streams_open %d\n", s.grpcKeys.Open())
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
 }

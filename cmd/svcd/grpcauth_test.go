@@ -161,25 +161,25 @@ func TestOTLPGRPCStreamsPerKeyAndTableHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// exportUntil repeats an empty export on the other connection until it answers want.
-	exportUntil := func(want codes.Code) error {
-		deadline := time.Now().Add(time.Minute)
-		for {
-			_, err := other.Export(withKey, &collogspb.ExportLogsServiceRequest{})
-			if status.Code(err) == want {
-				return err
-			}
+	// waitOpen waits until svcd has n streams open (accepted at their headers).
+	waitOpen := func(n string) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); metricValue(t, s, "svc_otlp_grpc_streams_open") != n; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("export: %v, want %v", err, want)
+				t.Fatalf("svcd has %s OTLP/gRPC streams open, want %s", metricValue(t, s, "svc_otlp_grpc_streams_open"), n)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	err = exportUntil(codes.ResourceExhausted)
-	if !strings.Contains(status.Convert(err).Message(), "2 OTLP/gRPC exports in flight") {
-		t.Fatalf("refusal: %v", err)
+	waitOpen("2")
+	_, err = other.Export(withKey, &collogspb.ExportLogsServiceRequest{})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "2 OTLP/gRPC exports in flight") {
+		t.Fatalf("a third export of the key: %v, want RESOURCE_EXHAUSTED", err)
 	}
 	cancels[0]()
-	exportUntil(codes.OK)
+	waitOpen("1")
+	if _, err := other.Export(withKey, &collogspb.ExportLogsServiceRequest{}); err != nil {
+		t.Fatalf("an export beside one held stream: %v", err)
+	}
 	cancels[1]()
+	waitOpen("0")
 }
