@@ -399,7 +399,7 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 		s.recordGRPC(p, get, method, start, size, err)
 		if err != nil {
 			if _, detail := publicError(toAPIError(err)); detail != "" {
-				s.cfg.Logger.Warn("OTLP/gRPC export failed", "method", method, "error", detail)
+				s.cfg.Logger.Warn("OTLP/gRPC export failed", "method", method, "error", redactServerLog(detail))
 			}
 			err = grpcError(err)
 		}

@@ -393,7 +393,7 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 			// The answer said only that it failed (publicError); the detail is here.
 			detail, _ := ctx.UserValue(internalErrorKey).(string)
 			s.cfg.Logger.Warn("request failed", "request_id", id, "method", string(ctx.Method()),
-				"path", string(ctx.Path()), "status", code, "duration", time.Since(start), "error", detail)
+				"path", string(ctx.Path()), "status", code, "duration", time.Since(start), "error", redactServerLog(detail))
 		}
 	}
 }
