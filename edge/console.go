@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"mime"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -170,11 +171,9 @@ func (s *Server) consoleAPI(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rest, _ := ctx.UserValue("path").(string)
-	for _, seg := range strings.Split(rest, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			writeError(ctx, apiErr(404, "route_not_found", "no API route /v1/"+rest, "see /v1/openapi.json for the API"))
-			return
-		}
+	if !consoleAPIPathOK(rest) {
+		writeError(ctx, apiErr(404, "route_not_found", "no API route under /v1 for this path", "see /v1/openapi.json for the API"))
+		return
 	}
 	ctx.Request.URI().SetPath("/v1/" + rest)
 	ctx.Request.Header.Set("Authorization", "Bearer "+token)
@@ -182,6 +181,23 @@ func (s *Server) consoleAPI(ctx *fasthttp.RequestCtx) {
 	ctx.Request.Header.Del(consoleCSRFHeader)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	s.routes(ctx)
+}
+
+// consoleAPIPathOK reports whether /ui/api/{rest} stays under /v1. The router matches the
+// path as sent (rest is still percent-encoded), while fasthttp decodes it once and then
+// resolves dot segments, and the router's fixed-path redirect uses that: so the segments
+// are checked on rest decoded, where `..%2f` and `%2e%2e` are what they become.
+func consoleAPIPathOK(rest string) bool {
+	decoded, err := url.PathUnescape(rest)
+	if err != nil {
+		return false
+	}
+	for _, seg := range strings.Split(decoded, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonLogin reads a JSON {username, password} body and opens a session; on failure it

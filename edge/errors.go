@@ -27,6 +27,9 @@ type APIError struct {
 	EngineCode int32 `json:"engine_code,omitempty"`
 	// RetryAfter, in seconds, is sent as the Retry-After header.
 	RetryAfter int `json:"-"`
+	// Internal is what went wrong inside the service, for the server log only: a 5xx
+	// answer carrying it says so with a generic message and the request id (writeError).
+	Internal error `json:"-"`
 }
 
 func (e *APIError) Error() string { return e.Message }
@@ -41,8 +44,18 @@ func requiredField(code, field string) *APIError {
 	return &APIError{Status: 400, Code: code, Field: field, Message: fmt.Sprintf("field %q is required", field)}
 }
 
+// internalErrorKey holds a 5xx answer's internal detail, which logged writes to the
+// server log.
+const internalErrorKey = "internal_error"
+
 func writeError(ctx *fasthttp.RequestCtx, err error) {
 	e := toAPIError(err)
+	if public, detail := publicError(e); detail != "" {
+		id, _ := ctx.UserValue(requestIDKey).(string)
+		public.Message += "; it was logged as " + id
+		ctx.SetUserValue(internalErrorKey, detail)
+		e = public
+	}
 	ctx.SetUserValue(apiErrorKey, e)
 	body, _ := json.Marshal(struct {
 		Error *APIError `json:"error"`
@@ -54,6 +67,30 @@ func writeError(ctx *fasthttp.RequestCtx, err error) {
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	ctx.SetBody(body)
+}
+
+// publicError is what a client (and the request log, which the organization reads) may see
+// of e: a 5xx answer never carries internal error text (engine, log or event-store
+// messages name internal databases, tables, hosts and files). A 500, or a 5xx with an
+// Internal cause, keeps its status, code, hint and Retry-After and says only that the
+// request failed inside the service; detail is the text for the server log ("" when e
+// is public as it is).
+func publicError(e *APIError) (public *APIError, detail string) {
+	if e.Status < 500 || e.Status != 500 && e.Internal == nil {
+		return e, ""
+	}
+	detail = e.Message
+	if e.Internal != nil {
+		detail = e.Internal.Error()
+	}
+	p := *e
+	p.Internal = nil
+	p.EngineCode = 0
+	p.Message = "the request failed inside the service"
+	if e.Status == 503 {
+		p.Message = "a service the request needs is unavailable; retry it after the Retry-After delay"
+	}
+	return &p, detail
 }
 
 // toAPIError maps domain errors to statuses once, here.
@@ -86,7 +123,7 @@ func toAPIError(err error) *APIError {
 	case errors.Is(err, pipeline.ErrTooLarge):
 		return apiErr(413, "request_too_large", err.Error(), "split the rows into several requests")
 	}
-	return apiErr(500, "internal_error", err.Error(), "")
+	return &APIError{Status: 500, Code: "internal_error", Message: err.Error(), Internal: err}
 }
 
 // isJSONNull reports whether a request body is the JSON literal null.

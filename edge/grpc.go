@@ -6,18 +6,23 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	_ "google.golang.org/grpc/encoding/gzip" // gzip-compressed messages
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -166,16 +171,159 @@ func (c *peekedConn) SyscallConn() (syscall.RawConn, error) {
 }
 
 // MaxOTLPMessage bounds an OTLP/gRPC message after decompression, as MaxOTLPBody bounds
-// an OTLP/HTTP body.
+// an OTLP/HTTP body. grpc-go enforces it while decompressing (it reads at most this
+// many bytes plus one from the decompressor), so a compressed bomb stops there.
 const MaxOTLPMessage = MaxOTLPBody
 
+// An OTLP/gRPC export is authenticated from its headers before its message is read:
+// grpc-go decompresses and unmarshals a message before any interceptor or handler runs,
+// and a 95 KiB gzip message costs a 100 MiB buffer and its decoded form. The tap handle
+// (grpcTap) runs when a stream's headers arrive, before its first DATA frame is
+// accepted, and refuses a stream without a valid key there; what a refused stream sends
+// is discarded undecoded. Accepted streams are bounded per connection (HTTP/2
+// SETTINGS_MAX_CONCURRENT_STREAMS, which clients honour by queueing) and per key
+// (keyStreams, refused with RESOURCE_EXHAUSTED and a retry delay), so that one key holds
+// at most that many messages in memory at once.
+
 func (s *Server) newGRPCServer() *grpc.Server {
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(MaxOTLPMessage), grpc.MaxSendMsgSize(4<<20))
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(MaxOTLPMessage), grpc.MaxSendMsgSize(4<<20),
+		grpc.InTapHandle(s.grpcTap), grpc.MaxConcurrentStreams(uint32(s.cfg.GRPCStreams)),
+		grpc.StatsHandler(grpcMessageCounter{&s.grpcMessages}))
 	coltracepb.RegisterTraceServiceServer(g, otlpTraces{s: s})
 	collogspb.RegisterLogsServiceServer(g, otlpLogs{s: s})
 	colmetricspb.RegisterMetricsServiceServer(g, otlpMetrics{s: s})
 	return g
 }
+
+// grpcPrincipalKey holds the principal grpcTap authenticated in a stream's context.
+type grpcPrincipalKey struct{}
+
+// grpcTap authenticates a new stream from its headers, before its message is received
+// (see above). It runs in the connection's reader goroutine under the transport's lock,
+// so it does only in-memory lookups: the key, the app and the insert right.
+func (s *Server) grpcTap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	start := time.Now()
+	md := info.Header
+	get := func(k string) string {
+		if v := md.Get(k); len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	p, err := s.grpcPrincipal(md)
+	if err != nil {
+		if p != nil {
+			s.recordGRPC(p, get, info.FullMethodName, start, 0, err)
+		}
+		return nil, grpcError(err)
+	}
+	release, ok := s.grpcKeys.acquire(principalID(p))
+	if !ok {
+		err := &APIError{Status: 429, Code: "too_many_streams", RetryAfter: 1,
+			Message: fmt.Sprintf("this key already has %d OTLP/gRPC exports in flight", s.cfg.GRPCStreams),
+			Hint:    "retry after the delay, or send fewer, larger exports"}
+		s.recordGRPC(p, get, info.FullMethodName, start, 0, err)
+		return nil, grpcError(err)
+	}
+	// The stream's context ends when the stream does, however it ends.
+	context.AfterFunc(ctx, release)
+	return context.WithValue(ctx, grpcPrincipalKey{}, p), nil
+}
+
+// grpcPrincipal checks a stream's credentials; the principal is returned with an error
+// when the key was valid but may not export.
+func (s *Server) grpcPrincipal(md metadata.MD) (*Principal, error) {
+	if err := repeatedHeader(func(h string) int { return len(md.Get(h)) }); err != nil {
+		return nil, err
+	}
+	auth := md.Get("authorization")
+	var token []byte
+	if len(auth) == 1 {
+		token = bearer([]byte(auth[0]))
+	}
+	if len(token) == 0 {
+		return nil, errUnauthenticated
+	}
+	p, err := s.principalForToken(string(token))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireApp(p, catalog.AppOpenTelemetry); err != nil {
+		return p, err
+	}
+	if !p.can(actInsert) {
+		return p, forbidden("insert rows")
+	}
+	return p, nil
+}
+
+// principalID is what keyStreams counts by: the key, or the user's session.
+func principalID(p *Principal) uuid.UUID {
+	switch {
+	case p.Key != nil:
+		return p.Key.ID
+	case p.Session != nil:
+		return p.Session.ID
+	}
+	return uuid.Nil
+}
+
+// keyStreams counts the streams each key has open, up to max.
+type keyStreams struct {
+	mu    sync.Mutex
+	max   int
+	open  map[uuid.UUID]int
+	total int
+}
+
+// Open is how many streams are open, over all keys (for /metrics).
+func (k *keyStreams) Open() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.total
+}
+
+// acquire takes one of id's stream slots; release gives it back (once).
+func (k *keyStreams) acquire(id uuid.UUID) (release func(), ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.open[id] >= k.max {
+		return nil, false
+	}
+	if k.open == nil {
+		k.open = map[uuid.UUID]int{}
+	}
+	k.open[id]++
+	k.total++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			k.total--
+			if k.open[id]--; k.open[id] <= 0 {
+				delete(k.open, id)
+			}
+		})
+	}, true
+}
+
+// grpcMessageCounter counts the OTLP/gRPC messages the server received (read and
+// decompressed), for /metrics: a refused stream's message is never counted.
+type grpcMessageCounter struct{ n *atomic.Int64 }
+
+func (grpcMessageCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	return ctx
+}
+func (c grpcMessageCounter) HandleRPC(_ context.Context, st stats.RPCStats) {
+	if _, ok := st.(*stats.InPayload); ok {
+		c.n.Add(1)
+	}
+}
+func (grpcMessageCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (grpcMessageCounter) HandleConn(context.Context, stats.ConnStats) {}
 
 type otlpTraces struct {
 	s *Server
@@ -241,39 +389,30 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 		}
 		return ""
 	}
-	var p *Principal
+	// grpcTap authenticated the stream before its message was read.
+	p, _ := ctx.Value(grpcPrincipalKey{}).(*Principal)
+	if p == nil {
+		return grpcError(errUnauthenticated)
+	}
 	defer func() {
-		if p != nil {
-			method, _ := grpc.Method(ctx)
-			s.recordGRPC(p, get, method, start, size, err)
-		}
+		method, _ := grpc.Method(ctx)
+		s.recordGRPC(p, get, method, start, size, err)
 		if err != nil {
+			if _, detail := publicError(toAPIError(err)); detail != "" {
+				s.cfg.Logger.Warn("OTLP/gRPC export failed", "method", method, "error", redactServerLog(detail))
+			}
 			err = grpcError(err)
 		}
 	}()
-	if len(md.Get("authorization")) > 1 {
-		return apiErr(400, "duplicate_authorization", "more than one authorization metadata entry", "")
-	}
-	token := bearer([]byte(get("authorization")))
-	if len(token) == 0 {
-		return errUnauthenticated
-	}
-	principal, err := s.principalForToken(string(token))
-	if err != nil {
-		return err
-	}
-	p = principal
-	if err := s.requireApp(p, catalog.AppOpenTelemetry); err != nil {
-		return err
-	}
-	if !p.can(actInsert) {
-		return forbidden("insert rows")
-	}
 	db, err := s.databaseNamed(p, get("x-service-database"))
 	if err != nil {
 		return err
 	}
-	t, err := s.tableNamedForInsert(p, db, otlpTable(signal, get))
+	table, err := otlpTable(signal, md.Get)
+	if err != nil {
+		return err
+	}
+	t, err := s.tableNamedForInsert(p, db, table)
 	if err != nil {
 		return err
 	}
@@ -293,7 +432,7 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 // grpcError maps the API's errors to gRPC status codes, once: the codes OTLP exporters
 // act on (UNAVAILABLE and RESOURCE_EXHAUSTED with RetryInfo are retried after its delay).
 func grpcError(err error) error {
-	e := toAPIError(err)
+	e, _ := publicError(toAPIError(err))
 	var code codes.Code
 	switch {
 	case e.Status == 400 || e.Status == 415:
@@ -352,7 +491,7 @@ func (s *Server) recordGRPC(p *Principal, get func(string) string, method string
 		e.Database = p.Key.DefaultDatabase
 	}
 	if err != nil {
-		ae := toAPIError(err)
+		ae, _ := publicError(toAPIError(err))
 		e.Status, e.Error = ae.Status, &requestlog.Error{Code: ae.Code, Message: ae.Message}
 	}
 	s.deps.RequestLog.Record(e)

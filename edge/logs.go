@@ -22,8 +22,8 @@ const (
 // bodyRoutes are the routes whose JSON bodies the request log keeps, secret fields
 // redacted (requestlog.KeepBody). Every caller who reads the cluster's log can read what
 // these bodies hold anyway. Routes carrying credentials (login, users, device approval),
-// row data (inserts), membership and organizations (user names), and saved searches
-// (private ones are readable only by their owner) are not among them, and response
+// row data (inserts), membership and organizations (user names), workflows (sink URLs
+// and headers), and searches (privateTextRoutes) are not among them, and response
 // bodies are never kept.
 var bodyRoutes = map[string]bool{
 	"POST /v1/query":           true,
@@ -32,8 +32,21 @@ var bodyRoutes = map[string]bool{
 	"PATCH /v1/tables/{table}": true,
 	"POST /v1/databases":       true,
 	"POST /v1/keys":            true,
-	"POST /v1/spl/search":      true,
 }
+
+// privateTextRoutes take text that may be private to its author: a search's SPL may be
+// a private saved search's, which only its owner may read (the server cannot tell a
+// saved search run from an ad hoc one, and decides nothing on comparing texts). The log
+// keeps neither their bodies nor their error messages, which quote the text: only the
+// error's code.
+var privateTextRoutes = map[string]bool{
+	"POST /v1/spl/search":                    true,
+	"POST /v1/apps/logsearch/searches":       true,
+	"PATCH /v1/apps/logsearch/searches/{id}": true,
+}
+
+// privateTextMessage stands for the error message of a privateTextRoutes request.
+const privateTextMessage = "not logged: the request's text may be private to its author"
 
 // source tells the caller's kind from its user agent: the command-line client, a
 // browser (the UI), or any other API client.
@@ -84,6 +97,9 @@ func (s *Server) recordRequest(ctx *fasthttp.RequestCtx, start time.Time, trace,
 	}
 	if ae, ok := ctx.UserValue(apiErrorKey).(*APIError); ok {
 		e.Error = &requestlog.Error{Code: ae.Code, Message: ae.Message}
+		if privateTextRoutes[e.Method+" "+route] {
+			e.Error.Message = privateTextMessage
+		}
 	}
 	ct := string(ctx.Request.Header.ContentType())
 	if bodyRoutes[e.Method+" "+route] && (ct == "" || strings.Contains(ct, "json")) {
@@ -172,7 +188,7 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	page, err := s.deps.RequestLog.Query(s.work(), p.OrgID, p.ClusterID, f)
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "engine_unavailable", Message: err.Error(), RetryAfter: 1})
+		writeError(ctx, &APIError{Status: 503, Code: "engine_unavailable", Message: "the request log is unavailable", Internal: err, RetryAfter: 1})
 		return
 	}
 	writeJSON(ctx, 200, page)

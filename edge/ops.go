@@ -79,7 +79,7 @@ func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
 	defer cancel()
 	lag, err := s.deps.Ops.Lag(lctx, p.ClusterID)
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "consumer lag is unavailable: " + err.Error(), RetryAfter: 1})
+		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "consumer lag is unavailable", Internal: err, RetryAfter: 1})
 		return
 	}
 	for _, l := range lag {
@@ -114,7 +114,7 @@ func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
 		return
 	}
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: err.Error(), RetryAfter: 1})
+		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "dead letters are unavailable", Internal: err, RetryAfter: 1})
 		return
 	}
 	writeJSON(ctx, 200, page)
@@ -208,6 +208,10 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	perCluster("svc_consumer_held_records", func(st *pipeline.Stats) int64 { return st.Held() })
 	header("svc_consumer_stalled_partitions", "gauge", "Partitions of this node whose batch failed 5 times in a row and is replayed until it lands.")
 	perCluster("svc_consumer_stalled_partitions", func(st *pipeline.Stats) int64 { return int64(len(st.Stalls())) })
+	header("svc_otlp_grpc_messages_received_total", "counter", "OTLP/gRPC messages read (and decompressed) by this node; a stream refused at its headers sends none.")
+	fmt.Fprintf(&b, "svc_otlp_grpc_messages_received_total %d\n", s.grpcMessages.Load())
+	header("svc_otlp_grpc_streams_open", "gauge", "OTLP/gRPC streams accepted at their headers and not yet ended.")
+	fmt.Fprintf(&b, "svc_otlp_grpc_streams_open %d\n", s.grpcKeys.Open())
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
 }

@@ -68,12 +68,21 @@ func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf 
 }
 
 // otlpTable is the table a native OTLP export of signal writes to: the signal's name
-// (traces, logs, metrics) unless x-service-<signal>-table names another.
-func otlpTable(signal string, header func(string) string) string {
-	if t := header("x-service-" + signal + "-table"); t != "" {
-		return t
+// (traces, logs, metrics) unless x-service-<signal>-table names another. values returns
+// every value the header (HTTP) or metadata key (gRPC) was sent with; one rule for both
+// transports: a header given empty names nothing and is refused rather than read as
+// absent (one given twice was refused already: repeatedHeader).
+func otlpTable(signal string, values func(string) []string) (string, error) {
+	h := "x-service-" + signal + "-table"
+	switch v := values(h); {
+	case len(v) == 0:
+		return signal, nil
+	case v[0] == "":
+		return "", &APIError{Status: 400, Code: "invalid_table", Field: h,
+			Message: "the " + h + " header is empty", Hint: "name a table, or omit the header"}
+	default:
+		return v[0], nil
 	}
-	return signal
 }
 
 // otlpHTTP serves POST /otlp/v1/{signal}: OTLP/HTTP with JSON or protobuf bodies, gzip or
@@ -86,16 +95,19 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 		panic(err) // the otlp-* transforms are built in
 	}
 	return func(ctx *fasthttp.RequestCtx, p *Principal) {
-		// A table header given empty names nothing: refuse it rather than read it as absent.
-		for _, v := range ctx.Request.Header.PeekAll("x-service-" + signal + "-table") {
-			if len(v) == 0 {
-				writeError(ctx, &APIError{Status: 400, Code: "invalid_table", Field: "x-service-" + signal + "-table",
-					Message: "the x-service-" + signal + "-table header is empty", Hint: "name a table, or omit the header"})
-				return
+		table, err := otlpTable(signal, func(h string) []string {
+			var vs []string
+			for _, v := range ctx.Request.Header.PeekAll(h) {
+				vs = append(vs, string(v))
 			}
+			return vs
+		})
+		if err != nil {
+			writeError(ctx, err)
+			return
 		}
 		// The table is created on first use (tableForInsert), as for every insert.
-		ctx.SetUserValue("table", otlpTable(signal, func(h string) string { return string(ctx.Request.Header.Peek(h)) }))
+		ctx.SetUserValue("table", table)
 		contentType := string(ctx.Request.Header.ContentType())
 		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 		idem, err := idempotencyHeader(ctx)

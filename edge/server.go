@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -32,6 +33,9 @@ type Config struct {
 	// 503 with Retry-After.
 	MaxConcurrentIngest int
 	IngestWait          time.Duration
+	// GRPCStreams bounds the OTLP/gRPC exports in flight on one connection and for one
+	// key (each holds up to MaxOTLPMessage of message in memory).
+	GRPCStreams int
 	// IngestTimeout bounds the wait for the log's acknowledgment of a small request;
 	// a request waits a second longer per MiB of rows (ackTimeout).
 	IngestTimeout time.Duration
@@ -64,6 +68,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrentIngest <= 0 {
 		c.MaxConcurrentIngest = 256
+	}
+	if c.GRPCStreams <= 0 {
+		c.GRPCStreams = 8
 	}
 	if c.IngestWait <= 0 {
 		c.IngestWait = 2 * time.Second
@@ -112,10 +119,13 @@ type Server struct {
 	grpc     *grpc.Server
 	split    *splitListener
 	inflight chan struct{} // tokens bounding concurrent inserts
-	wg       sync.WaitGroup
-	polls    pollState
-	stopped  bool
-	mu       sync.Mutex
+	// grpcKeys bounds OTLP/gRPC streams per key; grpcMessages counts messages received.
+	grpcKeys     keyStreams
+	grpcMessages atomic.Int64
+	wg           sync.WaitGroup
+	polls        pollState
+	stopped      bool
+	mu           sync.Mutex
 	// life is the context of requests' downstream work; see work.
 	life    context.Context
 	endLife context.CancelFunc
@@ -141,6 +151,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest), logins: newLoginLimiter()}
+	s.grpcKeys.max = cfg.GRPCStreams
 	s.life, s.endLife = context.WithCancel(context.Background())
 	r := router.New()
 	r.SaveMatchedRoutePath = true
@@ -334,6 +345,30 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// singleHeaders carry a credential or choose what a request acts on. Given twice, each
+// reader (a handler's Peek, a proxy in front) may take a different one, so a request (or
+// an OTLP/gRPC stream's metadata) that repeats one is refused, by repeatedHeader, before
+// anything reads it.
+var singleHeaders = []string{"Authorization", "X-Cloud-Firehose-Access-Key", "X-Amz-Firehose-Access-Key",
+	"X-Amz-Firehose-Request-Id", "Idempotency-Key", "X-Service-Database",
+	"X-Service-Traces-Table", "X-Service-Logs-Table", "X-Service-Metrics-Table"}
+
+// repeatedHeader refuses a request that gives one of singleHeaders more than once; count
+// returns how many times a header (case-insensitive) was given.
+func repeatedHeader(count func(header string) int) error {
+	for _, h := range singleHeaders {
+		if count(h) > 1 {
+			code := "duplicate_header"
+			if h == "Authorization" {
+				code = "duplicate_authorization"
+			}
+			return &APIError{Status: 400, Code: code, Field: h, Message: "the request has more than one " + h + " header",
+				Hint: "send exactly one"}
+		}
+	}
+	return nil
+}
+
 // logged gives every request an id and logs failures.
 func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
@@ -342,9 +377,8 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		ctx.SetUserValue(requestIDKey, id)
 		ctx.Response.Header.Set("X-Request-Id", id)
 		defer s.recordRequest(ctx, start, trace, id)
-		// Two Authorization headers leave it to each reader which one counts.
-		if len(ctx.Request.Header.PeekAll("Authorization")) > 1 {
-			writeError(ctx, apiErr(400, "duplicate_authorization", "the request has more than one Authorization header", "send exactly one"))
+		if err := repeatedHeader(func(h string) int { return len(ctx.Request.Header.PeekAll(h)) }); err != nil {
+			writeError(ctx, err)
 			return
 		}
 		// A bug in one handler must cost one request, not the process and every
@@ -353,13 +387,15 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 			if r := recover(); r != nil {
 				s.cfg.Logger.Error("handler panicked", "request_id", id, "method", string(ctx.Method()),
 					"path", string(ctx.Path()), "panic", r, "stack", string(debug.Stack()))
-				writeError(ctx, apiErr(500, "internal_error", "the request failed inside the service; it was logged as "+id, ""))
+				writeError(ctx, apiErr(500, "internal_error", "the request failed inside the service", ""))
 			}
 		}()
 		next(ctx)
 		if code := ctx.Response.StatusCode(); code >= 500 {
+			// The answer said only that it failed (publicError); the detail is here.
+			detail, _ := ctx.UserValue(internalErrorKey).(string)
 			s.cfg.Logger.Warn("request failed", "request_id", id, "method", string(ctx.Method()),
-				"path", string(ctx.Path()), "status", code, "duration", time.Since(start))
+				"path", string(ctx.Path()), "status", code, "duration", time.Since(start), "error", redactServerLog(detail))
 		}
 	}
 }

@@ -42,7 +42,7 @@ func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) {
 	resp, err := s.deps.Searcher.Search(s.work(), p.OrgID, p.ClusterID, db.Name, req)
 	if err != nil {
 		if errors.Is(err, spl.ErrInternal) {
-			writeError(ctx, apiErr(500, "internal_error", "the search could not be compiled: "+err.Error(), "please report this search"))
+			writeError(ctx, &APIError{Status: 500, Code: "internal_error", Message: "the search could not be compiled", Hint: "please report this search", Internal: err})
 			return
 		}
 		writeError(ctx, err)

@@ -207,7 +207,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		return explainPathType(st, engineError(err, env))
 	}
 	opts := Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings}
-	if le, ok := eng.(LineEngine); ok && linesServed(req, st) {
+	// EXPLAIN's output is engine text naming engine databases and generations: its rows
+	// are translated (explainRows), so they take the row-by-row path.
+	if le, ok := eng.(LineEngine); ok && linesServed(req, st) && st.Kind != statement.KindExplain {
 		// lines.go: served from the engine's own encoding when the result's types allow.
 		ls, sp, first, err := runLines(qctx, le, req, st, opts)
 		if err != nil {
@@ -221,6 +223,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 	rows, err := eng.Stream(qctx, st.SQL, opts)
 	if err != nil {
 		return nil, failed(err)
+	}
+	if st.Kind == statement.KindExplain {
+		rows = explainRows{Rows: rows, env: env}
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
 		finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}
@@ -534,4 +539,29 @@ func sampleDocs(ctx context.Context, eng Engine, stmt, queryID string) ([][]byte
 		}
 	}
 	return sample, rows.Err()
+}
+
+// explainRows translates EXPLAIN's output into the caller's names, as engine errors are
+// (statement.TranslateError): every kind (plain, PLAN with indexes or actions, SYNTAX,
+// AST, QUERY TREE, PIPELINE, ESTIMATE's database and table columns) names the engine
+// database o_<org>__<name> and the generations t__g<n> where the caller wrote name and t.
+type explainRows struct {
+	Rows
+	env statement.Env
+}
+
+func (r explainRows) Values() []any {
+	vals := r.Rows.Values()
+	for i, v := range vals {
+		switch x := v.(type) {
+		case string:
+			vals[i] = statement.TranslateError(x, r.env)
+		case *string:
+			if x != nil {
+				t := statement.TranslateError(*x, r.env)
+				vals[i] = &t
+			}
+		}
+	}
+	return vals
 }

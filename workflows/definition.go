@@ -302,7 +302,8 @@ func (s *Service) sinks(ctx context.Context, in []sinkBody, w *catalog.Workflow)
 				names := make([]string, 0, len(h))
 				for n, val := range h {
 					if !httpguts.ValidHeaderFieldName(n) || !httpguts.ValidHeaderFieldValue(val) {
-						return nil, invalid(field+".settings.headers", "%s.settings.headers: %q is not a valid header", field, n)
+						// Neither is quoted: a "name" may hold a whole "Authorization: Bearer ..." line.
+						return nil, invalid(field+".settings.headers", "%s.settings.headers: a header name or value is not valid (names are tokens, values have no line breaks)", field)
 					}
 					if reservedHeader(n) {
 						return nil, invalid(field+".settings.headers", "%s.settings.headers: %s is set by the service", field, http.CanonicalHeaderKey(n))

@@ -100,6 +100,8 @@ type Config struct {
 	// up to IngestWait, then get 503 with Retry-After (OTLP/gRPC: UNAVAILABLE).
 	MaxConcurrentIngest int
 	IngestWait          time.Duration
+	// GRPCStreams bounds OTLP/gRPC exports in flight per connection and per key.
+	GRPCStreams int
 	// PromQLTimeout and PromQLMaxSamples bound a Prometheus-app query's evaluation time
 	// and the samples it holds at once (promapi.Config).
 	PromQLTimeout    time.Duration
@@ -202,6 +204,7 @@ func loadConfig(args []string) (*Config, error) {
 	allow := envOr("SVC_URL_IMPORT_ALLOW", "")
 	fs.StringVar(&allow, "url-import-allow", allow, "CIDRs and host names URL imports may reach beyond public addresses ($SVC_URL_IMPORT_ALLOW)")
 	intFlag(&c.MaxConcurrentIngest, "max-concurrent-ingest", "SVC_MAX_CONCURRENT_INGEST", 256, "inserts in flight on this node before more wait")
+	intFlag(&c.GRPCStreams, "grpc-streams", "SVC_GRPC_STREAMS", 8, "OTLP/gRPC exports in flight per connection and per key")
 	ingestWait := envOr("SVC_INGEST_WAIT", "2s")
 	fs.StringVar(&ingestWait, "ingest-wait", ingestWait, "how long an insert waits for a slot before 503 ($SVC_INGEST_WAIT)")
 	intFlag(&c.PromQLMaxSamples, "promql-max-samples", "SVC_PROMQL_MAX_SAMPLES", 50_000_000, "samples a PromQL query may hold at once")

@@ -233,7 +233,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	}
 	srv, err := edge.NewServer(edge.Config{Addr: cfg.HTTPAddr, PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, MetricsToken: cfg.MetricsToken, URLImportAllow: cfg.URLImportAllow,
 		DefaultIdleTimeoutMinutes: cfg.ClusterIdleTimeout, Logger: log,
-		MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait}, edge.Deps{
+		MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait, GRPCStreams: cfg.GRPCStreams}, edge.Deps{
 		Catalog:    model,
 		Commands:   cat,
 		Tables:     mgr,

@@ -22,12 +22,30 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 	s.Must(201, "POST", "/v1/apps/logsearch/searches?organization=default&cluster=default", map[string]any{"name": name, "spl": spl},
 		"Authorization", admin)
 	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT 1 AS kept_marker"})
+	// The owner runs searches (as a saved private search is run: its text is posted), one
+	// the language refuses with a message quoting it.
+	s.Must(200, "POST", "/services/collector/event", `{"event": "one"}`, "Authorization", "Splunk "+s.AdminKey)
+	s.Must(200, "POST", "/v1/spl/search", map[string]string{"spl": spl, "earliest": "0"}, "Authorization", admin)
+	r := s.Must(400, "POST", "/v1/spl/search", map[string]string{"spl": "* | eval x=private_marker_fn(y)"}, "Authorization", admin)
+	if !strings.Contains(string(r.Body), "private_marker_fn") {
+		t.Fatalf("the author's own answer names the problem: %s", r.Body)
+	}
+	// A sink URL that does not parse, with a password where the port would be and a token:
+	// the 400 names the field, not the URL.
+	const sinkURL = "http://user:private_marker_pw/hook?token=private_marker_token"
+	r = s.Must(400, "POST", "/v1/workflows?organization=default&cluster=default", map[string]any{"name": "w",
+		"query": map[string]string{"database": "default", "sql": "SELECT 1"},
+		"sinks": []any{map[string]any{"type": "http", "settings": map[string]any{"url": sinkURL}}}})
+	if strings.Contains(string(r.Body), "private_marker") || !strings.Contains(string(r.Body), `"field":"sinks[0].settings.url"`) {
+		t.Errorf("sink URL refusal: %s", r.Body)
+	}
 	reader, _ := createKey(t, s, map[string]any{"name": "reader", "permission": "read_only"})
 
 	var page struct {
 		Logs []struct {
 			Route string
 			Body  *string
+			Error *struct{ Code, Message string }
 		}
 	}
 	seen := func(route string) bool {
@@ -41,7 +59,7 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		page.Logs = nil
 		s.Must(200, "GET", "/v1/logs?limit=200", nil, "Authorization", "Bearer "+reader).JSON(t, &page)
-		if seen("/v1/databases") && seen("/v1/apps/logsearch/searches") && seen("/v1/query") {
+		if seen("/v1/databases") && seen("/v1/apps/logsearch/searches") && seen("/v1/query") && seen("/v1/spl/search") && seen("/v1/workflows") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -50,10 +68,13 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 	}
 	kept := false
 	for _, l := range page.Logs {
+		if l.Error != nil && strings.Contains(l.Error.Message, "private_marker") {
+			t.Errorf("the log of %s keeps the error %q", l.Route, l.Error.Message)
+		}
 		if l.Body == nil {
 			continue
 		}
-		for _, secret := range []string{arn, ext, name, "private_marker_spl"} {
+		for _, secret := range []string{arn, ext, name, "private_marker"} {
 			if strings.Contains(*l.Body, secret) {
 				t.Errorf("the log of %s keeps %q: %s", l.Route, secret, *l.Body)
 			}

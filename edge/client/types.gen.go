@@ -1719,11 +1719,13 @@ type RequestLogEntry struct {
 	// `external_id`, and any field named like a password, secret, token or private key)
 	// replaced by `[redacted]`, long strings cut so it fits 8 KiB, for these routes only:
 	// `POST /v1/query`, `POST /v1/query/cancel`, `POST /v1/tables`,
-	// `PATCH /v1/tables/{table}`, `POST /v1/databases`, `POST /v1/keys`,
-	// `POST /v1/spl/search`. Null otherwise, and for a body that is not JSON. Bodies of
-	// routes carrying credentials (login, users, OAuth, device approval), row data
-	// (inserts), membership and organizations, or saved searches (private ones are their
-	// owner's) are never recorded, nor are response bodies.
+	// `PATCH /v1/tables/{table}`, `POST /v1/databases`, `POST /v1/keys`. Null otherwise,
+	// and for a body that is not JSON. Bodies of routes carrying credentials (login, users,
+	// OAuth, device approval), row data (inserts), membership and organizations, workflows
+	// (sink URLs and headers), or searches and saved searches (a search's text may be a
+	// private saved search's, which only its owner reads) are never recorded, nor are
+	// response bodies. For searches and saved searches the error's message is not recorded
+	// either (it quotes the text), only its code.
 	Body *string `json:"body"`
 
 	// ClientVersion The command-line client's version; empty for other sources.

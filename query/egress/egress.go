@@ -46,9 +46,16 @@ func refused(format string, args ...any) error { return &Refused{Reason: fmt.Spr
 
 // Check parses raw and checks it against the policy, resolving its host.
 func (p Policy) Check(ctx context.Context, raw string) (*url.URL, error) {
+	// The reasons never quote the URL, nor url.Parse's error (which does, and quotes a
+	// "port" that is a password when the user name's "@" is missing): a URL can carry
+	// credentials in its user info, path or query, and the reason reaches answers and
+	// the request log.
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return nil, refused("url %q is not an absolute URL", raw)
+	if err != nil {
+		return nil, refused("url does not parse as a URL")
+	}
+	if u.Host == "" {
+		return nil, refused("url is not an absolute URL (scheme://host/...)")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, refused("url scheme %q is not allowed; use http or https", u.Scheme)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +53,27 @@ func TestCheck(t *testing.T) {
 	f("ftp://93.184.216.34/", false)
 	f("http://user:pw@93.184.216.34/", false)
 	f("/relative", false)
+}
+
+// TestRefusalsNeverQuoteTheURL: a refused URL's reason reaches the API's answer and the
+// request log, and a URL can carry a secret in its user info, path or query: no reason
+// quotes it, nor url.Parse's error, which quotes the whole URL (and, when the user name's
+// "@" is missing, the password as a port).
+func TestRefusalsNeverQuoteTheURL(t *testing.T) {
+	for _, raw := range []string{
+		"http://user:s3cret/hook?token=s3cret",      // the password parses as a port
+		"http://user:s3cret@exa mple.com/?k=s3cret", // a space in the host
+		"http://user:s3cret@93.184.216.34/",         // credentials
+		"/hook?token=s3cret",                        // relative
+		"http://10.0.0.1/hook?token=s3cret",         // private
+		"ftp://93.184.216.34/s3cret",                // scheme
+		"%zz://s3cret",                              // no scheme
+	} {
+		_, err := Policy{}.Check(context.Background(), raw)
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Check(%q) = %v, want a refusal that does not quote the URL", raw, err)
+		}
+	}
 }
 
 func TestDialerRefusesAtConnect(t *testing.T) {
