@@ -109,7 +109,7 @@ var drivers = []string{
 // and so does an entry whose arrow is gone (delete it then).
 var knownViolations = map[string]string{
 	"query/tables -> pipeline": "issue 24 #1: query/tables satisfies the pipeline's ports " +
-		"(Tables.Target and the generation types); the engine data model moves into a layer " +
+		"(pipeline.Tables and its Target type); the engine data model moves into a layer " +
 		"below both, and query never imports pipeline",
 	"query/format -> github.com/ClickHouse/clickhouse-go/v2/lib/chcol": "issue 24 #1: the " +
 		"row-by-row formats render the driver's Variant and JSON values; the engine adapter " +
