@@ -7,7 +7,8 @@ import (
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
 )
 
-// Roles and grants (SPEC.md, Query: CREATE ROLE, DROP ROLE, GRANT). These
+// Roles and grants (CREATE ROLE, DROP ROLE, GRANT; POST /v1/query in the served
+// OpenAPI document, edge/openapi.json). These
 // statements are parsed by the parser library and returned as commands; the
 // control plane stores them and Analyze reads them back through Access.
 

@@ -6,7 +6,8 @@ import (
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
 )
 
-// supportedHint lists the statement kinds of SPEC.md for refusals.
+// supportedHint lists the statement kinds the query API supports (POST /v1/query in
+// edge/openapi.json), for refusals.
 const supportedHint = "supported statements: SELECT, WITH, EXPLAIN, DESCRIBE, INSERT INTO t SELECT, " +
 	"CREATE TABLE t ENGINE = ReplicatedRawMergeTree, ALTER TABLE t MODIFY ORDER BY (...), CREATE/DROP ROLE, GRANT, " +
 	"CREATE/DROP ROW POLICY, CREATE/DROP WORKLOAD, CREATE/DROP RESOURCE, CREATE/DROP SETTINGS PROFILE"

@@ -8,7 +8,7 @@ import (
 	"github.com/svc-data/svc/query/sqlquote"
 )
 
-// INSERT INTO target SELECT ... (SPEC.md, Query). The header (target,
+// INSERT INTO target SELECT ... (POST /v1/query). The header (target,
 // settings) is read here, since the parser library knows neither SETTINGS
 // before the query nor WITH after INSERT; the query by the parser.
 //

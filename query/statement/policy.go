@@ -10,7 +10,7 @@ import (
 
 // policyFilter returns the row filter that reads of db.table by the caller
 // must pass, or "" when none applies. Row policies filter reads of
-// custom-role keys holding one of a policy's roles (SPEC.md, Row policies):
+// custom-role keys holding one of a policy's roles (CREATE ROW POLICY):
 // matching permissive filters are OR-ed, then matching restrictive filters
 // AND-ed; restrictive policies without a permissive one allow nothing.
 // Permission keys, sessions and workflows are not filtered.

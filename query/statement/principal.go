@@ -72,7 +72,8 @@ func (p Principal) String() string {
 	return "unknown principal"
 }
 
-// The permission matrix of SPEC.md (Authentication), extended to the other
+// The permission matrix of the served OpenAPI document (edge/openapi.json,
+// "Permissions"), extended to the other
 // principals:
 //
 //	                 read  insert-select  admin DDL (tables, roles, policies, workloads, profiles)
@@ -102,7 +103,7 @@ func (p Principal) holdsAny(roles []string) bool {
 	return slices.ContainsFunc(roles, func(r string) bool { return slices.Contains(p.Roles, r) })
 }
 
-// Action is an operation of the API's permission matrix (SPEC.md, Authentication).
+// Action is an operation of the API's permission matrix (edge/openapi.json, "Permissions").
 type Action uint8
 
 // Actions of the permission matrix.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// CREATE/DROP SETTINGS PROFILE (SPEC.md, Settings profiles), which the parser
+// CREATE/DROP SETTINGS PROFILE (POST /v1/query), which the parser
 // library does not know. Profiles are stored by the control plane; Analyze
 // applies them to the queries of custom-role keys (settings.go).
 

@@ -5,14 +5,15 @@ import (
 	"strings"
 )
 
-// CREATE/DROP ROW POLICY (SPEC.md, Row policies), which the parser library
+// CREATE/DROP ROW POLICY (POST /v1/query), which the parser library
 // does not know. The statement is read here on tokens; the filter
 // expression by the parser. Policies are stored by the control plane and
 // injected into reads by Analyze (policy.go).
 
 const rowPolicyHint = "CREATE ROW POLICY [IF NOT EXISTS | OR REPLACE] p ON events [AS RESTRICTIVE] FOR SELECT USING team = 'a' TO analyst"
 
-// maxTargetRoles bounds the roles of a policy or profile (SPEC.md, Limits).
+// maxTargetRoles bounds the roles of a policy or profile (TO role, ...; more is a
+// 400), as a key's database_roles are bounded.
 const maxTargetRoles = 32
 
 // onCluster reads ON CLUSTER 'default' when it comes next; present reports

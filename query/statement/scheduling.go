@@ -6,7 +6,7 @@ import (
 	"github.com/svc-data/svc/query/sqlquote"
 )
 
-// CREATE/DROP WORKLOAD and RESOURCE (SPEC.md, Workload scheduling), which the
+// CREATE/DROP WORKLOAD and RESOURCE (POST /v1/query), which the
 // parser library does not know. They are read here on tokens and passed to
 // the engine as SQL this package writes from what it read, so no text of the
 // statement reaches the engine unchecked.
@@ -146,7 +146,7 @@ func literal(t *tokens, hint string) (string, *Error) {
 	return "", badRequest(CodeWorkload, tok.pos, hint, "expected a number or a string literal without escapes, got %s", tok.describe())
 }
 
-// resourceBody reads (operation, ...) with the operations of SPEC.md.
+// resourceBody reads (operation, ...) with the operations resourceHint names.
 func resourceBody(t *tokens, b *strings.Builder, pos int) *Error {
 	if err := t.expectOp(resourceHint, "("); err != nil {
 		return err

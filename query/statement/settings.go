@@ -72,7 +72,7 @@ var allowedSettings = map[string]settingKind{
 	// INSERT ... SELECT
 	"max_insert_threads": settingNumber, "max_insert_block_size": settingNumber,
 	"min_insert_block_size_rows": settingNumber, "min_insert_block_size_bytes": settingNumber,
-	// workload scheduling (SPEC.md: SETTINGS workload = <name>)
+	// workload scheduling (SETTINGS workload = <name>)
 	"workload": settingString, "use_concurrency_control": settingNumber,
 }
 
@@ -198,7 +198,7 @@ func checkWorkloadName(name string, pos int) *Error {
 
 // profiles returns the settings the caller's settings profiles apply and
 // the names a statement may not change. Profiles apply to custom-role keys
-// holding one of their roles (SPEC.md, Settings profiles); when several set
+// holding one of their roles; when several set
 // the same setting the profile whose name sorts first wins, and a READONLY
 // or CONST constraint from any of them pins the setting.
 func (a *analyzer) profiles() ([]Setting, map[string]string) {

@@ -1,7 +1,7 @@
 package statement
 
-// Kind is the classification of a statement (SPEC.md, Query: supported
-// statement kinds).
+// Kind is the classification of a statement: the statement kinds the query API
+// supports (POST /v1/query in edge/openapi.json).
 type Kind uint8
 
 // Statement kinds.

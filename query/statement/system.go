@@ -34,7 +34,7 @@ var systemViews = map[string]systemView{
 	"parts": {columns: []string{"database", "table", "generation", "partition", "name", "part_type", "active", "marks", "rows",
 		"bytes_on_disk", "data_compressed_bytes", "data_uncompressed_bytes", "modification_time", "level"},
 		build: (*analyzer).partsView},
-	// Workload scheduling is inspected here (SPEC.md, Workload scheduling).
+	// Workload scheduling is inspected here (CREATE/DROP WORKLOAD and RESOURCE).
 	"workloads": passThrough("workloads", "name", "parent", "create_query"),
 	"resources": passThrough("resources", "name", "read_disks", "write_disks", "unit", "create_query"),
 	"scheduler": passThrough("scheduler"),
