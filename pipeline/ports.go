@@ -92,6 +92,9 @@ type Target struct {
 	Database string // engine database
 	Table    string // engine table (a generation)
 	Gen      int
+	// Remote is a table on object storage (a customer's bucket), which can fail on its
+	// own: its inserts are bounded (ConsumerConfig.RemoteInsertTimeout).
+	Remote bool
 }
 
 // Tables resolves where rows of a table are inserted.

@@ -379,7 +379,7 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
-		return target(t, g.N), true, nil
+		return m.target(t, g.N), true, nil
 	}
 	lock := m.tableLock(id)
 	lock.Lock()
@@ -389,14 +389,14 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
-		return target(t, g.N), true, nil
+		return m.target(t, g.N), true, nil
 	}
 	t, err := m.createGeneration(ctx, t, sample)
 	if err != nil {
 		return pipeline.Target{}, false, err
 	}
 	g, _ := t.Current()
-	return target(t, g.N), true, nil
+	return m.target(t, g.N), true, nil
 }
 
 // Generation implements pipeline.Tables.
@@ -407,14 +407,15 @@ func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline
 	}
 	for _, g := range t.Generations {
 		if g.N == gen {
-			return target(t, gen), true, nil
+			return m.target(t, gen), true, nil
 		}
 	}
 	return pipeline.Target{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
 }
 
-func target(t *catalog.Table, gen int) pipeline.Target {
-	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen}
+func (m *Manager) target(t *catalog.Table, gen int) pipeline.Target {
+	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen,
+		Remote: m.storageOf(t) != nil}
 }
 
 func (m *Manager) tableLock(id uuid.UUID) *sync.Mutex {
