@@ -661,11 +661,24 @@ func (w *worker) insertRemote(ctx context.Context, p *plan, start, end int64, g 
 	if parked.skip(g.table, time.Now()) {
 		return w.deadLetterGroup(ctx, g, w.parkedReason(g.table, true))
 	}
+	log := w.c.cfg.Logger.With("topic", w.a.Topic(), "partition", w.a.Partition())
+	if _, retry := parked.get(g.table); retry {
+		// Tried again after a step: only if the storage answers at all. The engine keeps
+		// an insert it cannot finish running after its client left, holding one of its
+		// connections, so an insert sent to a storage that still does not answer would
+		// add one more each step.
+		if prober, ok := w.c.tables.(StorageProber); ok {
+			if err := prober.ProbeStorage(ctx, g.table); err != nil && ctx.Err() == nil {
+				reason := &StorageUnavailableError{Table: g.table, Timeout: w.c.cfg.RemoteInsertTimeout, Unreachable: true}
+				parked.park(g.table, time.Now(), w.c.cfg.ParkMin, w.c.cfg.ParkMax, reason.Error(), log)
+				return w.deadLetterGroup(ctx, g, reason)
+			}
+		}
+	}
 	ictx, cancel := context.WithTimeout(ctx, w.c.cfg.RemoteInsertTimeout)
 	err := w.insertRows(ictx, p, start, end, g, target)
 	timedOut := ictx.Err() != nil && ctx.Err() == nil
 	cancel()
-	log := w.c.cfg.Logger.With("topic", w.a.Topic(), "partition", w.a.Partition())
 	switch {
 	case err == nil:
 		parked.landed(g.table, log)

@@ -112,9 +112,15 @@ type StorageUnavailableError struct {
 	Table   uuid.UUID
 	Timeout time.Duration
 	Parked  bool // the table was parked already: no insert was tried
+	// Unreachable: tried again after a step, its storage did not answer at all, so no
+	// insert was sent.
+	Unreachable bool
 }
 
 func (e *StorageUnavailableError) Error() string {
+	if e.Unreachable {
+		return fmt.Sprintf("the storage of table %s is unavailable: its endpoint does not answer (an insert did not finish within %s before); the rows were not inserted", e.Table, e.Timeout)
+	}
 	if e.Parked {
 		return fmt.Sprintf("the storage of table %s is unavailable (parked after an insert did not finish within %s); the rows were not inserted", e.Table, e.Timeout)
 	}

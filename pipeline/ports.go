@@ -108,3 +108,10 @@ type Tables interface {
 	// Generation returns a planned generation of a table again (replays).
 	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t Target, ok bool, err error)
 }
+
+// StorageProber is an optional ability of Tables: ProbeStorage fails when the object
+// storage a table keeps its data on does not answer at all. The consumer asks before it
+// tries an insert into a parked table again (park.go).
+type StorageProber interface {
+	ProbeStorage(ctx context.Context, tableID uuid.UUID) error
+}

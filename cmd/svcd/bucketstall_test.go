@@ -79,7 +79,8 @@ func (p *bucketProxy) set(up bool) { p.up.Store(up); p.cut() }
 // partition (one partition here, so they do). While the bucket is unreachable, 40 rows
 // of the local table posted after 10 rows of the bucket's table become queryable; the
 // bucket's table is parked: its rows go to its dead letters (the freshness view says so
-// and counts them), and svcd logs the stall. Once the bucket answers again and the park
+// and counts them), and svcd logs the stall; tried again after each step, it is sent no
+// insert while its endpoint does not answer. Once the bucket answers again and the park
 // step ran out, new rows land in it, and none of its rows is there twice.
 func TestAFailingBucketDoesNotHoldBackOtherTables(t *testing.T) {
 	env, cfg, bucket := s3Storage(t)
@@ -135,11 +136,29 @@ func TestAFailingBucketDoesNotHoldBackOtherTables(t *testing.T) {
 		t.Fatalf("the stall is not logged:\n%s", tail(logs, 4000))
 	}
 
+	// Tried again after each step while the bucket still does not answer, the table is not
+	// sent another insert (the engine keeps one it cannot finish running, holding one of its
+	// connections): the storage's endpoint is asked first, and the table parked again.
+	deadline := time.Now().Add(2 * time.Minute)
+	for from := 50; ; from += 10 {
+		s.Must(202, "POST", "/v1/tables/events?database=lake", rows(from, 1), key...)
+		if f = fresh(); f.StorageUnavailable != nil && f.StorageUnavailable.Attempts >= 3 {
+			if !strings.Contains(f.StorageUnavailable.Reason, "endpoint does not answer") {
+				t.Fatalf("tried again while the bucket does not answer: %+v", f.StorageUnavailable)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not tried again: %+v", f)
+		}
+		time.Sleep(time.Second)
+	}
+
 	// The bucket answers again. Rows posted while the table is still parked go to its dead
 	// letters, so a few rows are posted each round until a round lands (svcd's clock, which
 	// retry_at is read on, is not the test's).
 	proxy.set(true)
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline = time.Now().Add(3 * time.Minute)
 	for from := 100; ; from += 10 {
 		s.Must(202, "POST", "/v1/tables/events?database=lake", rows(from, 3), key...)
 		var res struct {

@@ -55,6 +55,27 @@ type Storage interface {
 	DiskSetting(bucket, path string) string
 }
 
+// storageReach is an optional ability of Storage: whether the endpoint of bucket/path
+// answers at all (s3store.Config.Reachable).
+type storageReach interface {
+	Reachable(ctx context.Context, bucket, path string) error
+}
+
+// ProbeStorage implements pipeline.StorageProber: nil when table id keeps its data
+// locally, or its storage's endpoint answers.
+func (m *Manager) ProbeStorage(ctx context.Context, id uuid.UUID) error {
+	t, ok := m.cat.Model().TableByID(id)
+	if !ok {
+		return nil
+	}
+	s3 := m.storageOf(t)
+	r, ok := m.storage.(storageReach)
+	if s3 == nil || !ok {
+		return nil
+	}
+	return r.Reachable(ctx, s3.Data.Bucket, s3.Data.Path)
+}
+
 // SetStorage sets the object storage that databases with s3_storage (their own or their
 // cluster's) keep their tables' data on. Without it such databases are refused.
 func (m *Manager) SetStorage(s Storage) { m.storage = s }
@@ -369,7 +390,10 @@ func (m *Manager) attachGenerations(ctx context.Context, t *catalog.Table) error
 	return nil
 }
 
-var _ pipeline.Tables = (*Manager)(nil)
+var (
+	_ pipeline.Tables        = (*Manager)(nil)
+	_ pipeline.StorageProber = (*Manager)(nil)
+)
 
 // Target implements pipeline.Tables.
 func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pipeline.Target, bool, error) {
