@@ -80,7 +80,8 @@ func (p *bucketProxy) set(up bool) { p.up.Store(up); p.cut() }
 // of the local table posted after 10 rows of the bucket's table become queryable; the
 // bucket's table is parked: its rows go to its dead letters (the freshness view says so
 // and counts them), and svcd logs the stall; tried again after each step, it is sent no
-// insert while its endpoint does not answer. Once the bucket answers again and the park
+// insert while its endpoint does not answer, and deleting its database or the table
+// answers 503 at once without blocking the engine. Once the bucket answers again and the park
 // step ran out, new rows land in it, and none of its rows is there twice.
 func TestAFailingBucketDoesNotHoldBackOtherTables(t *testing.T) {
 	env, cfg, bucket := s3Storage(t)
@@ -154,6 +155,19 @@ func TestAFailingBucketDoesNotHoldBackOtherTables(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 
+	// Deleting the database answers at once, 503 naming the storage, and sends the engine
+	// no DROP (which would block on the bucket, holding an engine connection): the
+	// organization's queries go on.
+	if r := s.Must(503, "DELETE", "/v1/databases/lake", nil, key...); !strings.Contains(string(r.Body), `"storage_unavailable"`) {
+		t.Fatalf("deleting the database on the silent bucket: %s", r.Body)
+	}
+	if r := s.Must(503, "DELETE", "/v1/tables/events?database=lake", nil, key...); !strings.Contains(string(r.Body), `"storage_unavailable"`) {
+		t.Fatalf("deleting the table on the silent bucket: %s", r.Body)
+	}
+	for range 8 {
+		waitCountAs(t, s, key, "local", 45)
+	}
+
 	// The bucket answers again. Rows posted while the table is still parked go to its dead
 	// letters, so a few rows are posted each round until a round lands (svcd's clock, which
 	// retry_at is read on, is not the test's).
@@ -183,4 +197,7 @@ func TestAFailingBucketDoesNotHoldBackOtherTables(t *testing.T) {
 	if f := fresh(); f.StorageUnavailable != nil {
 		t.Fatalf("still parked after rows landed: %+v", f)
 	}
+	// With the bucket back, the database is deleted.
+	s.Must(200, "DELETE", "/v1/databases/lake", nil, key...)
+	waitCountAs(t, s, key, "local", 45)
 }

@@ -61,6 +61,23 @@ type storageReach interface {
 	Reachable(ctx context.Context, bucket, path string) error
 }
 
+// ErrStorageUnavailable refuses to drop a database or table whose storage (a customer's
+// bucket) does not answer: the engine's DROP would block on it, holding one of its
+// connections, and the catalog must not forget data the engine still holds.
+var ErrStorageUnavailable = errors.New("the storage of this database does not answer")
+
+// storageAnswers fails with ErrStorageUnavailable when s3's endpoint does not answer.
+func (m *Manager) storageAnswers(ctx context.Context, s3 *catalog.S3Storage) error {
+	r, ok := m.storage.(storageReach)
+	if s3 == nil || !ok {
+		return nil
+	}
+	if err := r.Reachable(ctx, s3.Data.Bucket, s3.Data.Path); err != nil {
+		return fmt.Errorf("%w (bucket %s); nothing was deleted", ErrStorageUnavailable, s3.Data.Bucket)
+	}
+	return nil
+}
+
 // ProbeStorage implements pipeline.StorageProber: nil when table id keeps its data
 // locally, or its storage's endpoint answers.
 func (m *Manager) ProbeStorage(ctx context.Context, id uuid.UUID) error {
@@ -196,6 +213,13 @@ func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name stri
 	if !ok {
 		return fmt.Errorf("%w: database %q", catalog.ErrNotFound, name)
 	}
+	s3 := d.S3
+	if c, ok := m.cat.Model().Cluster(cluster); s3 == nil && ok {
+		s3 = c.S3
+	}
+	if err := m.storageAnswers(ctx, s3); err != nil {
+		return err
+	}
 	if err := m.cat.DeleteDatabase(ctx, cluster, name); err != nil {
 		return err
 	}
@@ -324,6 +348,11 @@ func (m *Manager) ChangeSortingKey(ctx context.Context, cluster uuid.UUID, datab
 
 // DropTable deletes a table with its data.
 func (m *Manager) DropTable(ctx context.Context, cluster uuid.UUID, database, name string) error {
+	if t, ok := m.cat.Model().Table(cluster, database, name); ok {
+		if err := m.storageAnswers(ctx, m.storageOf(t)); err != nil {
+			return err
+		}
+	}
 	t, err := m.cat.DeleteTable(ctx, cluster, database, name)
 	if err != nil {
 		return err
