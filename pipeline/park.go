@@ -62,8 +62,8 @@ func (p *parking) holds(id uuid.UUID, now time.Time) bool {
 	return t != nil && (t.trying || now.Before(t.RetryAt))
 }
 
-// park records that an insert into table id did not finish within its bound, and
-// returns the next step. It logs once per table and step.
+// park records that table id's storage failed (an insert ran out of its bound, or a try
+// found the endpoint silent) and sets its next step. It logs once per table and step.
 func (p *parking) park(id uuid.UUID, now time.Time, minStep, maxStep time.Duration, reason string, log *slog.Logger) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
