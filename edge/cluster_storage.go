@@ -51,7 +51,7 @@ func (s *Server) verifyS3Access(ctx *fasthttp.RequestCtx, p *Principal) {
 	// The checks creation runs (tables.Manager.AdmitStorage calls the same), each
 	// reported; bucket names and paths outside the rules are a 400 naming the field.
 	v, err := s.deps.Tables.VerifyStorage(s.work(), st, tag)
-	if errors.Is(err, tables.ErrStorageUnavailable) {
+	if errors.Is(err, tables.ErrNoObjectStorage) {
 		writeError(ctx, apiErr(503, "storage_unavailable", err.Error(), ""))
 		return
 	}

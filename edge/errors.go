@@ -12,6 +12,7 @@ import (
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // APIError is an error answered with the service's error envelope:
@@ -109,6 +110,9 @@ func toAPIError(err error) *APIError {
 		return &APIError{Status: 400, Code: "invalid_" + codeWord(fe.Field), Message: fe.Message, Field: fe.Field}
 	case errors.Is(err, catalog.ErrNotFound):
 		return apiErr(404, "not_found", err.Error(), "")
+	case errors.Is(err, tables.ErrStorageUnavailable):
+		return &APIError{Status: 503, Code: "storage_unavailable", Message: err.Error(), RetryAfter: 30,
+			Hint: "its bucket's endpoint does not answer; delete it again once it does (its ingestion meanwhile goes to dead letters: see the table's freshness)"}
 	case errors.Is(err, catalog.ErrExists):
 		return apiErr(409, "already_exists", err.Error(), "")
 	case errors.Is(err, catalog.ErrConflict):

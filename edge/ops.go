@@ -46,6 +46,9 @@ type freshnessView struct {
 		HeldRecords int64                   `json:"held_records"`
 		Partitions  []pipeline.PartitionLag `json:"partitions"`
 	} `json:"consumer_lag"`
+	// StorageUnavailable is set while the table's storage (a customer's bucket) is failing:
+	// its rows go to its dead letters until retry_at, when it is tried again.
+	StorageUnavailable *pipeline.Parked `json:"storage_unavailable"`
 }
 
 func ms(d time.Duration) *float64 {
@@ -66,6 +69,10 @@ func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
 	v.ConsumerLag.Partitions = []pipeline.PartitionLag{}
 	if st, ok := s.deps.Ops.Stats(p.ClusterID); ok {
 		v.ConsumerLag.HeldRecords = st.Held()
+		if pk, ok := st.Parked(t.ID); ok {
+			pk.Since, pk.RetryAt = pk.Since.UTC(), pk.RetryAt.UTC()
+			v.StorageUnavailable = &pk
+		}
 		if ts, p50, p99, ok := st.Freshness(t.ID); ok {
 			v.RowsInserted, v.DeadLettered = ts.Rows, ts.DeadLettered
 			if !ts.LastInsert.IsZero() {

@@ -36,6 +36,14 @@ type ConsumerConfig struct {
 	// would not repeat the original tokens.
 	TokenKey []byte
 	Logger   *slog.Logger
+	// RemoteInsertTimeout bounds an insert into a table on object storage (Target.Remote),
+	// its retries included. One that does not finish in time parks the table: its rows go
+	// to its dead letters and the partition's other tables go on (park.go). It needs Dead;
+	// without it such inserts are retried like any other.
+	RemoteInsertTimeout time.Duration
+	// ParkMin and ParkMax bound how long a parked table's rows go to its dead letters
+	// before a batch tries it again (the step doubles from ParkMin to ParkMax).
+	ParkMin, ParkMax time.Duration
 	// PrometheusDDL returns the statements creating the Prometheus app's tables in an
 	// engine database (promstore.DDL); without it Prometheus records are not inserted.
 	PrometheusDDL func(database string) []string
@@ -64,6 +72,15 @@ func (c *ConsumerConfig) Validate() error {
 	}
 	if c.RetryMax <= 0 {
 		c.RetryMax = 5 * time.Second
+	}
+	if c.RemoteInsertTimeout <= 0 {
+		c.RemoteInsertTimeout = time.Minute
+	}
+	if c.ParkMin <= 0 {
+		c.ParkMin = 30 * time.Second
+	}
+	if c.ParkMax < c.ParkMin {
+		c.ParkMax = max(c.ParkMin, 10*time.Minute)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -475,6 +492,16 @@ func (w *worker) flush(ctx context.Context, n int) error {
 				p.gens[g.table] = 0 // plain tables: no generations
 				continue
 			}
+			if w.c.cfg.Dead != nil && w.c.stats.parked.holds(g.table, time.Now()) {
+				// Its storage failed within the current step: its rows go to its dead
+				// letters before the plan is committed, which records that, and the
+				// partition goes on.
+				if err := w.deadLetterGroup(ctx, g, w.parkedReason(g.table, true)); err != nil {
+					return err
+				}
+				p.gens[g.table] = deadLettered
+				continue
+			}
 			var t Target
 			var ok bool
 			err := w.retry(ctx, func() (err error) {
@@ -525,7 +552,9 @@ func (w *worker) flush(ctx context.Context, n int) error {
 	}
 	now := time.Now()
 	for _, g := range groups {
-		w.c.stats.inserted(g.table, g.rows, now.Sub(g.oldest))
+		if !g.dead {
+			w.c.stats.inserted(g.table, g.rows, now.Sub(g.oldest))
+		}
 	}
 	w.buf = append(w.buf[:0], w.buf[n:]...)
 	w.c.stats.held.Add(-int64(n))
@@ -547,6 +576,7 @@ type group struct {
 	recs   []Record
 	rows   int
 	oldest time.Time
+	dead   bool // its rows went to dead letters whole
 }
 
 // groupByTable groups the records of a batch by table, leaving out those whose headers
@@ -660,6 +690,61 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 		w.c.stats.droppedForMissingTable(g.rows)
 		return nil
 	}
+	if target.Remote && w.c.cfg.Dead != nil {
+		return w.insertRemote(ctx, p, start, end, g, target)
+	}
+	return w.insertRows(ctx, p, start, end, g, target)
+}
+
+// insertRemote inserts a group into a table on object storage within
+// RemoteInsertTimeout. A parked table's rows, and those of an insert that ran out of
+// time, go to the table's dead letters instead (durably, before the batch's offset is
+// committed), so that its storage never holds the partition's other tables. A replay of
+// the plan repeats the insert with the same token, so rows the engine took after all are
+// not inserted twice; a row may then be both in the table and in its dead letters.
+func (w *worker) insertRemote(ctx context.Context, p *plan, start, end int64, g *group, target Target) error {
+	parked := &w.c.stats.parked
+	if parked.skip(g.table, time.Now()) {
+		return w.deadLetterGroup(ctx, g, w.parkedReason(g.table, true))
+	}
+	log := w.c.cfg.Logger.With("topic", w.a.Topic(), "partition", w.a.Partition())
+	if _, retry := parked.get(g.table); retry {
+		// Tried again after a step: only if the storage answers at all. The engine keeps
+		// an insert it cannot finish running after its client left, holding one of its
+		// connections, so an insert sent to a storage that still does not answer would
+		// add one more each step.
+		if prober, ok := w.c.tables.(StorageProber); ok {
+			if err := prober.ProbeStorage(ctx, g.table); err != nil && ctx.Err() == nil {
+				reason := &StorageUnavailableError{Table: g.table, Timeout: w.c.cfg.RemoteInsertTimeout, Unreachable: true}
+				parked.park(g.table, time.Now(), w.c.cfg.ParkMin, w.c.cfg.ParkMax, reason.Error(), log)
+				return w.deadLetterGroup(ctx, g, reason)
+			}
+		}
+	}
+	ictx, cancel := context.WithTimeout(ctx, w.c.cfg.RemoteInsertTimeout)
+	err := w.insertRows(ictx, p, start, end, g, target)
+	timedOut := ictx.Err() != nil && ctx.Err() == nil
+	cancel()
+	switch {
+	case err == nil:
+		parked.landed(g.table, log)
+		return nil
+	case timedOut:
+		reason := w.parkedReason(g.table, false)
+		parked.park(g.table, time.Now(), w.c.cfg.ParkMin, w.c.cfg.ParkMax, reason.Error(), log)
+		return w.deadLetterGroup(ctx, g, reason)
+	default:
+		parked.release(g.table)
+		return err
+	}
+}
+
+func (w *worker) parkedReason(table uuid.UUID, parked bool) error {
+	return &StorageUnavailableError{Table: table, Timeout: w.c.cfg.RemoteInsertTimeout, Parked: parked}
+}
+
+// insertRows inserts a group's rows, without those whose idempotency key was seen.
+func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *group, target Target) error {
 	recs, err := w.withoutSeenKeys(ctx, g)
 	if err != nil {
 		return err
@@ -706,6 +791,7 @@ func (w *worker) insert(ctx context.Context, t Target, token string, rows [][]by
 
 // deadLetterGroup sends every record of a group to dead letters, whole.
 func (w *worker) deadLetterGroup(ctx context.Context, g *group, reason error) error {
+	g.dead = true
 	for _, r := range g.recs {
 		t := Target{TableID: g.table, Database: r.Headers[HeaderDatabase]}
 		key := fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)

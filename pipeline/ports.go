@@ -92,6 +92,9 @@ type Target struct {
 	Database string // engine database
 	Table    string // engine table (a generation)
 	Gen      int
+	// Remote is a table on object storage (a customer's bucket), which can fail on its
+	// own: its inserts are bounded (ConsumerConfig.RemoteInsertTimeout).
+	Remote bool
 }
 
 // Tables resolves where rows of a table are inserted.
@@ -104,4 +107,11 @@ type Tables interface {
 	Target(ctx context.Context, tableID uuid.UUID, sample [][]byte) (t Target, ok bool, err error)
 	// Generation returns a planned generation of a table again (replays).
 	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t Target, ok bool, err error)
+}
+
+// StorageProber is an optional ability of Tables: ProbeStorage fails when the object
+// storage a table keeps its data on does not answer at all. The consumer asks before it
+// tries an insert into a parked table again (park.go).
+type StorageProber interface {
+	ProbeStorage(ctx context.Context, tableID uuid.UUID) error
 }

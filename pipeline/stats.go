@@ -22,6 +22,8 @@ type Stats struct {
 	mu     sync.Mutex
 	tables map[uuid.UUID]*TableStats
 	stalls map[partitionID]*Stall
+	// parked are tables whose storage failed (park.go).
+	parked parking
 }
 
 // Stall is a partition whose batch failed fatally several times in a row: it stays
@@ -50,7 +52,8 @@ type TableStats struct {
 const lagWindow = 1024
 
 func newStats() *Stats {
-	return &Stats{tables: map[uuid.UUID]*TableStats{}, stalls: map[partitionID]*Stall{}}
+	return &Stats{tables: map[uuid.UUID]*TableStats{}, stalls: map[partitionID]*Stall{},
+		parked: parking{tables: map[uuid.UUID]*Parked{}}}
 }
 
 // stalled records that a partition's batch failed attempts times in a row since since.
@@ -157,6 +160,10 @@ func (s *Stats) Freshness(id uuid.UUID) (t TableStats, p50, p99 time.Duration, o
 	out.lags = nil
 	return out, pct(0.50), pct(0.99), true
 }
+
+// Parked returns the parking of a table whose storage failed: its rows go to its dead
+// letters until it is tried again.
+func (s *Stats) Parked(id uuid.UUID) (Parked, bool) { return s.parked.get(id) }
 
 // Tables returns the ids of the tables this consumer inserted into.
 func (s *Stats) Tables() []uuid.UUID {

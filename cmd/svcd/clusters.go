@@ -321,6 +321,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	log := n.log.With("cluster", cluster)
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
+		RemoteInsertTimeout: n.cfg.RemoteInsertTimeout, ParkMin: n.cfg.RemoteRetryMin,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
 		PrometheusDDL: promstore.DDL, Cluster: cluster, Homes: n.mgr,
 	}, eng, n.mgr)

@@ -70,6 +70,11 @@ type Config struct {
 
 	BatchMaxRows int
 	BatchLinger  time.Duration
+	// RemoteInsertTimeout bounds an insert into a table on a customer's bucket; one that
+	// runs out parks the table for RemoteRetryMin (doubling up to 10 minutes): its rows
+	// go to its dead letters meanwhile and its partition's other tables go on.
+	RemoteInsertTimeout time.Duration
+	RemoteRetryMin      time.Duration
 
 	// DeviceCodeTTL is how long a device login waits for approval.
 	DeviceCodeTTL time.Duration
@@ -197,6 +202,10 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
+	remoteInsert := envOr("SVC_REMOTE_INSERT_TIMEOUT", "1m")
+	fs.StringVar(&remoteInsert, "remote-insert-timeout", remoteInsert, "bound of an insert into a table on a customer's bucket ($SVC_REMOTE_INSERT_TIMEOUT)")
+	remoteRetry := envOr("SVC_REMOTE_RETRY_MIN", "30s")
+	fs.StringVar(&remoteRetry, "remote-retry-min", remoteRetry, "first pause before a parked table on a customer's bucket is tried again ($SVC_REMOTE_RETRY_MIN)")
 	fs.StringVar(&linger, "batch-linger", linger, "time that closes a batch ($SVC_BATCH_LINGER)")
 	if err := errors.Join(envErrs...); err != nil {
 		return nil, err
@@ -268,6 +277,12 @@ func loadConfig(args []string) (*Config, error) {
 	if c.BatchLinger, err = time.ParseDuration(linger); err != nil {
 		return nil, fmt.Errorf("batch linger: %w", err)
 	}
+	if c.RemoteInsertTimeout, err = time.ParseDuration(remoteInsert); err != nil {
+		return nil, fmt.Errorf("remote insert timeout: %w", err)
+	}
+	if c.RemoteRetryMin, err = time.ParseDuration(remoteRetry); err != nil {
+		return nil, fmt.Errorf("remote retry min: %w", err)
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level: %w", err)
 	}
@@ -316,6 +331,18 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("batch linger %s: want 1ms to 1m", c.BatchLinger))
 	}
 	errs = append(errs, c.validatePromQL()...)
+	if c.RemoteInsertTimeout == 0 {
+		c.RemoteInsertTimeout = time.Minute
+	}
+	if c.RemoteRetryMin == 0 {
+		c.RemoteRetryMin = 30 * time.Second
+	}
+	if c.RemoteInsertTimeout < time.Second || c.RemoteInsertTimeout > time.Hour {
+		errs = append(errs, fmt.Errorf("remote insert timeout %s: want 1s to 1h", c.RemoteInsertTimeout))
+	}
+	if c.RemoteRetryMin < time.Second || c.RemoteRetryMin > 10*time.Minute {
+		errs = append(errs, fmt.Errorf("remote retry min %s: want 1s to 10m", c.RemoteRetryMin))
+	}
 	if k := c.BootstrapAPIKey; k != "" && (len(k) < 16 || strings.ContainsAny(k, " \t\r\n")) {
 		errs = append(errs, errors.New("bootstrap API key: want at least 16 characters without spaces"))
 	}

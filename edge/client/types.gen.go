@@ -1487,8 +1487,17 @@ type Freshness struct {
 	LastInsertAt *time.Time `json:"last_insert_at"`
 
 	// RowsInserted Rows this node's consumers inserted into the table since the node started.
-	RowsInserted int    `json:"rows_inserted"`
-	Table        string `json:"table"`
+	RowsInserted int `json:"rows_inserted"`
+
+	// StorageUnavailable Set while the table's storage (a customer's bucket) is failing: an insert into it did not finish within the bound (SVC_REMOTE_INSERT_TIMEOUT), so its rows go to its dead letters, and its partition's other tables go on, until retry_at, when a batch tries it again; null otherwise.
+	StorageUnavailable *struct {
+		// Attempts Inserts that ran out of time in a row.
+		Attempts int       `json:"attempts"`
+		Reason   string    `json:"reason"`
+		RetryAt  time.Time `json:"retry_at"`
+		Since    time.Time `json:"since"`
+	} `json:"storage_unavailable,omitempty"`
+	Table string `json:"table"`
 }
 
 // HecEvent One event of `/services/collector/event`. The body holds one or more of these,

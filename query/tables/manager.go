@@ -65,6 +65,44 @@ type Storage interface {
 	VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) catalog.StorageVerification
 }
 
+// storageReach is an optional ability of Storage: whether the endpoint of bucket/path
+// answers at all (s3store.Config.Reachable).
+type storageReach interface {
+	Reachable(ctx context.Context, bucket, path string) error
+}
+
+// ErrStorageUnavailable refuses to drop a database or table whose storage (a customer's
+// bucket) does not answer: the engine's DROP would block on it, holding one of its
+// connections, and the catalog must not forget data the engine still holds.
+var ErrStorageUnavailable = errors.New("the storage of this database does not answer")
+
+// storageAnswers fails with ErrStorageUnavailable when s3's endpoint does not answer.
+func (m *Manager) storageAnswers(ctx context.Context, s3 *catalog.S3Storage) error {
+	r, ok := m.storage.(storageReach)
+	if s3 == nil || !ok {
+		return nil
+	}
+	if err := r.Reachable(ctx, s3.Data.Bucket, s3.Data.Path); err != nil {
+		return fmt.Errorf("%w (bucket %s); nothing was deleted", ErrStorageUnavailable, s3.Data.Bucket)
+	}
+	return nil
+}
+
+// ProbeStorage implements pipeline.StorageProber: nil when table id keeps its data
+// locally, or its storage's endpoint answers.
+func (m *Manager) ProbeStorage(ctx context.Context, id uuid.UUID) error {
+	t, ok := m.cat.Model().TableByID(id)
+	if !ok {
+		return nil
+	}
+	s3 := m.storageOf(t)
+	r, ok := m.storage.(storageReach)
+	if s3 == nil || !ok {
+		return nil
+	}
+	return r.Reachable(ctx, s3.Data.Bucket, s3.Data.Path)
+}
+
 // SetStorage sets the object storage that databases with s3_storage (their own or their
 // cluster's) keep their tables' data on. Without it such databases are refused.
 func (m *Manager) SetStorage(s Storage) { m.storage = s }
@@ -155,8 +193,8 @@ func (m *Manager) inUse(s3 *catalog.S3Storage) error {
 	return nil
 }
 
-// ErrStorageUnavailable: verify-s3-access on a node wired without object storage.
-var ErrStorageUnavailable = errors.New("this service does not use object storage")
+// ErrNoObjectStorage: verify-s3-access on a node wired without object storage.
+var ErrNoObjectStorage = errors.New("this service does not use object storage")
 
 // VerifyStorage is verify-s3-access: s3's names and paths by the rules creation applies
 // (a FieldError), then the checks AdmitStorage runs at creation, each reported. bucketTag
@@ -166,7 +204,7 @@ func (m *Manager) VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucke
 		return catalog.StorageVerification{}, err
 	}
 	if m.storage == nil {
-		return catalog.StorageVerification{}, ErrStorageUnavailable
+		return catalog.StorageVerification{}, ErrNoObjectStorage
 	}
 	return m.storage.VerifyStorage(ctx, s3, bucketTag), nil
 }
@@ -322,6 +360,13 @@ func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name stri
 	if !ok {
 		return fmt.Errorf("%w: database %q", catalog.ErrNotFound, name)
 	}
+	s3 := d.S3
+	if c, ok := m.cat.Model().Cluster(cluster); s3 == nil && ok {
+		s3 = c.S3
+	}
+	if err := m.storageAnswers(ctx, s3); err != nil {
+		return err
+	}
 	if err := m.cat.DeleteDatabase(ctx, cluster, name); err != nil {
 		return err
 	}
@@ -450,6 +495,11 @@ func (m *Manager) ChangeSortingKey(ctx context.Context, cluster uuid.UUID, datab
 
 // DropTable deletes a table with its data.
 func (m *Manager) DropTable(ctx context.Context, cluster uuid.UUID, database, name string) error {
+	if t, ok := m.cat.Model().Table(cluster, database, name); ok {
+		if err := m.storageAnswers(ctx, m.storageOf(t)); err != nil {
+			return err
+		}
+	}
 	t, err := m.cat.DeleteTable(ctx, cluster, database, name)
 	if err != nil {
 		return err
@@ -516,7 +566,10 @@ func (m *Manager) attachGenerations(ctx context.Context, t *catalog.Table) error
 	return nil
 }
 
-var _ pipeline.Tables = (*Manager)(nil)
+var (
+	_ pipeline.Tables        = (*Manager)(nil)
+	_ pipeline.StorageProber = (*Manager)(nil)
+)
 
 // Target implements pipeline.Tables.
 func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pipeline.Target, bool, error) {
@@ -526,7 +579,7 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
-		return target(t, g.N), true, nil
+		return m.target(t, g.N), true, nil
 	}
 	lock := m.tableLock(id)
 	lock.Lock()
@@ -536,14 +589,14 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
-		return target(t, g.N), true, nil
+		return m.target(t, g.N), true, nil
 	}
 	t, err := m.createGeneration(ctx, t, sample)
 	if err != nil {
 		return pipeline.Target{}, false, err
 	}
 	g, _ := t.Current()
-	return target(t, g.N), true, nil
+	return m.target(t, g.N), true, nil
 }
 
 // Generation implements pipeline.Tables.
@@ -554,7 +607,7 @@ func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline
 	}
 	for _, g := range t.Generations {
 		if g.N == gen {
-			return target(t, gen), true, nil
+			return m.target(t, gen), true, nil
 		}
 	}
 	return pipeline.Target{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
@@ -583,8 +636,9 @@ func (m *Manager) DatabaseHome(engine string) (pipeline.Home, bool) {
 	return pipeline.Home{Cluster: d.ClusterID, Org: d.OrgID, Database: d.Engine}, true
 }
 
-func target(t *catalog.Table, gen int) pipeline.Target {
-	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen}
+func (m *Manager) target(t *catalog.Table, gen int) pipeline.Target {
+	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen,
+		Remote: m.storageOf(t) != nil}
 }
 
 func (m *Manager) tableLock(id uuid.UUID) *sync.Mutex {
