@@ -4,84 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/svc-data/svc/edge"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/clusters"
 )
 
-// Autoscaling inside a cluster's bounds (DESIGN.md, "Sizes"): every autoscaleInterval the
-// node counts the statements running on each ready cluster's engine (system.processes,
-// initial queries: the query API's, the consumer's inserts, internal reads). Saturated
-// (running >= the size's cores) for upChecks checks in a row, the cluster moves one size
-// up; quiet enough to fit the next smaller size (running < its cores) for downChecks checks
-// in a row, one size down; never outside [min_size, max_size]. A move is a
-// cluster.resized event; every node's reconciler then restarts the engine with the new
-// limits (running statements finish first, the consumer drains, nothing is lost).
-const (
-	upChecks   = 3
-	downChecks = 10
-)
-
-// autoscaleInterval is SVC_AUTOSCALE_INTERVAL (default 15s; tests shorten it).
-func autoscaleInterval() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("SVC_AUTOSCALE_INTERVAL")); err == nil && d > 0 {
-		return d
-	}
-	return 15 * time.Second
-}
-
-// scaleState is the hysteresis of one cluster: consecutive checks calling for a move.
-type scaleState struct{ up, down int }
-
-func sizeIndex(sizes []catalog.ClusterSize, z catalog.ClusterSize) int {
-	for i, s := range sizes {
-		if s == z {
-			return i
-		}
-	}
-	return -1
-}
-
-func cores(z catalog.ClusterSize) int { return int(math.Ceil(z.CPUCores)) }
-
-// decide updates st with one observation of running statements on a cluster of size
-// cur with bounds lo..hi, and returns the size to move to, if any.
-func decide(sizes []catalog.ClusterSize, cur, lo, hi catalog.ClusterSize, running int, st *scaleState) (catalog.ClusterSize, bool) {
-	i, l, h := sizeIndex(sizes, cur), sizeIndex(sizes, lo), sizeIndex(sizes, hi)
-	if i < 0 || l < 0 || h < 0 {
-		*st = scaleState{}
-		return cur, false
-	}
-	switch {
-	case running >= cores(cur) && i < h:
-		st.up, st.down = st.up+1, 0
-		if st.up >= upChecks {
-			*st = scaleState{}
-			return sizes[i+1], true
-		}
-	case i > l && running < cores(sizes[i-1]):
-		st.up, st.down = 0, st.down+1
-		if st.down >= downChecks {
-			*st = scaleState{}
-			return sizes[i-1], true
-		}
-	default:
-		*st = scaleState{}
-	}
-	return cur, false
-}
+// Autoscaling inside a cluster's bounds: the rule is clusters.Decide (DESIGN.md,
+// "Sizes"); every Config.AutoscaleInterval the node counts the statements running on
+// each ready cluster's engine (system.processes, initial queries: the query API's, the
+// consumer's inserts, internal reads) and records the move the rule calls for.
 
 // autoscale runs until ctx ends, checking every cluster running on this node.
 func (n *node) autoscale(ctx context.Context) {
-	t := time.NewTicker(autoscaleInterval())
+	t := time.NewTicker(n.cfg.AutoscaleInterval)
 	defer t.Stop()
-	states := map[uuid.UUID]*scaleState{}
+	states := map[uuid.UUID]*clusters.ScaleState{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -92,7 +33,7 @@ func (n *node) autoscale(ctx context.Context) {
 		for _, id := range n.runningIDs() {
 			seen[id] = true
 			if states[id] == nil {
-				states[id] = &scaleState{}
+				states[id] = &clusters.ScaleState{}
 			}
 			if err := n.checkLoad(ctx, id, states[id]); err != nil && ctx.Err() == nil {
 				n.log.Warn("autoscale check", "cluster", id, "err", err)
@@ -134,7 +75,7 @@ func (n *node) running(ctx context.Context, id uuid.UUID, c *catalog.Cluster) (i
 	rows, err := eng.QueryStrings(qctx, "SELECT toString(count()) FROM system.processes WHERE is_initial_query AND query_id != queryID()")
 	switch {
 	case qctx.Err() != nil && ctx.Err() == nil:
-		return max(running, limitsFor(c).pool(n.cfg.EnginePool)), nil
+		return max(running, clusters.LimitsFor(c).PoolOr(n.cfg.EnginePool)), nil
 	case err != nil || len(rows) != 1:
 		return 0, fmt.Errorf("count running statements: %v", err)
 	}
@@ -146,24 +87,21 @@ func (n *node) running(ctx context.Context, id uuid.UUID, c *catalog.Cluster) (i
 }
 
 // checkLoad observes one cluster and records a resize when the rule calls for one.
-func (n *node) checkLoad(ctx context.Context, id uuid.UUID, st *scaleState) error {
+func (n *node) checkLoad(ctx context.Context, id uuid.UUID, st *clusters.ScaleState) error {
 	c, ok := n.model.Cluster(id)
-	if !ok || c.PhaseName() != catalog.PhaseReady || c.Size.CPUCores <= 0 || c.MinSize == c.MaxSize {
-		*st = scaleState{}
+	if !ok || !clusters.Autoscales(c) {
+		*st = clusters.ScaleState{}
 		return nil
 	}
 	running, err := n.running(ctx, id, c)
 	if err != nil {
 		return err
 	}
-	to, move := decide(edge.ClusterSizes(), c.Size, c.MinSize, c.MaxSize, running, st)
+	to, move := clusters.Decide(c.Size, c.MinSize, c.MaxSize, running, st)
 	if !move {
 		return nil
 	}
-	reason := fmt.Sprintf("%d statements running on %d cores for %d checks", running, cores(c.Size), upChecks)
-	if to.CPUCores < c.Size.CPUCores {
-		reason = fmt.Sprintf("fewer than %d statements running for %d checks", cores(to), downChecks)
-	}
+	reason := clusters.ResizeReason(c.Size, to, running)
 	if err := n.cat.ResizeCluster(ctx, id, c.Size, to, reason); err != nil {
 		if errors.Is(err, catalog.ErrConflict) {
 			return nil // another node moved it, or it is no longer ready

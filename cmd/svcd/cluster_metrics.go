@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"regexp"
 	"strconv"
 	"time"
@@ -14,18 +13,10 @@ import (
 	"github.com/svc-data/svc/query/metrics"
 )
 
-// metricsInterval is how often each running cluster is sampled (SVC_METRICS_INTERVAL,
-// default 15s).
-func metricsInterval() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("SVC_METRICS_INTERVAL")); err == nil && d > 0 {
-		return d
-	}
-	return 15 * time.Second
-}
-
-// sampleMetrics runs until ctx ends, sampling every cluster running on this node.
+// sampleMetrics runs until ctx ends, sampling every cluster running on this node every
+// Config.MetricsInterval.
 func (n *node) sampleMetrics(ctx context.Context) {
-	t := time.NewTicker(metricsInterval())
+	t := time.NewTicker(n.cfg.MetricsInterval)
 	defer t.Stop()
 	for {
 		select {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/svc-data/svc/workflows"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/clusters"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/metrics"
 	"github.com/svc-data/svc/query/promstore"
@@ -29,7 +29,9 @@ import (
 
 // node runs this machine's part of every cluster: a reconciler brings each cluster's
 // engine, schema, topics, consumer and `default` database to what the control plane
-// says (the cluster's phase), on every node, each step idempotent, with backoff.
+// says (the cluster's phase), on every node, each step idempotent, with backoff. What to
+// do is decided by projections/clusters (PlanReconcile, Idle, WakesOnIngest, Decide);
+// the node carries it out on the engines, topics and consumers.
 type node struct {
 	a        *app
 	cfg      *Config
@@ -43,14 +45,13 @@ type node struct {
 	ops      *ops
 	ctx      context.Context // the service's lifetime
 	secret   []byte          // the service secret (serviceSecret): keys ingest dedup tokens
-	// idleMinute is how long one minute of idle timeout lasts (SVC_CLUSTER_IDLE_MINUTE,
-	// for tests; default one minute).
+	// idleMinute is how long one minute of idle timeout lasts (Config.ClusterIdleMinute).
 	idleMinute time.Duration
 
 	mu      sync.Mutex
 	locks   map[uuid.UUID]*sync.Mutex
 	runs    map[uuid.UUID]*clusterRun
-	retry   map[uuid.UUID]*backoff
+	retry   map[uuid.UUID]*clusters.Backoff
 	lastUse map[uuid.UUID]time.Time
 	queries map[uuid.UUID]*[2]int64 // reads and writes not yet sampled
 	kick    chan struct{}
@@ -78,19 +79,11 @@ type clusterRun struct {
 	measured bool
 }
 
-type backoff struct {
-	next  time.Time
-	delay time.Duration
-}
-
 func newNode(n *node) *node {
-	n.locks, n.runs, n.retry, n.lastUse = map[uuid.UUID]*sync.Mutex{}, map[uuid.UUID]*clusterRun{}, map[uuid.UUID]*backoff{}, map[uuid.UUID]time.Time{}
+	n.locks, n.runs, n.retry, n.lastUse = map[uuid.UUID]*sync.Mutex{}, map[uuid.UUID]*clusterRun{}, map[uuid.UUID]*clusters.Backoff{}, map[uuid.UUID]time.Time{}
 	n.kick = make(chan struct{}, 1)
 	n.queries = map[uuid.UUID]*[2]int64{}
-	n.idleMinute = time.Minute
-	if d, err := time.ParseDuration(os.Getenv("SVC_CLUSTER_IDLE_MINUTE")); err == nil && d > 0 {
-		n.idleMinute = d
-	}
+	n.idleMinute = n.cfg.ClusterIdleMinute
 	return n
 }
 
@@ -186,90 +179,79 @@ func (n *node) reconcile(ctx context.Context, id uuid.UUID, now bool) {
 	l.Lock()
 	defer l.Unlock()
 	c, exists := n.model.Cluster(id)
+	if !exists {
+		c = nil
+	}
 	n.mu.Lock()
 	run, running := n.runs[id]
 	n.mu.Unlock()
+	local := clusters.Local{Running: running}
+	if running {
+		local.Limits = run.limits
+	}
+	p := clusters.PlanReconcile(c, local, now || n.due(id))
 	log := n.log.With("cluster", id)
-	switch {
-	case !exists:
-		if running {
-			n.stopLocal(ctx, id, run)
-		}
-		_ = os.RemoveAll(n.clusterDir(id))
-	case c.Running():
-		if running && run.limits != limitsFor(c) {
-			// Resized (autoscaling): the engine restarts with the new size's limits.
-			n.stopLocal(ctx, id, run)
-			running = false
+	if p.Stop {
+		n.stopLocal(ctx, id, run)
+		switch {
+		case p.Resized:
 			log.Info("cluster resized; engine restarting with the new limits", "cpu_cores", c.Size.CPUCores)
+		case c != nil:
+			log.Info("cluster stopped on this node")
 		}
-		if !running {
-			if !now && !n.due(id) {
-				return
-			}
-			run, err := n.startLocal(ctx, c)
-			if err != nil {
-				n.failed(id)
-				log.Error("cluster did not start; retrying with backoff", "err", err)
-				if c.PhaseName() != catalog.PhaseFailed && c.PhaseName() != catalog.PhaseReady {
-					if _, err2 := n.cat.ClusterFailed(ctx, id, firstLine(err)); err2 != nil && !errors.Is(err2, catalog.ErrConflict) {
-						log.Error("record failed cluster", "err", err2)
-					}
+	}
+	if p.Remove {
+		_ = os.RemoveAll(n.clusterDir(id))
+	}
+	if p.Start {
+		run, err := n.startLocal(ctx, c)
+		if err != nil {
+			n.failed(id)
+			log.Error("cluster did not start; retrying with backoff", "err", err)
+			if clusters.RecordsFailure(c) {
+				if _, err2 := n.cat.ClusterFailed(ctx, id, firstLine(err)); err2 != nil && !errors.Is(err2, catalog.ErrConflict) {
+					log.Error("record failed cluster", "err", err2)
 				}
-				return
-			}
-			n.mu.Lock()
-			n.runs[id] = run
-			delete(n.retry, id)
-			n.lastUse[id] = time.Now()
-			n.mu.Unlock()
-			log.Info("cluster running")
-		}
-		if c.PhaseName() != catalog.PhaseReady {
-			if _, err := n.cat.ClusterStarted(ctx, id); err != nil && !errors.Is(err, catalog.ErrConflict) {
-				log.Error("record started cluster", "err", err)
 			}
 			return
 		}
+		n.mu.Lock()
+		n.runs[id] = run
+		delete(n.retry, id)
+		n.lastUse[id] = time.Now()
+		n.mu.Unlock()
+		log.Info("cluster running")
+	}
+	switch p.Then {
+	case clusters.ThenRecordStarted:
+		if _, err := n.cat.ClusterStarted(ctx, id); err != nil && !errors.Is(err, catalog.ErrConflict) {
+			log.Error("record started cluster", "err", err)
+		}
+	case clusters.ThenCheckIdle:
 		n.checkIdle(ctx, c)
-	default: // stopping, stopped, deleting
-		if running {
-			n.stopLocal(ctx, id, run)
-			log.Info("cluster stopped on this node")
+	case clusters.ThenRecordStopped:
+		if _, err := n.cat.ClusterStopped(ctx, id); err != nil && !errors.Is(err, catalog.ErrConflict) {
+			log.Error("record stopped cluster", "err", err)
 		}
-		switch c.PhaseName() {
-		case catalog.PhaseStopping:
-			if _, err := n.cat.ClusterStopped(ctx, id); err != nil && !errors.Is(err, catalog.ErrConflict) {
-				log.Error("record stopped cluster", "err", err)
-			}
-		case catalog.PhaseDeleting:
-			if err := n.deleteCluster(ctx, c); err != nil {
-				log.Error("delete cluster; retrying", "err", err)
-			}
-		case catalog.PhaseStopped:
-			n.wakeOnIngest(ctx, c)
+	case clusters.ThenDelete:
+		if err := n.deleteCluster(ctx, c); err != nil {
+			log.Error("delete cluster; retrying", "err", err)
 		}
+	case clusters.ThenCheckWake:
+		n.wakeOnIngest(ctx, c)
 	}
 }
 
 func (n *node) due(id uuid.UUID) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	b := n.retry[id]
-	return b == nil || time.Now().After(b.next)
+	return n.retry[id].Due(time.Now())
 }
 
 func (n *node) failed(id uuid.UUID) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	b := n.retry[id]
-	if b == nil {
-		b = &backoff{delay: time.Second}
-		n.retry[id] = b
-	} else {
-		b.delay = min(2*b.delay, 30*time.Second)
-	}
-	b.next = time.Now().Add(b.delay)
+	n.retry[id] = n.retry[id].Failed(time.Now())
 }
 
 func firstLine(err error) string {
@@ -290,7 +272,7 @@ func (n *node) clusterDir(id uuid.UUID) string {
 // step completes the cluster; what a failed attempt started besides the engine is stopped.
 func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun, error) {
 	cluster := c.ID
-	eng, err := n.engines.start(ctx, cluster, limitsFor(c))
+	eng, err := n.engines.start(ctx, cluster, clusters.LimitsFor(c))
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +309,7 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	if err != nil {
 		return nil, err
 	}
-	run := &clusterRun{cons: cons, limits: limitsFor(c)}
+	run := &clusterRun{cons: cons, limits: clusters.LimitsFor(c)}
 	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Conn: n.kafka, Group: pipeline.ConsumerGroup(cluster),
 		Topics: []string{ingest}, Logger: log}, cons)
 	if err != nil {
@@ -386,7 +368,7 @@ func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
 	if n.cfg.ClickHouseURL != "" || n.onS3(c) {
 		// A shared server keeps the data, and so does a customer's bucket: drop the
 		// cluster's databases through the engine, which deletes their objects.
-		eng, err := n.engines.start(ctx, c.ID, limitsFor(c))
+		eng, err := n.engines.start(ctx, c.ID, clusters.LimitsFor(c))
 		if err != nil {
 			return err
 		}
@@ -447,7 +429,7 @@ func (n *node) checkIdle(ctx context.Context, c *catalog.Cluster) {
 	}
 	last := n.lastUse[c.ID]
 	n.mu.Unlock()
-	if c.IdleTimeoutMinutes == 0 || last.IsZero() || time.Since(last) < time.Duration(c.IdleTimeoutMinutes)*n.idleMinute {
+	if !clusters.Idle(c, last, time.Now(), n.idleMinute) {
 		return
 	}
 	n.log.Info("cluster idle; stopping it", "cluster", c.ID, "idle_timeout_minutes", c.IdleTimeoutMinutes)
@@ -476,7 +458,7 @@ func (n *node) QueryEngine(cluster uuid.UUID) (query.Engine, error) {
 	n.touch(cluster)
 	c, ok := n.model.Cluster(cluster)
 	if ok && !c.Running() {
-		if !(c.IdleStopped && c.PhaseName() == catalog.PhaseStopped) {
+		if !clusters.Wakeable(c) {
 			return nil, &query.Error{Status: 503, Code: "cluster_stopped",
 				Message: fmt.Sprintf("cluster %q is %s; queries need a running cluster (ingestion is still accepted and lands on resume)", c.Name, c.PhaseName()),
 				Hint:    fmt.Sprintf("resume it: POST /v1/clusters/%s/resume", c.ID)}
@@ -527,29 +509,8 @@ func (o *ops) remove(cluster uuid.UUID) {
 // SharedEngine implements query.Engines.
 func (n *node) SharedEngine(cluster uuid.UUID) bool { return n.engines.SharedEngine(cluster) }
 
-// engineLimits are a cluster size mapped onto the engine process: max_threads = the
-// size's cores (rounded up), a pool of two connections per core (at least 2), and
-// max_server_memory_usage = the size's memory. Clusters without a size (the bootstrap
-// one) keep the engine's defaults and the configured pool.
-type engineLimits struct {
-	Threads, Pool int
-	Memory        int64
-}
-
-func limitsFor(c *catalog.Cluster) engineLimits {
-	if c.Size.CPUCores <= 0 || c.Size.MemoryGiB <= 0 {
-		return engineLimits{}
-	}
-	cores := int(math.Ceil(c.Size.CPUCores))
-	return engineLimits{Threads: cores, Pool: max(2, 2*cores), Memory: int64(c.Size.MemoryGiB * (1 << 30))}
-}
-
-func (l engineLimits) pool(configured int) int {
-	if l.Pool > 0 {
-		return l.Pool
-	}
-	return configured
-}
+// engineLimits are a cluster size mapped onto the engine process (clusters.LimitsFor).
+type engineLimits = clusters.EngineLimits
 
 // measure reads back what the engine process got: its max_threads and its
 // max_server_memory_usage.

@@ -54,7 +54,7 @@ func (e *engines) processConfig(cluster uuid.UUID, lim engineLimits) clickhouse.
 		Lib:        e.cfg.ChdbLib,
 		DataDir:    filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
 		Listen:     "127.0.0.1:0",
-		Pool:       lim.pool(e.cfg.EnginePool),
+		Pool:       lim.PoolOr(e.cfg.EnginePool),
 		MaxMemory:  memory,
 		MaxThreads: lim.Threads,
 		// The engine of a killed svcd finishes its statements (up to 30 s) before it

@@ -8,21 +8,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/clusters"
 )
 
-// Ingestion wakes an idle-stopped cluster (DESIGN.md, "Cluster lifecycle"): idleness
-// means no query and no ingestion, so rows arriving are activity like a query. Every
-// node checks each idle-stopped cluster's ingest topic (at most every wakeCheckEvery,
-// one idle minute in tests) for records its consumer group has not committed, whatever
-// path wrote them (HTTP, HEC, OTLP, Firehose, URL imports), and resumes the cluster
-// when there are. The rows then land within the engine start, instead of waiting for
-// the next query; the ingest answer itself never waits for the engine (Kafka holds the
-// rows durably). A cluster an administrator stopped stays stopped.
-const wakeCheckEvery = 5 * time.Second
+// Ingestion wakes an idle-stopped cluster: the rule is clusters.WakesOnIngest
+// (DESIGN.md, "Cluster lifecycle"); this node looks at each idle-stopped cluster's
+// ingest topic at most every clusters.WakeCheckInterval for records its consumer group
+// has not committed.
 
 // wakeOnIngest resumes an idle-stopped cluster whose consumer has rows waiting.
 func (n *node) wakeOnIngest(ctx context.Context, c *catalog.Cluster) {
-	if !c.IdleStopped || c.PhaseName() != catalog.PhaseStopped || !n.wakeCheckDue(c.ID) {
+	if !clusters.Wakeable(c) || !n.wakeCheckDue(c.ID) {
 		return
 	}
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -36,7 +32,7 @@ func (n *node) wakeOnIngest(ctx context.Context, c *catalog.Cluster) {
 	for _, l := range lag {
 		waiting += l.Lag
 	}
-	if waiting == 0 {
+	if !clusters.WakesOnIngest(c, waiting) {
 		return
 	}
 	n.log.Info("ingestion wakes idle cluster", "cluster", c.ID, "records_waiting", waiting)
@@ -52,7 +48,7 @@ func (n *node) wakeOnIngest(ctx context.Context, c *catalog.Cluster) {
 
 // wakeCheckDue throttles wakeOnIngest per cluster.
 func (n *node) wakeCheckDue(id uuid.UUID) bool {
-	every := min(wakeCheckEvery, n.idleMinute)
+	every := clusters.WakeCheckInterval(n.idleMinute)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.wakeChecked == nil {
