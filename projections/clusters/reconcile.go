@@ -41,8 +41,8 @@ type Plan struct {
 	Then  Then
 }
 
-// Local is what runs on this node for a cluster.
-type Local struct {
+// LocalRun is what runs on this node for a cluster.
+type LocalRun struct {
 	Running bool
 	// Limits are what the running engine was started with.
 	Limits EngineLimits
@@ -52,7 +52,7 @@ type Local struct {
 // records it (nil when it no longer exists), local what runs here, and due whether a
 // (re)start may be tried now: asked for now, or the backoff after the last failure is
 // over.
-func PlanReconcile(c *catalog.Cluster, local Local, due bool) Plan {
+func PlanReconcile(c *catalog.Cluster, local LocalRun, due bool) Plan {
 	switch {
 	case c == nil:
 		return Plan{Stop: local.Running, Remove: true}

@@ -16,35 +16,35 @@ func cluster(phase string, cores float64) *catalog.Cluster {
 // without a local run, a resize, and a backoff not yet over.
 func TestPlanReconcile(t *testing.T) {
 	one := cluster(catalog.PhaseReady, 1)
-	sameLimits := Local{Running: true, Limits: LimitsFor(one)}
+	sameLimits := LocalRun{Running: true, Limits: LimitsFor(one)}
 	cases := []struct {
 		name  string
 		c     *catalog.Cluster
-		local Local
+		local LocalRun
 		due   bool
 		want  Plan
 	}{
 		{"gone, running here: stop and remove", nil, sameLimits, false, Plan{Stop: true, Remove: true}},
-		{"gone, nothing here: remove", nil, Local{}, false, Plan{Remove: true}},
-		{"provisioning, due: start and record started", cluster(catalog.PhaseProvisioning, 1), Local{}, true,
+		{"gone, nothing here: remove", nil, LocalRun{}, false, Plan{Remove: true}},
+		{"provisioning, due: start and record started", cluster(catalog.PhaseProvisioning, 1), LocalRun{}, true,
 			Plan{Start: true, Then: ThenRecordStarted}},
-		{"provisioning, backing off: nothing", cluster(catalog.PhaseProvisioning, 1), Local{}, false, Plan{}},
+		{"provisioning, backing off: nothing", cluster(catalog.PhaseProvisioning, 1), LocalRun{}, false, Plan{}},
 		{"resuming, running here: record started", cluster(catalog.PhaseResuming, 1), sameLimits, false,
 			Plan{Then: ThenRecordStarted}},
-		{"failed, due: start and record started", cluster(catalog.PhaseFailed, 1), Local{}, true,
+		{"failed, due: start and record started", cluster(catalog.PhaseFailed, 1), LocalRun{}, true,
 			Plan{Start: true, Then: ThenRecordStarted}},
 		{"ready, running here: check idle", one, sameLimits, false, Plan{Then: ThenCheckIdle}},
-		{"ready, not running here, due: start and check idle", one, Local{}, true, Plan{Start: true, Then: ThenCheckIdle}},
-		{"ready, not running here, backing off: nothing", one, Local{}, false, Plan{}},
+		{"ready, not running here, due: start and check idle", one, LocalRun{}, true, Plan{Start: true, Then: ThenCheckIdle}},
+		{"ready, not running here, backing off: nothing", one, LocalRun{}, false, Plan{}},
 		{"resized: restart with the new limits", cluster(catalog.PhaseReady, 2), sameLimits, true,
 			Plan{Stop: true, Resized: true, Start: true, Then: ThenCheckIdle}},
 		{"resized, backing off: stop only", cluster(catalog.PhaseReady, 2), sameLimits, false,
 			Plan{Stop: true, Resized: true}},
 		{"stopping, running here: stop and record stopped", cluster(catalog.PhaseStopping, 1), sameLimits, false,
 			Plan{Stop: true, Then: ThenRecordStopped}},
-		{"stopping, nothing here: record stopped", cluster(catalog.PhaseStopping, 1), Local{}, true,
+		{"stopping, nothing here: record stopped", cluster(catalog.PhaseStopping, 1), LocalRun{}, true,
 			Plan{Then: ThenRecordStopped}},
-		{"stopped: check for ingestion", cluster(catalog.PhaseStopped, 1), Local{}, true, Plan{Then: ThenCheckWake}},
+		{"stopped: check for ingestion", cluster(catalog.PhaseStopped, 1), LocalRun{}, true, Plan{Then: ThenCheckWake}},
 		{"stopped, still running here: stop, then check", cluster(catalog.PhaseStopped, 1), sameLimits, true,
 			Plan{Stop: true, Then: ThenCheckWake}},
 		{"deleting, running here: stop and delete", cluster(catalog.PhaseDeleting, 1), sameLimits, false,
