@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
@@ -25,14 +24,6 @@ type ClusterRunner interface {
 
 // clusterSizes answers the size catalog (projections/clusters owns it).
 func (s *Server) clusterSizes(ctx *fasthttp.RequestCtx) { writeJSON(ctx, 200, clusters.Catalog()) }
-
-// sizeIndex is z's position in the size catalog; -1 when z is absent or not of it.
-func sizeIndex(z *catalog.ClusterSize) int {
-	if z == nil {
-		return -1
-	}
-	return clusters.SizeIndex(*z)
-}
 
 type createClusterRequest struct {
 	Name        *string              `json:"name"`
@@ -66,44 +57,23 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		writeError(ctx, err)
 		return
 	}
-	sizes := clusters.Catalog()
 	field := func(f, msg string) {
 		writeError(ctx, &APIError{Status: 400, Code: "invalid_" + f, Field: f, Message: msg, Hint: "see GET /v1/clusters/sizes"})
 	}
-	switch {
-	case req.Name == nil || *req.Name == "":
+	if req.Name == nil || *req.Name == "" {
 		field("name", "field \"name\" is required")
 		return
-	case req.Replicas == nil || *req.Replicas < sizes.MinReplicas || *req.Replicas > sizes.MaxReplicas:
-		field("replicas", fmt.Sprintf("replicas must be %d to %d", sizes.MinReplicas, sizes.MaxReplicas))
-		return
-	case sizeIndex(req.Size) < 0:
-		field("size", "size must be a {cpu_cores, memory_gib} pair of the size catalog")
-		return
 	}
-	spec := catalog.ClusterCreated{OrgID: p.OrgID, Name: *req.Name, Replicas: *req.Replicas, Size: *req.Size,
-		MinSize: sizes.DefaultMinSize.ClusterSize(), MaxSize: sizes.DefaultMaxSize.ClusterSize()}
+	var minSize, maxSize *catalog.ClusterSize
 	if a := req.Autoscaling; a != nil {
-		if a.MinSize != nil {
-			if sizeIndex(a.MinSize) < 0 {
-				field("autoscaling", "autoscaling.min_size must be a pair of the size catalog")
-				return
-			}
-			spec.MinSize = *a.MinSize
-		}
-		if a.MaxSize != nil {
-			if sizeIndex(a.MaxSize) < 0 {
-				field("autoscaling", "autoscaling.max_size must be a pair of the size catalog")
-				return
-			}
-			spec.MaxSize = *a.MaxSize
-		}
+		minSize, maxSize = a.MinSize, a.MaxSize
 	}
-	lo, hi, at := sizeIndex(&spec.MinSize), sizeIndex(&spec.MaxSize), sizeIndex(&spec.Size)
-	if lo > hi || at < lo || at > hi {
-		field("size", "the initial size must fall within autoscaling min_size and max_size")
+	lo, hi, bad := clusters.Shape(req.Replicas, req.Size, minSize, maxSize)
+	if bad != nil {
+		field(bad.Field, bad.Message)
 		return
 	}
+	spec := catalog.ClusterCreated{OrgID: p.OrgID, Name: *req.Name, Replicas: *req.Replicas, Size: *req.Size, MinSize: lo, MaxSize: hi}
 	spec.IdleTimeoutMinutes = s.cfg.DefaultIdleTimeoutMinutes
 	if t := req.IdleTimeoutMinutes; t != nil {
 		if err := catalog.CheckIdleTimeout(*t); err != nil {

@@ -1,6 +1,7 @@
 package clusters
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/svc-data/svc/projections/catalog"
@@ -96,4 +97,40 @@ func (l EngineLimits) PoolOr(configured int) int {
 		return l.Pool
 	}
 	return configured
+}
+
+// ShapeError names what of a new cluster's shape the size catalog does not allow.
+type ShapeError struct{ Field, Message string }
+
+func (e *ShapeError) Error() string { return e.Message }
+
+// Shape checks a new cluster's replicas, size and autoscaling bounds against the
+// catalog and returns the bounds (nil ones take the catalog's defaults): every size is
+// a pair of the catalog, and the size falls within the bounds.
+func Shape(replicas *int, size, minSize, maxSize *catalog.ClusterSize) (lo, hi catalog.ClusterSize, err *ShapeError) {
+	in := func(z *catalog.ClusterSize) bool { return z != nil && SizeIndex(*z) >= 0 }
+	switch {
+	case replicas == nil || *replicas < sizeCatalog.MinReplicas || *replicas > sizeCatalog.MaxReplicas:
+		return lo, hi, &ShapeError{"replicas", fmt.Sprintf("replicas must be %d to %d", sizeCatalog.MinReplicas, sizeCatalog.MaxReplicas)}
+	case !in(size):
+		return lo, hi, &ShapeError{"size", "size must be a {cpu_cores, memory_gib} pair of the size catalog"}
+	}
+	lo, hi = sizeCatalog.DefaultMinSize.ClusterSize(), sizeCatalog.DefaultMaxSize.ClusterSize()
+	if minSize != nil {
+		if !in(minSize) {
+			return lo, hi, &ShapeError{"autoscaling", "autoscaling.min_size must be a pair of the size catalog"}
+		}
+		lo = *minSize
+	}
+	if maxSize != nil {
+		if !in(maxSize) {
+			return lo, hi, &ShapeError{"autoscaling", "autoscaling.max_size must be a pair of the size catalog"}
+		}
+		hi = *maxSize
+	}
+	l, h, at := SizeIndex(lo), SizeIndex(hi), SizeIndex(*size)
+	if l > h || at < l || at > h {
+		return lo, hi, &ShapeError{"size", "the initial size must fall within autoscaling min_size and max_size"}
+	}
+	return lo, hi, nil
 }

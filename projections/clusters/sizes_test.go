@@ -45,3 +45,42 @@ func TestLimitsFor(t *testing.T) {
 		t.Fatalf("no size: %+v, want the zero limits and the configured pool", none)
 	}
 }
+
+// TestShape: a new cluster's shape is checked field by field, in the API's order, and
+// bounds not given take the catalog's defaults.
+func TestShape(t *testing.T) {
+	one, two := 1, 2
+	z := func(c float64) *catalog.ClusterSize { return &catalog.ClusterSize{CPUCores: c, MemoryGiB: 4 * c} }
+	odd := &catalog.ClusterSize{CPUCores: 3, MemoryGiB: 12}
+	cases := []struct {
+		name           string
+		replicas       *int
+		size, min, max *catalog.ClusterSize
+		field          string // "" when allowed
+	}{
+		{"defaults", &one, z(2), nil, nil, ""},
+		{"no replicas", nil, z(2), nil, nil, "replicas"},
+		{"two replicas", &two, z(2), nil, nil, "replicas"},
+		{"no size", &one, nil, nil, nil, "size"},
+		{"size off the catalog", &one, odd, nil, nil, "size"},
+		{"min off the catalog", &one, z(2), odd, nil, "autoscaling"},
+		{"max off the catalog", &one, z(2), nil, odd, "autoscaling"},
+		{"size below min", &one, z(1), z(2), nil, "size"},
+		{"size above max", &one, z(4), nil, z(2), "size"},
+		{"min above max", &one, z(2), z(4), z(1), "size"},
+		{"fixed size", &one, z(2), z(2), z(2), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lo, hi, err := Shape(tc.replicas, tc.size, tc.min, tc.max)
+			switch {
+			case tc.field == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.field != "" && (err == nil || err.Field != tc.field):
+				t.Fatalf("got %v, want an error on %s", err, tc.field)
+			case tc.field == "" && tc.min == nil && (lo != Catalog().DefaultMinSize.ClusterSize() || hi != Catalog().DefaultMaxSize.ClusterSize()):
+				t.Fatalf("bounds %v..%v, want the defaults", lo, hi)
+			}
+		})
+	}
+}
