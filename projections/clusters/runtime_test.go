@@ -320,7 +320,9 @@ func TestRuntimeIdleStopAndWake(t *testing.T) {
 	w.mu.Unlock()
 	r.ReconcileAll(ctx)
 	clk.add(14 * time.Minute)
-	r.Touch(c.ID) // a query: a use
+	r.ReconcileAll(ctx)
+	wantPhase(t, w, c.ID, catalog.PhaseReady) // 28 minutes after the start, 14 after the rows
+	r.Touch(c.ID)                             // a query: a use
 	clk.add(14 * time.Minute)
 	r.ReconcileAll(ctx)
 	wantPhase(t, w, c.ID, catalog.PhaseReady)
