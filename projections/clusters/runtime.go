@@ -419,7 +419,7 @@ func (r *Runtime) ForQuery(id uuid.UUID) error {
 func (r *Runtime) AwaitReconcile(id uuid.UUID) {
 	l := r.lock(id)
 	l.Lock()
-	l.Unlock() //nolint:staticcheck // waiting for the holder is the point
+	l.Unlock()
 }
 
 // Resources is what the cluster's engine process on this node got; ok is false while
