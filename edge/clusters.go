@@ -2,12 +2,12 @@ package edge
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/clusters"
 	"github.com/svc-data/svc/query/metrics"
 )
 
@@ -22,39 +22,8 @@ type ClusterRunner interface {
 	ReadMetrics(ctx context.Context, id uuid.UUID, q metrics.Query) ([]metrics.Point, error)
 }
 
-type sizeEntry struct {
-	Size      string  `json:"size"`
-	CPUCores  float64 `json:"cpu_cores"`
-	MemoryGiB float64 `json:"memory_gib"`
-}
-
-// sizeCatalog is what clusters may be made of. Each replica of an embedded cluster is
-// one engine process on this machine.
-var sizeCatalog = struct {
-	MinReplicas    int         `json:"min_number_of_replicas"`
-	MaxReplicas    int         `json:"max_number_of_replicas"`
-	Sizes          []sizeEntry `json:"sizes"`
-	DefaultMinSize sizeEntry   `json:"default_min_size"`
-	DefaultMaxSize sizeEntry   `json:"default_max_size"`
-}{
-	MinReplicas: 1, MaxReplicas: 1,
-	Sizes: []sizeEntry{
-		{"1 vCPU, 4 GiB", 1, 4}, {"2 vCPU, 8 GiB", 2, 8}, {"4 vCPU, 16 GiB", 4, 16}, {"8 vCPU, 32 GiB", 8, 32},
-	},
-	DefaultMinSize: sizeEntry{"1 vCPU, 4 GiB", 1, 4},
-	DefaultMaxSize: sizeEntry{"8 vCPU, 32 GiB", 8, 32},
-}
-
-func (s *Server) clusterSizes(ctx *fasthttp.RequestCtx) { writeJSON(ctx, 200, sizeCatalog) }
-
-func sizeIndex(z *catalog.ClusterSize) int {
-	for i, e := range sizeCatalog.Sizes {
-		if z != nil && e.CPUCores == z.CPUCores && e.MemoryGiB == z.MemoryGiB {
-			return i
-		}
-	}
-	return -1
-}
+// clusterSizes answers the size catalog (projections/clusters owns it).
+func (s *Server) clusterSizes(ctx *fasthttp.RequestCtx) { writeJSON(ctx, 200, clusters.Catalog()) }
 
 type createClusterRequest struct {
 	Name        *string              `json:"name"`
@@ -91,45 +60,24 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 	field := func(f, msg string) {
 		writeError(ctx, &APIError{Status: 400, Code: "invalid_" + f, Field: f, Message: msg, Hint: "see GET /v1/clusters/sizes"})
 	}
-	switch {
-	case req.Name == nil || *req.Name == "":
+	if req.Name == nil || *req.Name == "" {
 		field("name", "field \"name\" is required")
 		return
-	case req.Replicas == nil || *req.Replicas < sizeCatalog.MinReplicas || *req.Replicas > sizeCatalog.MaxReplicas:
-		field("replicas", fmt.Sprintf("replicas must be %d to %d", sizeCatalog.MinReplicas, sizeCatalog.MaxReplicas))
-		return
-	case sizeIndex(req.Size) < 0:
-		field("size", "size must be a {cpu_cores, memory_gib} pair of the size catalog")
-		return
 	}
-	spec := catalog.ClusterCreated{OrgID: p.OrgID, Name: *req.Name, Replicas: *req.Replicas, Size: *req.Size,
-		MinSize: catalog.ClusterSize{CPUCores: sizeCatalog.DefaultMinSize.CPUCores, MemoryGiB: sizeCatalog.DefaultMinSize.MemoryGiB},
-		MaxSize: catalog.ClusterSize{CPUCores: sizeCatalog.DefaultMaxSize.CPUCores, MemoryGiB: sizeCatalog.DefaultMaxSize.MemoryGiB}}
+	var minSize, maxSize *catalog.ClusterSize
 	if a := req.Autoscaling; a != nil {
-		if a.MinSize != nil {
-			if sizeIndex(a.MinSize) < 0 {
-				field("autoscaling", "autoscaling.min_size must be a pair of the size catalog")
-				return
-			}
-			spec.MinSize = *a.MinSize
-		}
-		if a.MaxSize != nil {
-			if sizeIndex(a.MaxSize) < 0 {
-				field("autoscaling", "autoscaling.max_size must be a pair of the size catalog")
-				return
-			}
-			spec.MaxSize = *a.MaxSize
-		}
+		minSize, maxSize = a.MinSize, a.MaxSize
 	}
-	lo, hi, at := sizeIndex(&spec.MinSize), sizeIndex(&spec.MaxSize), sizeIndex(&spec.Size)
-	if lo > hi || at < lo || at > hi {
-		field("size", "the initial size must fall within autoscaling min_size and max_size")
+	lo, hi, bad := clusters.Shape(req.Replicas, req.Size, minSize, maxSize)
+	if bad != nil {
+		field(bad.Field, bad.Message)
 		return
 	}
+	spec := catalog.ClusterCreated{OrgID: p.OrgID, Name: *req.Name, Replicas: *req.Replicas, Size: *req.Size, MinSize: lo, MaxSize: hi}
 	spec.IdleTimeoutMinutes = s.cfg.DefaultIdleTimeoutMinutes
 	if t := req.IdleTimeoutMinutes; t != nil {
-		if *t != 0 && (*t < 15 || *t > 43200) {
-			field("idle_timeout_minutes", "idle_timeout_minutes must be 0 (never idle) or 15 to 43,200")
+		if err := catalog.CheckIdleTimeout(*t); err != nil {
+			field("idle_timeout_minutes", err.Error())
 			return
 		}
 		spec.IdleTimeoutMinutes = *t

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"regexp"
 	"strconv"
 	"time"
@@ -11,62 +10,37 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/clusters"
 	"github.com/svc-data/svc/query/metrics"
 )
 
-// metricsInterval is how often each running cluster is sampled (SVC_METRICS_INTERVAL,
-// default 15s).
-func metricsInterval() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("SVC_METRICS_INTERVAL")); err == nil && d > 0 {
-		return d
-	}
-	return 15 * time.Second
-}
+// clusterUsage implements clusters.Usage: observations go to the cluster's own engine
+// (query/metrics), every Config.MetricsInterval and before its engine stops.
+type clusterUsage struct{ n *node }
 
-// sampleMetrics runs until ctx ends, sampling every cluster running on this node.
-func (n *node) sampleMetrics(ctx context.Context) {
-	t := time.NewTicker(metricsInterval())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, id := range n.runningIDs() {
-			if err := n.sample(ctx, id); err != nil && ctx.Err() == nil {
-				n.log.Warn("sample cluster metrics", "cluster", id, "err", err)
-			}
-		}
-	}
-}
+// Flush stores the query counts not yet sampled (flushQueries).
+func (u clusterUsage) Flush(ctx context.Context, id uuid.UUID) { u.n.flushQueries(ctx, id) }
 
 var generationSuffix = regexp.MustCompile(`__g[0-9]+$`)
 
-// sample records one observation of each metric of a cluster.
-func (n *node) sample(ctx context.Context, id uuid.UUID) error {
-	n.mu.Lock()
-	run := n.runs[id]
-	n.mu.Unlock()
-	if _, ok := n.model.Cluster(id); run == nil || !ok {
-		return nil
-	}
+// Sample records one observation of each metric of a cluster running on this node.
+func (u clusterUsage) Sample(ctx context.Context, c *catalog.Cluster, res clusters.Resources, landed int64) error {
+	n, id := u.n, c.ID
 	eng, err := n.engines.client(id)
 	if err != nil {
 		return nil // stopped meanwhile
 	}
 	now := time.Now().UTC()
 	pts := []metrics.Point{
-		{Name: metrics.CPUAllocated, Unit: "{cpu}", Kind: metrics.Gauge, Double: run.cpu, IsDouble: true},
-		{Name: metrics.MemoryAllocated, Unit: "By", Kind: metrics.Gauge, Int: run.memory},
-		{Name: metrics.MaxCPUCores, Unit: "{cpu}", Kind: metrics.Gauge, Double: run.cpu, IsDouble: true},
+		{Name: metrics.CPUAllocated, Unit: "{cpu}", Kind: metrics.Gauge, Double: res.CPU, IsDouble: true},
+		{Name: metrics.MemoryAllocated, Unit: "By", Kind: metrics.Gauge, Int: res.Memory},
+		{Name: metrics.MaxCPUCores, Unit: "{cpu}", Kind: metrics.Gauge, Double: res.CPU, IsDouble: true},
 	}
 	if rows, err := eng.QueryStrings(ctx, "SELECT toString(value) FROM system.metrics WHERE metric = 'MemoryTracking'"); err == nil && len(rows) == 1 {
 		if v, err := strconv.ParseInt(rows[0], 10, 64); err == nil {
 			pts = append(pts, metrics.Point{Name: metrics.MaxMemoryBytes, Unit: "By", Kind: metrics.Gauge, Int: v})
 		}
 	}
-	landed, _, _, _, _ := run.cons.Stats().Totals()
 	pts = append(pts, metrics.Point{Name: metrics.ConsumedMessages, Unit: "{message}", Kind: metrics.Sum, Int: landed})
 
 	// Tables: the active parts of every generation of a catalog table, summed.

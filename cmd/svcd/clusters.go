@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/svc-data/svc/workflows"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,16 +18,20 @@ import (
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/clusters"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/metrics"
 	"github.com/svc-data/svc/query/promstore"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
+	"github.com/svc-data/svc/workflows"
 )
 
-// node runs this machine's part of every cluster: a reconciler brings each cluster's
-// engine, schema, topics, consumer and `default` database to what the control plane
-// says (the cluster's phase), on every node, each step idempotent, with backoff.
+// node wires this machine's part of every cluster: the runtime of projections/clusters
+// (reconcile, idle stop and wake, autoscaling, usage sampling) runs it through the
+// adapters below, over the engine processes (engines), the ingest consumers (pipeline,
+// infra/kafka) and the metrics store (query/metrics). The node answers the edge
+// (edge.ClusterRunner) and the query layer (query.Engines, query.QueryCounter).
 type node struct {
 	a        *app
 	cfg      *Config
@@ -43,276 +45,157 @@ type node struct {
 	ops      *ops
 	ctx      context.Context // the service's lifetime
 	secret   []byte          // the service secret (serviceSecret): keys ingest dedup tokens
-	// idleMinute is how long one minute of idle timeout lasts (SVC_CLUSTER_IDLE_MINUTE,
-	// for tests; default one minute).
-	idleMinute time.Duration
+	rt       *clusters.Runtime
 
 	mu      sync.Mutex
-	locks   map[uuid.UUID]*sync.Mutex
-	runs    map[uuid.UUID]*clusterRun
-	retry   map[uuid.UUID]*backoff
-	lastUse map[uuid.UUID]time.Time
 	queries map[uuid.UUID]*[2]int64 // reads and writes not yet sampled
-	kick    chan struct{}
-	stop    context.CancelFunc
-	done    chan struct{}
-
-	// inflight counts the queries this node runs per cluster (autoscale.go).
-	inflight func(uuid.UUID) int
-	// wakeChecked is when wakeOnIngest last looked at each idle-stopped cluster.
-	wakeChecked map[uuid.UUID]time.Time
-}
-
-// clusterRun is what this node runs for a cluster besides its engine.
-type clusterRun struct {
-	cons       *pipeline.Consumer
-	gr         *kafka.GroupReader
-	stopResort context.CancelFunc
-	resortDone chan struct{}
-	landed     int64 // rows landed when idleness was last checked
-	// limits the engine was started with; a resize restarts it with new ones.
-	limits engineLimits
-	// What the engine process got, read back from it after start.
-	cpu      float64
-	memory   int64
-	measured bool
-}
-
-type backoff struct {
-	next  time.Time
-	delay time.Duration
 }
 
 func newNode(n *node) *node {
-	n.locks, n.runs, n.retry, n.lastUse = map[uuid.UUID]*sync.Mutex{}, map[uuid.UUID]*clusterRun{}, map[uuid.UUID]*backoff{}, map[uuid.UUID]time.Time{}
-	n.kick = make(chan struct{}, 1)
 	n.queries = map[uuid.UUID]*[2]int64{}
-	n.idleMinute = time.Minute
-	if d, err := time.ParseDuration(os.Getenv("SVC_CLUSTER_IDLE_MINUTE")); err == nil && d > 0 {
-		n.idleMinute = d
-	}
+	n.rt = clusters.New(n.ctx, clusters.Config{
+		Clusters: n.model, Commands: n.cat,
+		Engines: clusterEngines{n}, Consumers: clusterConsumers{n}, Teardown: clusterTeardown{n}, Usage: clusterUsage{n},
+		IdleMinute: n.cfg.ClusterIdleMinute, AutoscaleInterval: n.cfg.AutoscaleInterval, MetricsInterval: n.cfg.MetricsInterval,
+		Log: n.log,
+	})
 	return n
 }
 
-// Start reconciles every cluster once (a failing cluster is recorded and retried, it
-// does not stop the node), then keeps reconciling in the background.
-func (n *node) Start() {
-	n.reconcileAll(n.ctx)
-	ctx, stop := context.WithCancel(context.WithoutCancel(n.ctx))
-	n.stop, n.done = stop, make(chan struct{})
-	sampled, scaled := make(chan struct{}), make(chan struct{})
-	go func() { defer close(sampled); n.sampleMetrics(ctx) }()
-	go func() { defer close(scaled); n.autoscale(ctx) }()
-	go func() {
-		defer close(n.done)
-		defer func() { <-sampled; <-scaled }()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case <-n.kick:
-			}
-			n.reconcileAll(ctx)
-		}
-	}()
-}
+// Start reconciles every cluster once, then keeps reconciling in the background.
+func (n *node) Start() { n.rt.Start() }
 
 // Shutdown stops the reconciler, then every cluster's consumer (engines stop after, with
 // the engine registry).
-func (n *node) Shutdown(ctx context.Context) error {
-	if n.stop != nil {
-		n.stop()
-		<-n.done
-	}
-	n.mu.Lock()
-	runs := n.runs
-	n.runs = map[uuid.UUID]*clusterRun{}
-	n.mu.Unlock()
-	var errs []error
-	for id, r := range runs {
-		n.flushQueries(ctx, id)
-		errs = append(errs, r.shutdown(ctx))
-	}
-	return errors.Join(errs...)
-}
-
-func (n *node) lock(id uuid.UUID) *sync.Mutex {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	l := n.locks[id]
-	if l == nil {
-		l = &sync.Mutex{}
-		n.locks[id] = l
-	}
-	return l
-}
-
-func (n *node) reconcileAll(ctx context.Context) {
-	seen := map[uuid.UUID]bool{}
-	for _, c := range n.model.AllClusters() {
-		seen[c.ID] = true
-		n.reconcile(ctx, c.ID, false)
-	}
-	// Clusters deleted by another node: stop what runs here and remove local data.
-	n.mu.Lock()
-	var gone []uuid.UUID
-	for id := range n.runs {
-		if !seen[id] {
-			gone = append(gone, id)
-		}
-	}
-	n.mu.Unlock()
-	for _, id := range gone {
-		n.reconcile(ctx, id, false)
-	}
-}
+func (n *node) Shutdown(ctx context.Context) error { return n.rt.Shutdown(ctx) }
 
 // ReconcileCluster implements edge.ClusterRunner: bring this node's part of the cluster
 // to its phase now, ignoring backoff, and wait for that.
 func (n *node) ReconcileCluster(ctx context.Context, id uuid.UUID) error {
-	n.reconcile(ctx, id, true)
-	select {
-	case n.kick <- struct{}{}: // other clusters and the idle check follow soon
-	default:
-	}
+	n.rt.Reconcile(ctx, id)
 	return nil
 }
 
-func (n *node) reconcile(ctx context.Context, id uuid.UUID, now bool) {
-	l := n.lock(id)
-	l.Lock()
-	defer l.Unlock()
-	c, exists := n.model.Cluster(id)
-	n.mu.Lock()
-	run, running := n.runs[id]
-	n.mu.Unlock()
-	log := n.log.With("cluster", id)
-	switch {
-	case !exists:
-		if running {
-			n.stopLocal(ctx, id, run)
-		}
-		_ = os.RemoveAll(n.clusterDir(id))
-	case c.Running():
-		if running && run.limits != limitsFor(c) {
-			// Resized (autoscaling): the engine restarts with the new size's limits.
-			n.stopLocal(ctx, id, run)
-			running = false
-			log.Info("cluster resized; engine restarting with the new limits", "cpu_cores", c.Size.CPUCores)
-		}
-		if !running {
-			if !now && !n.due(id) {
-				return
-			}
-			run, err := n.startLocal(ctx, c)
-			if err != nil {
-				n.failed(id)
-				log.Error("cluster did not start; retrying with backoff", "err", err)
-				if c.PhaseName() != catalog.PhaseFailed && c.PhaseName() != catalog.PhaseReady {
-					if _, err2 := n.cat.ClusterFailed(ctx, id, firstLine(err)); err2 != nil && !errors.Is(err2, catalog.ErrConflict) {
-						log.Error("record failed cluster", "err", err2)
-					}
-				}
-				return
-			}
-			n.mu.Lock()
-			n.runs[id] = run
-			delete(n.retry, id)
-			n.lastUse[id] = time.Now()
-			n.mu.Unlock()
-			log.Info("cluster running")
-		}
-		if c.PhaseName() != catalog.PhaseReady {
-			if _, err := n.cat.ClusterStarted(ctx, id); err != nil && !errors.Is(err, catalog.ErrConflict) {
-				log.Error("record started cluster", "err", err)
-			}
-			return
-		}
-		n.checkIdle(ctx, c)
-	default: // stopping, stopped, deleting
-		if running {
-			n.stopLocal(ctx, id, run)
-			log.Info("cluster stopped on this node")
-		}
-		switch c.PhaseName() {
-		case catalog.PhaseStopping:
-			if _, err := n.cat.ClusterStopped(ctx, id); err != nil && !errors.Is(err, catalog.ErrConflict) {
-				log.Error("record stopped cluster", "err", err)
-			}
-		case catalog.PhaseDeleting:
-			if err := n.deleteCluster(ctx, c); err != nil {
-				log.Error("delete cluster; retrying", "err", err)
-			}
-		case catalog.PhaseStopped:
-			n.wakeOnIngest(ctx, c)
-		}
+// Resources implements edge.ClusterRunner.
+func (n *node) Resources(id uuid.UUID) (float64, int64, bool) { return n.rt.Resources(id) }
+
+// SetInflight gives the runtime the count of queries this node runs per cluster
+// (query.Runner.Running).
+func (n *node) SetInflight(f func(uuid.UUID) int) { n.rt.SetInflight(f) }
+
+// QueryEngine implements query.Engines: a stopped cluster answers 503 with the way to
+// resume it; one the idle timeout stopped is resumed by the query, which waits for it.
+func (n *node) QueryEngine(cluster uuid.UUID) (query.Engine, error) {
+	c, ok := n.model.Cluster(cluster)
+	var stopped *clusters.StoppedError
+	var waking *clusters.WakeError
+	switch err := n.rt.ForQuery(cluster); {
+	case errors.As(err, &stopped):
+		c := stopped.Cluster
+		return nil, &query.Error{Status: 503, Code: "cluster_stopped",
+			Message: fmt.Sprintf("cluster %q is %s; queries need a running cluster (ingestion is still accepted and lands on resume)", c.Name, c.PhaseName()),
+			Hint:    fmt.Sprintf("resume it: POST /v1/clusters/%s/resume", c.ID)}
+	case errors.As(err, &waking):
+		return nil, &query.Error{Status: 503, Code: "cluster_waking", Message: waking.Error(), Hint: "retry shortly"}
 	}
+	e, err := n.engines.QueryEngine(cluster)
+	if err != nil && ok && c.Running() {
+		// Its engine is restarting (a resize): wait for the reconciler that holds it.
+		n.rt.AwaitReconcile(cluster)
+		return n.engines.QueryEngine(cluster)
+	}
+	return e, err
 }
 
-func (n *node) due(id uuid.UUID) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	b := n.retry[id]
-	return b == nil || time.Now().After(b.next)
-}
-
-func (n *node) failed(id uuid.UUID) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	b := n.retry[id]
-	if b == nil {
-		b = &backoff{delay: time.Second}
-		n.retry[id] = b
-	} else {
-		b.delay = min(2*b.delay, 30*time.Second)
-	}
-	b.next = time.Now().Add(b.delay)
-}
-
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	s = strings.TrimSuffix(strings.TrimSpace(s), "; log tail:")
-	if len(s) > 300 {
-		s = s[:300]
-	}
-	return s
-}
+// SharedEngine implements query.Engines.
+func (n *node) SharedEngine(cluster uuid.UUID) bool { return n.engines.SharedEngine(cluster) }
 
 func (n *node) clusterDir(id uuid.UUID) string {
 	return filepath.Join(n.cfg.DataDir, "clusters", id.String())
 }
 
-// startLocal brings up a cluster on this node: engine, schema, topics, `default`
-// database and consumer. Every step is idempotent, so a retry after a failure at any
-// step completes the cluster; what a failed attempt started besides the engine is stopped.
-func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun, error) {
-	cluster := c.ID
-	eng, err := n.engines.start(ctx, cluster, limitsFor(c))
+// clusterEngines implements clusters.Engines over the engine registry.
+type clusterEngines struct{ n *node }
+
+// Start brings up a cluster's engine with its schema, tables and `default` database.
+// Every step is idempotent, so a retry after a failure at any step completes it.
+func (p clusterEngines) Start(ctx context.Context, c *catalog.Cluster, lim clusters.EngineLimits) (clusters.Resources, error) {
+	n, cluster := p.n, c.ID
+	var none clusters.Resources
+	eng, err := n.engines.start(ctx, cluster, lim)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
-		return nil, err
+		return none, err
 	}
 	if err := requestlog.Schema(ctx, eng); err != nil {
-		return nil, fmt.Errorf("create request log: %w", err)
+		return none, fmt.Errorf("create request log: %w", err)
 	}
 	if err := workflows.LogSchema(ctx, eng); err != nil {
-		return nil, fmt.Errorf("create workflow log: %w", err)
+		return none, fmt.Errorf("create workflow log: %w", err)
 	}
 	if err := metrics.Schema(ctx, eng); err != nil {
-		return nil, fmt.Errorf("create metrics table: %w", err)
+		return none, fmt.Errorf("create metrics table: %w", err)
 	}
 	if err := n.mgr.Reconcile(ctx, cluster); err != nil {
-		return nil, err
+		return none, err
 	}
 	if _, ok := n.model.Database(cluster, catalog.DefaultDatabase); !ok {
 		if _, err := n.mgr.CreateDatabase(ctx, c.OrgID, cluster, catalog.DefaultDatabase, nil); err != nil && !errors.Is(err, catalog.ErrExists) {
-			return nil, fmt.Errorf("create the default database: %w", err)
+			return none, fmt.Errorf("create the default database: %w", err)
 		}
+	}
+	var r clusters.Resources
+	r.CPU, r.Memory, r.Measured = measure(ctx, eng)
+	return r, nil
+}
+
+// Stop closes a cluster's client and stops its engine.
+func (p clusterEngines) Stop(ctx context.Context, id uuid.UUID) error {
+	return p.n.engines.stop(ctx, id)
+}
+
+// Load counts the statements running on a cluster's engine: its initial queries (query
+// API, consumer inserts, internal reads). An engine whose connections are all busy does
+// not answer within a second: that is saturation, counted as its pool size.
+func (p clusterEngines) Load(ctx context.Context, c *catalog.Cluster) (int, error) {
+	eng, err := p.n.engines.client(c.ID)
+	if err != nil {
+		return 0, clusters.ErrRestarting
+	}
+	qctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	rows, err := eng.QueryStrings(qctx, "SELECT toString(count()) FROM system.processes WHERE is_initial_query AND query_id != queryID()")
+	switch {
+	case qctx.Err() != nil && ctx.Err() == nil:
+		return clusters.LimitsFor(c).PoolOr(p.n.cfg.EnginePool), nil
+	case err != nil || len(rows) != 1:
+		return 0, fmt.Errorf("count running statements: %v", err)
+	}
+	return strconv.Atoi(rows[0])
+}
+
+// clusterConsumers implements clusters.Consumers over pipeline's consumer and Kafka.
+type clusterConsumers struct{ n *node }
+
+// clusterRun is a cluster's consumer with its group reader and resorter.
+type clusterRun struct {
+	id         uuid.UUID
+	ops        *ops
+	cons       *pipeline.Consumer
+	gr         *kafka.GroupReader
+	stopResort context.CancelFunc
+	resortDone chan struct{}
+}
+
+// Start ensures the cluster's topics and starts its consumer, its group reader and its
+// resorter; what a failed attempt started is stopped.
+func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (clusters.Consumer, error) {
+	n, cluster := p.n, c.ID
+	eng, err := n.engines.client(cluster)
+	if err != nil {
+		return nil, err
 	}
 	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
 	if err := kafka.EnsureTopics(ctx, n.kafka, int32(n.cfg.IngestPartitions), ingest, dead); err != nil {
@@ -328,14 +211,14 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 	if err != nil {
 		return nil, err
 	}
-	run := &clusterRun{cons: cons, limits: limitsFor(c)}
+	run := &clusterRun{id: cluster, ops: n.ops, cons: cons}
 	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Conn: n.kafka, Group: pipeline.ConsumerGroup(cluster),
 		Topics: []string{ingest}, Logger: log}, cons)
 	if err != nil {
-		return nil, errors.Join(err, run.shutdown(ctx))
+		return nil, errors.Join(err, run.drain(ctx))
 	}
 	if err := gr.Start(ctx); err != nil {
-		return nil, errors.Join(err, run.shutdown(ctx))
+		return nil, errors.Join(err, run.drain(ctx))
 	}
 	run.gr = gr
 	rctx, stopResort := context.WithCancel(context.WithoutCancel(n.ctx))
@@ -345,13 +228,38 @@ func (n *node) startLocal(ctx context.Context, c *catalog.Cluster) (*clusterRun,
 		n.mgr.RunResorter(rctx, cluster, kafka.PlanInspector{Conn: n.kafka, Group: pipeline.ConsumerGroup}, 5*time.Second, log)
 	}()
 	n.ops.add(cluster, cons)
-	run.cpu, run.memory, run.measured = measure(ctx, eng)
 	return run, nil
 }
 
-// shutdown drains: the group reader stops fetching and lets the consumer flush and
-// commit, then the consumer stops. Rows not yet landed stay in Kafka.
-func (r *clusterRun) shutdown(ctx context.Context) error {
+// Waiting sums the cluster's consumer lag over its ingest partitions.
+func (p clusterConsumers) Waiting(ctx context.Context, id uuid.UUID) (int64, error) {
+	lag, err := p.n.ops.Lag(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	var waiting int64
+	for _, l := range lag {
+		waiting += l.Lag
+	}
+	return waiting, nil
+}
+
+// Landed implements clusters.Consumer.
+func (r *clusterRun) Landed() int64 {
+	rows, _, _, _, _ := r.cons.Stats().Totals()
+	return rows
+}
+
+// Shutdown implements clusters.Consumer: the edge stops showing the consumer's
+// statistics, then it drains.
+func (r *clusterRun) Shutdown(ctx context.Context) error {
+	r.ops.remove(r.id)
+	return r.drain(ctx)
+}
+
+// drain: the group reader stops fetching and lets the consumer flush and commit, then
+// the consumer stops. Rows not yet landed stay in Kafka.
+func (r *clusterRun) drain(ctx context.Context) error {
 	var errs []error
 	if r.stopResort != nil {
 		r.stopResort()
@@ -364,30 +272,20 @@ func (r *clusterRun) shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stopLocal drains the cluster's consumer, then stops its engine.
-func (n *node) stopLocal(ctx context.Context, id uuid.UUID, run *clusterRun) {
-	n.flushQueries(ctx, id)
-	n.mu.Lock()
-	delete(n.runs, id)
-	n.mu.Unlock()
-	n.ops.remove(id)
-	sctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := run.shutdown(sctx); err != nil {
-		n.log.Error("drain cluster consumer", "cluster", id, "err", err)
-	}
-	if err := n.engines.stop(sctx, id); err != nil {
-		n.log.Error("stop cluster engine", "cluster", id, "err", err)
-	}
-}
+// clusterTeardown implements clusters.Teardown.
+type clusterTeardown struct{ n *node }
 
-// deleteCluster removes a deleting cluster's databases, keys, data and topics, then
+// RemoveLocal removes the cluster's data directory on this node.
+func (t clusterTeardown) RemoveLocal(id uuid.UUID) error { return os.RemoveAll(t.n.clusterDir(id)) }
+
+// Delete implements clusters.Teardown: it removes a deleting cluster's databases, keys, data and topics, then
 // records it deleted (which frees its name). Every step may run again.
-func (n *node) deleteCluster(ctx context.Context, c *catalog.Cluster) error {
+func (t clusterTeardown) Delete(ctx context.Context, c *catalog.Cluster) error {
+	n := t.n
 	if n.cfg.ClickHouseURL != "" || n.onS3(c) {
 		// A shared server keeps the data, and so does a customer's bucket: drop the
 		// cluster's databases through the engine, which deletes their objects.
-		eng, err := n.engines.start(ctx, c.ID, limitsFor(c))
+		eng, err := n.engines.start(ctx, c.ID, clusters.LimitsFor(c))
 		if err != nil {
 			return err
 		}
@@ -435,122 +333,8 @@ func (n *node) onS3(c *catalog.Cluster) bool {
 	return false
 }
 
-// checkIdle stops a ready cluster nobody queried and nothing was ingested into for its
-// idle timeout. Queries wake it (QueryEngine).
-func (n *node) checkIdle(ctx context.Context, c *catalog.Cluster) {
-	n.mu.Lock()
-	run := n.runs[c.ID]
-	if run != nil {
-		if rows, _, _, _, _ := run.cons.Stats().Totals(); rows != run.landed {
-			run.landed = rows
-			n.lastUse[c.ID] = time.Now()
-		}
-	}
-	last := n.lastUse[c.ID]
-	n.mu.Unlock()
-	if c.IdleTimeoutMinutes == 0 || last.IsZero() || time.Since(last) < time.Duration(c.IdleTimeoutMinutes)*n.idleMinute {
-		return
-	}
-	n.log.Info("cluster idle; stopping it", "cluster", c.ID, "idle_timeout_minutes", c.IdleTimeoutMinutes)
-	if _, err := n.cat.StopCluster(ctx, c.ID, true); err != nil {
-		n.log.Error("stop idle cluster", "cluster", c.ID, "err", err)
-		return
-	}
-	select {
-	case n.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (n *node) touch(id uuid.UUID) {
-	n.mu.Lock()
-	n.lastUse[id] = time.Now()
-	n.mu.Unlock()
-}
-
-// wakeTimeout bounds how long a query waits for an idle cluster to resume.
-const wakeTimeout = 2 * time.Minute
-
-// QueryEngine implements query.Engines: a stopped cluster answers 503 with the way to
-// resume it; one the idle timeout stopped is resumed by the query, which waits for it.
-func (n *node) QueryEngine(cluster uuid.UUID) (query.Engine, error) {
-	n.touch(cluster)
-	c, ok := n.model.Cluster(cluster)
-	if ok && !c.Running() {
-		if !(c.IdleStopped && c.PhaseName() == catalog.PhaseStopped) {
-			return nil, &query.Error{Status: 503, Code: "cluster_stopped",
-				Message: fmt.Sprintf("cluster %q is %s; queries need a running cluster (ingestion is still accepted and lands on resume)", c.Name, c.PhaseName()),
-				Hint:    fmt.Sprintf("resume it: POST /v1/clusters/%s/resume", c.ID)}
-		}
-		ctx, cancel := context.WithTimeout(n.ctx, wakeTimeout)
-		defer cancel()
-		n.log.Info("query wakes idle cluster", "cluster", cluster)
-		if _, err := n.cat.ResumeCluster(ctx, cluster); err != nil {
-			return nil, &query.Error{Status: 503, Code: "cluster_waking", Message: "the idle cluster could not be resumed: " + err.Error(), Hint: "retry shortly"}
-		}
-		n.reconcile(ctx, cluster, true)
-		n.touch(cluster)
-	}
-	e, err := n.engines.QueryEngine(cluster)
-	if err != nil && ok && c.Running() {
-		// Its engine is restarting (a resize): wait for the reconciler that holds it.
-		l := n.lock(cluster)
-		l.Lock()
-		l.Unlock()
-		return n.engines.QueryEngine(cluster)
-	}
-	return e, err
-}
-
-// stop closes a cluster's client and stops its embedded engine.
-func (e *engines) stop(ctx context.Context, cluster uuid.UUID) error {
-	e.mu.Lock()
-	c, p := e.clients[cluster], e.procs[cluster]
-	delete(e.clients, cluster)
-	delete(e.procs, cluster)
-	e.mu.Unlock()
-	var errs []error
-	if c != nil {
-		errs = append(errs, c.Close())
-	}
-	if p != nil {
-		errs = append(errs, p.Shutdown(ctx))
-	}
-	return errors.Join(errs...)
-}
-
-func (o *ops) remove(cluster uuid.UUID) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.consumers, cluster)
-}
-
-// SharedEngine implements query.Engines.
-func (n *node) SharedEngine(cluster uuid.UUID) bool { return n.engines.SharedEngine(cluster) }
-
-// engineLimits are a cluster size mapped onto the engine process: max_threads = the
-// size's cores (rounded up), a pool of two connections per core (at least 2), and
-// max_server_memory_usage = the size's memory. Clusters without a size (the bootstrap
-// one) keep the engine's defaults and the configured pool.
-type engineLimits struct {
-	Threads, Pool int
-	Memory        int64
-}
-
-func limitsFor(c *catalog.Cluster) engineLimits {
-	if c.Size.CPUCores <= 0 || c.Size.MemoryGiB <= 0 {
-		return engineLimits{}
-	}
-	cores := int(math.Ceil(c.Size.CPUCores))
-	return engineLimits{Threads: cores, Pool: max(2, 2*cores), Memory: int64(c.Size.MemoryGiB * (1 << 30))}
-}
-
-func (l engineLimits) pool(configured int) int {
-	if l.Pool > 0 {
-		return l.Pool
-	}
-	return configured
-}
+// engineLimits are a cluster size mapped onto the engine process (clusters.LimitsFor).
+type engineLimits = clusters.EngineLimits
 
 // measure reads back what the engine process got: its max_threads and its
 // max_server_memory_usage.
@@ -568,17 +352,6 @@ func measure(ctx context.Context, eng *chclient.Client) (cpu float64, memory int
 		return 0, 0, false
 	}
 	return float64(t), m, true
-}
-
-// Resources implements edge.ClusterRunner.
-func (n *node) Resources(id uuid.UUID) (float64, int64, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	r := n.runs[id]
-	if r == nil || !r.measured {
-		return 0, 0, false
-	}
-	return r.cpu, r.memory, true
 }
 
 // CountQuery implements query.QueryCounter.

@@ -16,6 +16,7 @@ import (
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/infra/temporal"
+	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/promapi"
 )
 
@@ -80,6 +81,15 @@ type Config struct {
 	DeviceCodeTTL time.Duration
 	// ClusterIdleTimeout is a new cluster's idle timeout in minutes when not given.
 	ClusterIdleTimeout int
+	// ClusterIdleMinute is how long one minute of idle timeout lasts
+	// (SVC_CLUSTER_IDLE_MINUTE: a minute; tests shorten it).
+	ClusterIdleMinute time.Duration
+	// AutoscaleInterval is how often each cluster's load is checked for autoscaling
+	// (SVC_AUTOSCALE_INTERVAL, default 15s).
+	AutoscaleInterval time.Duration
+	// MetricsInterval is how often each running cluster is sampled
+	// (SVC_METRICS_INTERVAL, default 15s).
+	MetricsInterval time.Duration
 	// PprofAddr, when set, serves Go's runtime profiles (net/http/pprof) there.
 	PprofAddr string
 
@@ -201,6 +211,21 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
+	durFlag := func(p *time.Duration, name, env string, def time.Duration, usage string) {
+		v := def
+		if s := os.Getenv(env); s != "" {
+			d, perr := time.ParseDuration(s)
+			if perr != nil {
+				envErrs = append(envErrs, fmt.Errorf("$%s: %w", env, perr))
+			} else {
+				v = d
+			}
+		}
+		fs.DurationVar(p, name, v, usage+" ($"+env+")")
+	}
+	durFlag(&c.ClusterIdleMinute, "cluster-idle-minute", "SVC_CLUSTER_IDLE_MINUTE", time.Minute, "how long one minute of cluster idle timeout lasts (tests shorten it)")
+	durFlag(&c.AutoscaleInterval, "autoscale-interval", "SVC_AUTOSCALE_INTERVAL", 15*time.Second, "how often each cluster's load is checked for autoscaling")
+	durFlag(&c.MetricsInterval, "metrics-interval", "SVC_METRICS_INTERVAL", 15*time.Second, "how often each running cluster's metrics are sampled")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
 	remoteInsert := envOr("SVC_REMOTE_INSERT_TIMEOUT", "1m")
 	fs.StringVar(&remoteInsert, "remote-insert-timeout", remoteInsert, "bound of an insert into a table on a customer's bucket ($SVC_REMOTE_INSERT_TIMEOUT)")
@@ -321,8 +346,22 @@ func (c *Config) Validate() error {
 	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {
 		errs = append(errs, fmt.Errorf("ingest partitions %d: want 1 to 1024", c.IngestPartitions))
 	}
-	if t := c.ClusterIdleTimeout; t != 0 && (t < 15 || t > 43200) {
+	if t := c.ClusterIdleTimeout; catalog.CheckIdleTimeout(t) != nil {
 		errs = append(errs, fmt.Errorf("cluster idle timeout %d: want 0 or 15 to 43,200 minutes", t))
+	}
+	// The cluster runtime's intervals: unset (zero) takes the default.
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"cluster idle minute", &c.ClusterIdleMinute, time.Minute}, {"autoscale interval", &c.AutoscaleInterval, 15 * time.Second},
+		{"metrics interval", &c.MetricsInterval, 15 * time.Second}} {
+		switch {
+		case *d.v == 0:
+			*d.v = d.def
+		case *d.v < 0:
+			errs = append(errs, fmt.Errorf("%s %s: want a positive duration", d.name, *d.v))
+		}
 	}
 	if c.BatchMaxRows < 1 {
 		errs = append(errs, fmt.Errorf("batch max rows %d: want at least 1", c.BatchMaxRows))

@@ -140,3 +140,38 @@ func TestPromQLLimitsAndMemoryLimit(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "3GiB")
 	mem("", 0) // the runtime read $GOMEMLIMIT
 }
+
+// TestClusterRuntimeIntervalsAreConfig: the cluster runtime's intervals are read into
+// Config from their environment variables, default when unset, and a bad value fails the
+// start naming the variable (it was silently ignored before).
+func TestClusterRuntimeIntervalsAreConfig(t *testing.T) {
+	t.Setenv("SVC_KAFKA_SEEDS", "127.0.0.1:9092")
+	t.Setenv("SVC_CLICKHOUSE_URL", "http://127.0.0.1:8123")
+	t.Setenv("SVC_DATA_DIR", t.TempDir())
+	c, err := loadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ClusterIdleMinute != time.Minute || c.AutoscaleInterval != 15*time.Second || c.MetricsInterval != 15*time.Second {
+		t.Fatalf("defaults: idle minute %s, autoscale %s, metrics %s", c.ClusterIdleMinute, c.AutoscaleInterval, c.MetricsInterval)
+	}
+	t.Setenv("SVC_CLUSTER_IDLE_MINUTE", "100ms")
+	t.Setenv("SVC_AUTOSCALE_INTERVAL", "200ms")
+	t.Setenv("SVC_METRICS_INTERVAL", "300ms")
+	if c, err = loadConfig(nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.ClusterIdleMinute != 100*time.Millisecond || c.AutoscaleInterval != 200*time.Millisecond || c.MetricsInterval != 300*time.Millisecond {
+		t.Fatalf("from the environment: idle minute %s, autoscale %s, metrics %s", c.ClusterIdleMinute, c.AutoscaleInterval, c.MetricsInterval)
+	}
+	t.Setenv("SVC_AUTOSCALE_INTERVAL", "soon")
+	t.Setenv("SVC_METRICS_INTERVAL", "-1s")
+	_, err = loadConfig(nil)
+	if err == nil || !strings.Contains(err.Error(), "SVC_AUTOSCALE_INTERVAL") {
+		t.Fatalf("loadConfig: %v; want the bad autoscale interval named", err)
+	}
+	t.Setenv("SVC_AUTOSCALE_INTERVAL", "1s")
+	if _, err = loadConfig(nil); err == nil || !strings.Contains(err.Error(), "metrics interval") {
+		t.Fatalf("loadConfig: %v; want the negative metrics interval refused", err)
+	}
+}

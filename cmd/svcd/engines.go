@@ -54,7 +54,7 @@ func (e *engines) processConfig(cluster uuid.UUID, lim engineLimits) clickhouse.
 		Lib:        e.cfg.ChdbLib,
 		DataDir:    filepath.Join(e.cfg.DataDir, "clusters", cluster.String(), "engine"),
 		Listen:     "127.0.0.1:0",
-		Pool:       lim.pool(e.cfg.EnginePool),
+		Pool:       lim.PoolOr(e.cfg.EnginePool),
 		MaxMemory:  memory,
 		MaxThreads: lim.Threads,
 		// The engine of a killed svcd finishes its statements (up to 30 s) before it
@@ -165,3 +165,20 @@ func (e *engines) Shutdown(ctx context.Context) error {
 type logEngines struct{ e *engines }
 
 func (l logEngines) Engine(cluster uuid.UUID) (requestlog.Engine, error) { return l.e.client(cluster) }
+
+// stop closes a cluster's client and stops its embedded engine.
+func (e *engines) stop(ctx context.Context, cluster uuid.UUID) error {
+	e.mu.Lock()
+	c, p := e.clients[cluster], e.procs[cluster]
+	delete(e.clients, cluster)
+	delete(e.procs, cluster)
+	e.mu.Unlock()
+	var errs []error
+	if c != nil {
+		errs = append(errs, c.Close())
+	}
+	if p != nil {
+		errs = append(errs, p.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}

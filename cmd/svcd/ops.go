@@ -36,3 +36,9 @@ func (o *ops) Stats(cluster uuid.UUID) (*pipeline.Stats, bool) {
 	}
 	return c.Stats(), true
 }
+
+func (o *ops) remove(cluster uuid.UUID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.consumers, cluster)
+}

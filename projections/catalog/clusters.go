@@ -356,6 +356,24 @@ func (s *Service) ClusterDeleteDone(ctx context.Context, id uuid.UUID) error {
 	})
 }
 
+// The idle timeout rule: 0 (never idle) or MinIdleTimeout to MaxIdleTimeout minutes. It
+// is checked here for the API's create and update and for svcd's default
+// (SVC_CLUSTER_IDLE_TIMEOUT); it lives with the aggregate, the one package all three
+// import.
+const (
+	MinIdleTimeout = 15
+	MaxIdleTimeout = 43200
+)
+
+// CheckIdleTimeout checks an idle timeout in minutes against the rule; the error is a
+// *FieldError on idle_timeout_minutes.
+func CheckIdleTimeout(minutes int) error {
+	if minutes != 0 && (minutes < MinIdleTimeout || minutes > MaxIdleTimeout) {
+		return invalid("idle_timeout_minutes", "idle_timeout_minutes must be 0 (never idle) or 15 to 43,200")
+	}
+	return nil
+}
+
 // ClusterUpdate is a PATCH of a cluster; nil fields stay.
 type ClusterUpdate struct {
 	Name               *string
@@ -365,8 +383,10 @@ type ClusterUpdate struct {
 // UpdateCluster renames a cluster (the new name claimed in the organization's stream at
 // its exact version, as at creation) and changes its idle timeout.
 func (s *Service) UpdateCluster(ctx context.Context, id uuid.UUID, u ClusterUpdate) (*Cluster, error) {
-	if t := u.IdleTimeoutMinutes; t != nil && *t != 0 && (*t < 15 || *t > 43200) {
-		return nil, invalid("idle_timeout_minutes", "idle_timeout_minutes must be 0 (never idle) or 15 to 43,200")
+	if t := u.IdleTimeoutMinutes; t != nil {
+		if err := CheckIdleTimeout(*t); err != nil {
+			return nil, err
+		}
 	}
 	if u.Name != nil {
 		if err := validClusterName(*u.Name); err != nil {
