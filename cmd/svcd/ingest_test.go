@@ -30,6 +30,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // withQuery adds a query string to every request: the OTLP exporters keep only the
@@ -395,10 +396,7 @@ func TestPoisonRowGoesToDeadLettersWhileItsNeighboursLand(t *testing.T) {
 // nothing acknowledged is lost, nothing is duplicated.
 func TestBrokerStoppedDuringALoad(t *testing.T) {
 	svcdtest.Requirements(t)
-	libs := os.Getenv("SVC_KAFKA_LIBS")
-	if libs == "" {
-		t.Skip("SVC_KAFKA_LIBS not set")
-	}
+	libs := testenv.KafkaLibs(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	newBroker := func() *kafka.Broker {

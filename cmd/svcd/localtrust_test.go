@@ -17,6 +17,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/kafka/kafkatest"
+	"github.com/svc-data/svc/infra/testenv"
 	"github.com/svc-data/svc/pipeline"
 )
 
@@ -49,9 +50,8 @@ func children(pid int) map[int]string {
 // were inherited, readable in /proc/<pid>/environ and by anything the children run).
 func TestChildProcessesGetNoSecrets(t *testing.T) {
 	svcdtest.Requirements(t)
-	if os.Getenv("SVC_KAFKA_LIBS") == "" || os.Getenv("SVC_TEMPORAL_BIN") == "" {
-		t.Skip("SVC_KAFKA_LIBS and SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	testenv.KafkaLibs(t)
+	testenv.TemporalBin(t)
 	secrets := map[string]string{
 		"SVC_BOOTSTRAP_PASSWORD":   "bootstrap-password-7f3a9c",
 		"SVC_SERVICE_SECRET":       "service-secret-0123456789abcdef0123456789abcdef",
@@ -212,9 +212,7 @@ func socketInodes(pids []int) map[string]bool {
 // only through the unix socket in its 0700 data directory, and workflows still run.
 func TestEmbeddedTemporalServesOnlyThroughItsSocket(t *testing.T) {
 	svcdtest.Requirements(t)
-	if os.Getenv("SVC_TEMPORAL_BIN") == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	testenv.TemporalBin(t)
 	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=")
 	wf := createWorkflow(t, s, map[string]any{"name": "through the socket", "interval_seconds": nil,
 		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"}})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // sharedEngine starts one engine for every cluster of an svcd, as one ClickHouse
@@ -19,7 +19,7 @@ import (
 func sharedEngine(t *testing.T) *clickhouse.Process {
 	t.Helper()
 	svcdtest.Requirements(t)
-	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: svcdtest.Binary(t, "chengine"), Lib: os.Getenv("SVC_CHDB_LIB"),
+	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: svcdtest.Binary(t, "chengine"), Lib: testenv.Engine(t),
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/infra/s3store"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // s3Storage is svcd's environment for the S3-compatible test server (SVC_S3_ENDPOINT;
@@ -24,10 +24,7 @@ import (
 // tagged `svc-data.dev/cluster = team-a`. It skips when SVC_S3_ENDPOINT is unset.
 func s3Storage(t *testing.T) (env []string, cfg s3store.Config, bucket string) {
 	t.Helper()
-	ep := os.Getenv("SVC_S3_ENDPOINT")
-	if ep == "" {
-		t.Skip("SVC_S3_ENDPOINT is unset: no S3-compatible server (`go tool task test` starts one)")
-	}
+	ep := testenv.S3(t)
 	id := strings.ReplaceAll(uuid.NewString(), "-", "")
 	cfg = s3store.Config{Endpoint: ep, Region: "us-east-1", TagDomain: "svc-data.dev",
 		AccessKeyID: "svc-test-key-" + id[:8], SecretAccessKey: "svc-test-secret-" + id}

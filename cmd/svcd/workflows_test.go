@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 const wfScope = "?organization=default&cluster=default"
@@ -26,9 +27,7 @@ const wfScope = "?organization=default&cluster=default"
 func startWorkflowsSvcd(t *testing.T, env ...string) *svcdtest.Service {
 	t.Helper()
 	svcdtest.Requirements(t)
-	if os.Getenv("TEMPORAL_ADDR") == "" {
-		t.Skip("TEMPORAL_ADDR not set; run through `go tool task test`")
-	}
+	testenv.Temporal(t)
 	return svcdtest.Start(t, env...)
 }
 
@@ -729,9 +728,7 @@ func TestWorkflowTableSinkExactlyOnceAfterWorkerKill(t *testing.T) {
 // data directory) and restarts both: workflows, schedules and run history are kept.
 func TestWorkflowsSurviveRestarts(t *testing.T) {
 	svcdtest.Requirements(t)
-	if os.Getenv("SVC_TEMPORAL_BIN") == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	testenv.TemporalBin(t)
 	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=")
 	manual := createWorkflow(t, s, map[string]any{"name": "manual", "interval_seconds": nil,
 		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"}})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/infra/localproc"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestMain lets this test binary be the forwarder, as svcd is: `<test> temporal-netns`.
@@ -49,10 +50,7 @@ func serverPID(forwarder int) int {
 // (0600, in the 0700 directory), the host's loopback does not reach it, and it dies
 // with its forwarder.
 func TestIsolatedServerIsReachedThroughItsSocket(t *testing.T) {
-	bin := os.Getenv("SVC_TEMPORAL_BIN")
-	if bin == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	bin := testenv.TemporalBin(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -100,10 +98,7 @@ func TestIsolatedServerIsReachedThroughItsSocket(t *testing.T) {
 // TestNoNamespaceFallsBackLoudly: where the forwarder reports that it cannot bring its
 // namespace up, the server runs on TCP loopback, and svcd's log says so loudly.
 func TestNoNamespaceFallsBackLoudly(t *testing.T) {
-	bin := os.Getenv("SVC_TEMPORAL_BIN")
-	if bin == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	bin := testenv.TemporalBin(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -131,10 +126,7 @@ func TestNoNamespaceFallsBackLoudly(t *testing.T) {
 // TestServerRunsByPID starts the dev server detached, as the test harness does, and
 // stops it through its PID file; its SQLite runs in WAL mode.
 func TestServerRunsByPID(t *testing.T) {
-	bin := os.Getenv("SVC_TEMPORAL_BIN")
-	if bin == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	bin := testenv.TemporalBin(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

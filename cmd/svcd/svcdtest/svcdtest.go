@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // Service is one running svcd.
@@ -69,12 +71,12 @@ func binaries() (string, error) {
 	return binDir, buildErr
 }
 
-// Requirements skips the test unless the harness provides a broker and an engine.
+// Requirements skips the test unless the harness provides a broker and an engine, and
+// fails it when one is named but unusable (testenv's rule).
 func Requirements(t testing.TB) {
 	t.Helper()
-	if os.Getenv("KAFKA_SEEDS") == "" || os.Getenv("SVC_CHDB_LIB") == "" {
-		t.Skip("KAFKA_SEEDS and SVC_CHDB_LIB not set; run through `go tool task test`")
-	}
+	testenv.Broker(t)
+	testenv.Engine(t)
 }
 
 // Start runs svcd on a fresh data directory and waits until it serves. extraEnv entries
