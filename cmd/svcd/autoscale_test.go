@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/edge"
+	"github.com/svc-data/svc/infra/testenv"
 	"github.com/svc-data/svc/projections/catalog"
 )
 
@@ -80,13 +81,10 @@ func TestClusterAutoscalesWithLoad(t *testing.T) {
 	}
 	waitCores := func(want float64) {
 		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for cores() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster at %v cores, want %v\n%s", cores(), want, s.Logs())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
+			got := cores()
+			return got == want, fmt.Sprintf("cluster at %v cores, want %v\n%s", got, want, s.Logs())
+		})
 	}
 	waitCores(1)
 

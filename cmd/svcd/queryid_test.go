@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -72,18 +73,13 @@ func TestQueryIDsAreScopedByOrganization(t *testing.T) {
 	})
 	waitRunning := func() {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		testenv.Eventually(t, time.Minute, func() (bool, string) {
 			r, err := s.Do("POST", "/v1/query?query_id=report-43", map[string]string{"sql": "SELECT 1"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status == 409 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the long query never ran: last answer %d %s", r.Status, r.Body)
-			}
-		}
+			return r.Status == 409, fmt.Sprintf("the long query never ran: last answer %d %s", r.Status, r.Body)
+		})
 	}
 	waitRunning()
 	// The other organization uses the same id on the same engine, twice in a row.

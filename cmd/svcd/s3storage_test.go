@@ -174,17 +174,10 @@ func TestClusterOnS3(t *testing.T) {
 		t.Fatalf("the engine is served the service's own key %v (session token %v)", id == cfg.AccessKeyID, token != "")
 	}
 	a.do(200, "DELETE", "/v1/clusters/"+c.ID, nil)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
 		r, err := s.Do("GET", "/v1/clusters/"+c.ID+"?organization=default", nil, a.auth...)
-		if err == nil && r.Status == 404 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster not deleted: %v %v", r, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && r.Status == 404, fmt.Sprintf("cluster not deleted: %v %v", r, err)
+	})
 	if keys, err := cfg.ListObjects(ctx, bucket, "cl/data/"); err != nil || len(keys) != 0 {
 		t.Fatalf("objects left after the cluster was deleted: %v, %v", keys, err)
 	}

@@ -3,6 +3,7 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -88,11 +89,9 @@ func TestIsolatedServerIsReachedThroughItsSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-s.proc.Done()
-	for deadline := time.Now().Add(30 * time.Second); localproc.Alive(srv, marker); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server %d outlived its forwarder", srv)
-		}
-	}
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		return !localproc.Alive(srv, marker), fmt.Sprintf("the server %d outlived its forwarder", srv)
+	})
 }
 
 // TestNoNamespaceFallsBackLoudly: where the forwarder reports that it cannot bring its
