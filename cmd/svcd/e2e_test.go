@@ -273,7 +273,7 @@ func TestSIGTERMDrainsHeldRows(t *testing.T) {
 	})
 	s.Must(202, "POST", "/v1/tables/held", `[{"a":1},{"a":2},{"a":3}]`)
 	// Wait until the consumer fetched the record and holds it in a batch the linger keeps open.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		var fresh struct {
 			ConsumerLag struct {
 				Records     int64 `json:"records"`
@@ -285,12 +285,10 @@ func TestSIGTERMDrainsHeldRows(t *testing.T) {
 			if fresh.ConsumerLag.Records != 1 {
 				t.Fatalf("consumer lag %d records, want the 1 held", fresh.ConsumerLag.Records)
 			}
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the record was never held: %+v\n%s", fresh, s.Logs())
-		}
-	}
+		return false, fmt.Sprintf("the record was never held: %+v\n%s", fresh, s.Logs())
+	})
 	if n := s.Count("held"); n != 0 {
 		t.Fatalf("%d rows before the shutdown: the linger did not hold them", n)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,9 +66,8 @@ func TestChildProcessesGetNoSecrets(t *testing.T) {
 	s := svcdtest.Start(t, env...)
 	secrets["SVC_BOOTSTRAP_API_KEY"] = s.AdminKey
 	want := []string{"chengine", "kafka.Kafka", "temporal"}
-	var kids map[int]string
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		kids = children(s.PID())
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
+		kids := children(s.PID())
 		found := 0
 		for _, w := range want {
 			for _, cmd := range kids {
@@ -77,13 +77,8 @@ func TestChildProcessesGetNoSecrets(t *testing.T) {
 				}
 			}
 		}
-		if found == len(want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("svcd's children %v lack one of %v", kids, want)
-		}
-	}
+		return found == len(want), fmt.Sprintf("svcd's children %v lack one of %v", kids, want)
+	})
 	// Their children too: the Temporal server runs below its forwarder.
 	for _, pid := range descendants(s.PID())[1:] {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
