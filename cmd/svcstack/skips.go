@@ -22,18 +22,29 @@ import (
 //	go test -json ./... | svcstack skips -allow .ci/skips.txt
 func runSkips(args []string) error {
 	fs := flag.NewFlagSet("svcstack skips", flag.ContinueOnError)
-	allowFile := fs.String("allow", ".ci/skips.txt", "allow-list: `<package> <test> <reason>` per line")
+	var files []string
+	fs.Func("allow", "allow-list file, `<package> <test> <reason>` per line (repeatable)", func(f string) error {
+		files = append(files, f)
+		return nil
+	})
 	raw := fs.String("json", "", "also write the raw JSON stream to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(*allowFile)
-	if err != nil {
-		return err
+	if len(files) == 0 {
+		files = []string{".ci/skips.txt"}
 	}
-	allow, err := parseAllowList(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *allowFile, err)
+	var allow []allowed
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		list, err := parseAllowList(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		allow = append(allow, list...)
 	}
 	in := io.Reader(os.Stdin)
 	if *raw != "" {
