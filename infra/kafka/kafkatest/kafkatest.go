@@ -11,7 +11,8 @@ import (
 )
 
 // Conn returns the harness's broker, skipping the test without one (a quick local unit
-// run) and failing it when the credentials named cannot be read.
+// run) and failing it when the broker does not answer (testenv.Broker) or the
+// credentials named cannot be read.
 func Conn(t testing.TB) kafka.Conn {
 	t.Helper()
 	testenv.Broker(t)
