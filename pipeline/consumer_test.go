@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // These tests check the exactly-once protocol as pure logic: the engine below keeps rows
@@ -415,11 +417,7 @@ func TestDrainFlushesWhatIsHeldAndCommits(t *testing.T) {
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) { return cond(), "waiting for " + what })
 }
 
 func TestBatchesCloseOnRowsNotRecords(t *testing.T) {
@@ -524,13 +522,13 @@ func TestNoErrorLeavesThePartitionUnserved(t *testing.T) {
 	if err := c.Deliver(context.Background(), "topic", 0, recs); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for off, meta := (memAssignment{part}).Committed(); off != int64(len(recs)) || meta != ""; off, meta = (memAssignment{part}).Committed() {
-		if time.Now().After(deadline) {
-			t.Fatalf("partition stalled at %d %q; commits %v", off, meta, part.commits)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		off, meta := (memAssignment{part}).Committed()
+		// The reason is built on every poll, while the consumer commits: under its lock.
+		part.mu.Lock()
+		defer part.mu.Unlock()
+		return off == int64(len(recs)) && meta == "", fmt.Sprintf("partition stalled at %d %q; commits %v", off, meta, part.commits)
+	})
 	if got := eng.count("db.t__g1"); got != 8 {
 		t.Errorf("%d rows of the good table, want 8", got)
 	}
@@ -572,13 +570,10 @@ func TestManyIdempotencyKeysAreLookedUpInBoundedStatements(t *testing.T) {
 	if err := c.Deliver(context.Background(), "topic", 0, recs); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for off, _ := (memAssignment{part}).Committed(); off != int64(len(recs)); off, _ = (memAssignment{part}).Committed() {
-		if time.Now().After(deadline) {
-			t.Fatalf("partition stalled at %d", off)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		off, _ := (memAssignment{part}).Committed()
+		return off == int64(len(recs)), fmt.Sprintf("partition stalled at %d", off)
+	})
 	if got := eng.count("db.t__g1"); got != n {
 		t.Errorf("%d rows, want %d (each request once)", got, n)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // The end-to-end tests run the real svc binary against a real svcd (svcdtest: the
@@ -164,11 +165,5 @@ func readEvents(r *bufio.Scanner, ch chan<- map[string]any) {
 
 func waitUntil(t *testing.T, what string, timeout time.Duration, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, timeout, func() (bool, string) { return f(), "waiting for " + what })
 }

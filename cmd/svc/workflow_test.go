@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestWorkflowCLI drives every workflow command against a real svcd on a real Temporal
@@ -23,9 +24,7 @@ import (
 // and delete.
 func TestWorkflowCLI(t *testing.T) {
 	svcdtest.Requirements(t)
-	if os.Getenv("TEMPORAL_ADDR") == "" {
-		t.Skip("TEMPORAL_ADDR not set; start a Temporal (svcstack temporal start) or run through `go tool task test`")
-	}
+	testenv.Temporal(t)
 	s := svcdtest.Start(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1", "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	c := newCLI(t, s)
 	c.saveLogin(t, config{Token: userToken(t, s), TokenType: tokenOAuth, Org: "default"})

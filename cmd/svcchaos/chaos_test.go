@@ -9,15 +9,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestChaosShort is the short chaos run of the test suite: one kill -9 each of svcd,
 // the engine and the broker under load, a short overload the edge must shed, and every
 // acknowledged row counted. It runs its own broker (it kills it), never the shared one.
 func TestChaosShort(t *testing.T) {
-	if os.Getenv("SVC_KAFKA_LIBS") == "" || os.Getenv("SVC_CHDB_LIB") == "" {
-		t.Skip("SVC_KAFKA_LIBS and SVC_CHDB_LIB not set; run through `go tool task test`")
-	}
+	testenv.KafkaLibs(t)
+	testenv.Engine(t)
 	if testing.Short() {
 		t.Skip("the chaos run takes minutes")
 	}

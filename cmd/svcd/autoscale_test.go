@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestClusterAutoscalesWithLoad drives load on a 1-core cluster bounded 1..2 cores: a long
@@ -30,13 +32,10 @@ func TestClusterAutoscalesWithLoad(t *testing.T) {
 	}
 	waitCores := func(want float64) {
 		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for cores() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster at %v cores, want %v\n%s", cores(), want, s.Logs())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
+			got := cores()
+			return got == want, fmt.Sprintf("cluster at %v cores, want %v\n%s", got, want, s.Logs())
+		})
 	}
 	waitCores(1)
 

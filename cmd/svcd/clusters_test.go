@@ -14,6 +14,7 @@ import (
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/infra/kafka/kafkatest"
+	"github.com/svc-data/svc/infra/testenv"
 	"github.com/svc-data/svc/pipeline"
 )
 
@@ -74,17 +75,12 @@ func (a *clusterAdmin) key(name string) []string {
 // waitPhase waits until the cluster is in phase.
 func (a *clusterAdmin) waitPhase(id, phase string, timeout time.Duration) clusterJSON {
 	a.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		c := a.cluster(200, "GET", "/v1/clusters/"+id, nil)
-		if c.Status.Phase == phase {
-			return c
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("cluster %s is %s after %s, want %s\n%s", id, c.Status.Phase, timeout, phase, tail(a.s.Logs(), 4000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var c clusterJSON
+	testenv.Eventually(a.t, timeout, func() (bool, string) {
+		c = a.cluster(200, "GET", "/v1/clusters/"+id, nil)
+		return c.Status.Phase == phase, fmt.Sprintf("cluster %s is %s, want %s\n%s", id, c.Status.Phase, phase, tail(a.s.Logs(), 4000))
+	})
+	return c
 }
 
 func checkCluster(t *testing.T, c clusterJSON, phase string, ready, canPause, canResume bool) {
@@ -111,20 +107,16 @@ func countAs(t *testing.T, s *svcdtest.Service, key []string, table string) (int
 // waitCountAs waits until table holds want rows and returns how many queries it ran.
 func waitCountAs(t *testing.T, s *svcdtest.Service, key []string, table string, want int) int {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for queries := 1; ; queries++ {
+	queries := 0
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		queries++
 		n, r := countAs(t, s, key, table)
-		if n == want {
-			return queries
-		}
 		if n > want {
 			t.Fatalf("%s holds %d rows, more than the %d acknowledged", table, n, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d rows, want %d (%d %s)\n%s", table, n, want, r.Status, r.Body, tail(s.Logs(), 4000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return n == want, fmt.Sprintf("%s holds %d rows, want %d (%d %s)\n%s", table, n, want, r.Status, r.Body, tail(s.Logs(), 4000))
+	})
+	return queries
 }
 
 func rows(from, n int) string {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // rowsJSON renders n rows starting at id as a JSON array of nested documents.
@@ -266,16 +267,13 @@ func TestSIGTERMDrainsHeldRows(t *testing.T) {
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "held"})
 	// The consumer must own its partitions before the rows arrive, or there is nothing
 	// held to drain (the rows would wait in Kafka, which is also correct but not this test).
-	deadline := time.Now().Add(time.Minute)
-	for strings.Count(s.Logs(), "partition assigned") < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("partitions not assigned:\n%s", s.Logs())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		logs := s.Logs()
+		return strings.Count(logs, "partition assigned") >= 4, "partitions not assigned:\n" + logs
+	})
 	s.Must(202, "POST", "/v1/tables/held", `[{"a":1},{"a":2},{"a":3}]`)
 	// Wait until the consumer fetched the record and holds it in a batch the linger keeps open.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		var fresh struct {
 			ConsumerLag struct {
 				Records     int64 `json:"records"`
@@ -287,12 +285,10 @@ func TestSIGTERMDrainsHeldRows(t *testing.T) {
 			if fresh.ConsumerLag.Records != 1 {
 				t.Fatalf("consumer lag %d records, want the 1 held", fresh.ConsumerLag.Records)
 			}
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the record was never held: %+v\n%s", fresh, s.Logs())
-		}
-	}
+		return false, fmt.Sprintf("the record was never held: %+v\n%s", fresh, s.Logs())
+	})
 	if n := s.Count("held"); n != 0 {
 		t.Fatalf("%d rows before the shutdown: the linger did not hold them", n)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // procStatusKiB reads a "<field>: <n> kB" line of /proc/<pid>/status.
@@ -164,11 +166,10 @@ func TestOTLPGRPCStreamsPerKeyAndTableHeader(t *testing.T) {
 	// waitOpen waits until svcd has n streams open (accepted at their headers).
 	waitOpen := func(n string) {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); metricValue(t, s, "svc_otlp_grpc_streams_open") != n; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("svcd has %s OTLP/gRPC streams open, want %s", metricValue(t, s, "svc_otlp_grpc_streams_open"), n)
-			}
-		}
+		testenv.Eventually(t, time.Minute, func() (bool, string) {
+			got := metricValue(t, s, "svc_otlp_grpc_streams_open")
+			return got == n, fmt.Sprintf("svcd has %s OTLP/gRPC streams open, want %s", got, n)
+		})
 	}
 	waitOpen("2")
 	_, err = other.Export(withKey, &collogspb.ExportLogsServiceRequest{})

@@ -30,6 +30,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // withQuery adds a query string to every request: the OTLP exporters keep only the
@@ -305,8 +306,7 @@ func TestChangingTheSortingKeyResortsExistingDataInTheBackground(t *testing.T) {
 	s.Must(202, "POST", "/v1/tables/rs", rowsOf(500, 500))
 	s.WaitCount("rs", 1000, time.Minute)
 	want := fmt.Sprint(checksum())
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
 		// Reads go on while the background re-sort runs, and their results never change.
 		if got := fmt.Sprint(checksum()); got != want {
 			t.Fatalf("results changed during the re-sort: %s, want %s", got, want)
@@ -323,13 +323,10 @@ func TestChangingTheSortingKeyResortsExistingDataInTheBackground(t *testing.T) {
 			if desc.SortingKey != "b, a" || !strings.HasPrefix(desc.Generations[0].Key, "doc.b") {
 				t.Fatalf("after re-sort: %+v", desc)
 			}
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("older generation not re-sorted: %+v\n%s", desc, s.Logs())
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("older generation not re-sorted: %+v\n%s", desc, s.Logs())
+	})
 	if got := fmt.Sprint(checksum()); got != want {
 		t.Fatalf("results changed by the re-sort: %s, want %s", got, want)
 	}
@@ -395,10 +392,7 @@ func TestPoisonRowGoesToDeadLettersWhileItsNeighboursLand(t *testing.T) {
 // nothing acknowledged is lost, nothing is duplicated.
 func TestBrokerStoppedDuringALoad(t *testing.T) {
 	svcdtest.Requirements(t)
-	libs := os.Getenv("SVC_KAFKA_LIBS")
-	if libs == "" {
-		t.Skip("SVC_KAFKA_LIBS not set")
-	}
+	libs := testenv.KafkaLibs(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	newBroker := func() *kafka.Broker {
@@ -430,15 +424,10 @@ func TestBrokerStoppedDuringALoad(t *testing.T) {
 	}
 	b = newBroker()
 	defer b.Shutdown(context.Background())
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
 		r, err := s.Do("POST", "/v1/tables/load", `{"user":{"id":-1}}`, "Idempotency-Key", "probe")
-		if err == nil && r.Status == 202 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the probe was not acknowledged within 2 minutes of the broker's return: %v %v", r, err)
-		}
-	}
+		return err == nil && r.Status == 202, fmt.Sprintf("the probe was not acknowledged after the broker's return: %v %v", r, err)
+	})
 	time.Sleep(2 * time.Second)
 	acked := l.finish() + 1 // the probe
 	t.Logf("acknowledged %d rows, %d attempts retried", acked, l.failed.Load())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestTenantIsolationAttacks runs two organizations on one engine (as on a shared
@@ -19,10 +20,7 @@ import (
 // database's name.
 func TestTenantIsolationAttacks(t *testing.T) {
 	svcdtest.Requirements(t)
-	bin := os.Getenv("SVC_BIN_DIR")
-	if bin == "" {
-		t.Skip("SVC_BIN_DIR not set; run through `go tool task test`")
-	}
+	bin := testenv.BinDir(t)
 	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: filepath.Join(bin, "chengine"), Lib: os.Getenv("SVC_CHDB_LIB"),
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
 	if err != nil {

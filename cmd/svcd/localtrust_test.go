@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/kafka/kafkatest"
+	"github.com/svc-data/svc/infra/testenv"
 	"github.com/svc-data/svc/pipeline"
 )
 
@@ -49,9 +51,8 @@ func children(pid int) map[int]string {
 // were inherited, readable in /proc/<pid>/environ and by anything the children run).
 func TestChildProcessesGetNoSecrets(t *testing.T) {
 	svcdtest.Requirements(t)
-	if os.Getenv("SVC_KAFKA_LIBS") == "" || os.Getenv("SVC_TEMPORAL_BIN") == "" {
-		t.Skip("SVC_KAFKA_LIBS and SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	testenv.KafkaLibs(t)
+	testenv.TemporalBin(t)
 	secrets := map[string]string{
 		"SVC_BOOTSTRAP_PASSWORD":   "bootstrap-password-7f3a9c",
 		"SVC_SERVICE_SECRET":       "service-secret-0123456789abcdef0123456789abcdef",
@@ -65,9 +66,8 @@ func TestChildProcessesGetNoSecrets(t *testing.T) {
 	s := svcdtest.Start(t, env...)
 	secrets["SVC_BOOTSTRAP_API_KEY"] = s.AdminKey
 	want := []string{"chengine", "kafka.Kafka", "temporal"}
-	var kids map[int]string
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		kids = children(s.PID())
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
+		kids := children(s.PID())
 		found := 0
 		for _, w := range want {
 			for _, cmd := range kids {
@@ -77,13 +77,8 @@ func TestChildProcessesGetNoSecrets(t *testing.T) {
 				}
 			}
 		}
-		if found == len(want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("svcd's children %v lack one of %v", kids, want)
-		}
-	}
+		return found == len(want), fmt.Sprintf("svcd's children %v lack one of %v", kids, want)
+	})
 	// Their children too: the Temporal server runs below its forwarder.
 	for _, pid := range descendants(s.PID())[1:] {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
@@ -212,9 +207,7 @@ func socketInodes(pids []int) map[string]bool {
 // only through the unix socket in its 0700 data directory, and workflows still run.
 func TestEmbeddedTemporalServesOnlyThroughItsSocket(t *testing.T) {
 	svcdtest.Requirements(t)
-	if os.Getenv("SVC_TEMPORAL_BIN") == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	testenv.TemporalBin(t)
 	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=")
 	wf := createWorkflow(t, s, map[string]any{"name": "through the socket", "interval_seconds": nil,
 		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"}})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 type metricsAnswer struct {
@@ -109,19 +111,12 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 	all := "service.table.rows,service.table.storage.size,messaging.client.consumed.messages,service.cluster.cpu.allocated,service.cluster.memory.allocated,kafka.consumer_group.lag"
 	scope := url.Values{"organization_id": {orgID}, "cluster_id": {c.ID}, "metric": {all}, "window_seconds": {"600"}}
 	var m metricsAnswer
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		m = get(200, scope)
 		n, _, _, ok := m.latest("service.table.rows", "table", "ev")
 		consumed, _, _, _ := m.latest("messaging.client.consumed.messages", "", "")
-		if ok && n == 300 && consumed == 307 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics never showed 300 rows of ev and 307 consumed: %+v", m)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ok && n == 300 && consumed == 307, fmt.Sprintf("metrics never showed 300 rows of ev and 307 consumed: %+v", m)
+	})
 	if len(m.Resources) != 1 || m.Resources[0].Scope.Name == "" || len(m.PartialErrors) != 0 {
 		t.Fatalf("resources %+v", m)
 	}
@@ -213,8 +208,7 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 	}
 	rng := url.Values{"organization": {"default"}, "start_time": {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)},
 		"end_time": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}
-	deadline = time.Now().Add(time.Minute)
-	for {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		var cm clusterMetrics
 		s.Must(200, "GET", "/v1/clusters/"+c.ID+"/metrics?"+rng.Encode(), nil, a.auth...).JSON(t, &cm)
 		sums := map[string]float64{}
@@ -233,14 +227,9 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 		if sums["total_read_queries"] > float64(reads) || sums["total_write_queries"] > 2 {
 			t.Fatalf("more queries counted than run: %v, ran %d reads and 2 writes", sums, reads)
 		}
-		if sums["total_read_queries"] == float64(reads) && sums["total_write_queries"] == 2 && sums["max_cpu_cores"] > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("counted %v, ran %d reads and 2 writes", sums, reads)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return sums["total_read_queries"] == float64(reads) && sums["total_write_queries"] == 2 && sums["max_cpu_cores"] > 0,
+			fmt.Sprintf("counted %v, ran %d reads and 2 writes", sums, reads)
+	})
 	// By name, one metric; the rules: 400 naming the field.
 	byName := url.Values{"organization": {"default"}, "cluster": {"m"}, "metrics": {"max_cpu_cores"},
 		"start_time": rng["start_time"], "end_time": rng["end_time"]}
@@ -271,18 +260,11 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 		Stalled          []struct{ Partition int64 }
 	}
 	var con connector
-	deadline = time.Now().Add(time.Minute)
-	for {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		s.Must(200, "GET", "/v1/connectors/"+c.ID+"?organization=default", nil, a.auth...).JSON(t, &con)
-		if con.State == "running" && con.Lag != nil && *con.Lag == 0 && con.RowsLanded != nil && *con.RowsLanded == 307 && len(con.Partitions) > 0 &&
-			con.Stalled != nil && len(con.Stalled) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connector %+v", con)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return con.State == "running" && con.Lag != nil && *con.Lag == 0 && con.RowsLanded != nil && *con.RowsLanded == 307 && len(con.Partitions) > 0 &&
+			con.Stalled != nil && len(con.Stalled) == 0, fmt.Sprintf("connector %+v", con)
+	})
 	s.Must(404, "GET", "/v1/connectors/"+uuid.NewString()+"?organization=default", nil, a.auth...)
 	s.Must(403, "GET", "/v1/connectors/"+c.ID+"?organization=default", nil, key...)
 

@@ -34,6 +34,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // otlpSetup starts svcd with a password-bootstrapped admin and returns its session.
@@ -204,16 +205,11 @@ func TestOpenTelemetryAppWithTheSDKExporters(t *testing.T) {
 	}
 
 	// gRPC calls are in the platform request log beside HTTP requests.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		r := s.Must(200, "GET", "/v1/logs?limit=200", nil, "Authorization", key)
-		if strings.Contains(string(r.Body), "/opentelemetry.proto.collector.logs.v1.LogsService/Export") &&
-			strings.Contains(string(r.Body), "/otlp/v1/traces") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no gRPC export in the request log: %s", r.Body)
-		}
-	}
+		return strings.Contains(string(r.Body), "/opentelemetry.proto.collector.logs.v1.LogsService/Export") &&
+			strings.Contains(string(r.Body), "/otlp/v1/traces"), fmt.Sprintf("no gRPC export in the request log: %s", r.Body)
+	})
 
 	// A key that expired: UNAUTHENTICATED over gRPC, 401 over HTTP.
 	var created struct{ Token string }
@@ -223,16 +219,16 @@ func TestOpenTelemetryAppWithTheSDKExporters(t *testing.T) {
 	if _, err := logsClient.Export(withKey(created.Token), &collogspb.ExportLogsServiceRequest{}); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	for deadline := time.Now().Add(time.Minute); ; {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		_, err := logsClient.Export(withKey(created.Token), &collogspb.ExportLogsServiceRequest{})
 		if status.Code(err) == codes.Unauthenticated {
-			break
+			return true, ""
 		}
-		if err != nil || time.Now().After(deadline) {
+		if err != nil {
 			t.Fatalf("expired key over gRPC: %v", err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return false, "expired key over gRPC: still accepted"
+	})
 	one := &collogspb.ExportLogsServiceRequest{ResourceLogs: []*logspb.ResourceLogs{{ScopeLogs: []*logspb.ScopeLogs{{
 		LogRecords: []*logspb.LogRecord{{TimeUnixNano: 1}}}}}}}
 	if _, err := logsClient.Export(withKey(s.AdminKey, "idempotency-key", "not a valid key"), one); status.Code(err) != codes.InvalidArgument {
@@ -392,7 +388,7 @@ func TestOTLPBackpressure(t *testing.T) {
 	s.WaitCount("logs", 8*perExporter, 3*time.Minute)
 	// The refusals happened, on both protocols, and are in the request log (written
 	// asynchronously: wait for them).
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		var logs struct {
 			Logs []struct {
 				Route  string
@@ -406,13 +402,9 @@ func TestOTLPBackpressure(t *testing.T) {
 				refused[e.Route]++
 			}
 		}
-		if refused["/otlp/v1/logs"] > 0 && refused["/opentelemetry.proto.collector.logs.v1.LogsService/Export"] > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no backpressure seen on both protocols (503s by route: %v); the test proves nothing", refused)
-		}
-	}
+		return refused["/otlp/v1/logs"] > 0 && refused["/opentelemetry.proto.collector.logs.v1.LogsService/Export"] > 0,
+			fmt.Sprintf("no backpressure seen on both protocols (503s by route: %v); the test proves nothing", refused)
+	})
 }
 
 // sdkLogsBatched emits n records through a batch processor exporting batch at a time.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 func seedPeople(t *testing.T, s *svcdtest.Service) {
@@ -202,18 +203,13 @@ func TestCancelARunningQuery(t *testing.T) {
 		}
 	})
 	// Running once its id is taken by something other than a probe.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		r, err := s.Do("POST", "/v1/query?query_id=long-one", map[string]string{"sql": "SELECT 1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status == 409 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the long query never ran: last answer %d %s", r.Status, r.Body)
-		}
-	}
+		return r.Status == 409, fmt.Sprintf("the long query never ran: last answer %d %s", r.Status, r.Body)
+	})
 	// Not from another database's scope.
 	s.Must(404, "POST", "/v1/query/cancel?database=elsewhere", map[string]string{"query_id": "long-one"}, "Authorization", "Bearer "+other)
 	s.Must(200, "POST", "/v1/query/cancel", map[string]string{"query_id": "long-one"}, "Authorization", "Bearer "+other)

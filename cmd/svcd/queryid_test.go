@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/clickhouse"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // sharedEngine starts one engine for every cluster of an svcd, as one ClickHouse
@@ -19,7 +20,7 @@ import (
 func sharedEngine(t *testing.T) *clickhouse.Process {
 	t.Helper()
 	svcdtest.Requirements(t)
-	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: svcdtest.Binary(t, "chengine"), Lib: os.Getenv("SVC_CHDB_LIB"),
+	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: svcdtest.Binary(t, "chengine"), Lib: testenv.Engine(t),
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -72,18 +73,13 @@ func TestQueryIDsAreScopedByOrganization(t *testing.T) {
 	})
 	waitRunning := func() {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		testenv.Eventually(t, time.Minute, func() (bool, string) {
 			r, err := s.Do("POST", "/v1/query?query_id=report-43", map[string]string{"sql": "SELECT 1"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status == 409 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the long query never ran: last answer %d %s", r.Status, r.Body)
-			}
-		}
+			return r.Status == 409, fmt.Sprintf("the long query never ran: last answer %d %s", r.Status, r.Body)
+		})
 	}
 	waitRunning()
 	// The other organization uses the same id on the same engine, twice in a row.

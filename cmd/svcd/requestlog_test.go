@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestRequestLogKeepsNoSecrets checks that GET /v1/logs shows a reader neither secret
@@ -56,16 +59,12 @@ func TestRequestLogKeepsNoSecrets(t *testing.T) {
 		}
 		return false
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
 		page.Logs = nil
 		s.Must(200, "GET", "/v1/logs?limit=200", nil, "Authorization", "Bearer "+reader).JSON(t, &page)
-		if seen("/v1/databases") && seen("/v1/apps/logsearch/searches") && seen("/v1/query") && seen("/v1/spl/search") && seen("/v1/workflows") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the log never showed every request: %+v", page.Logs)
-		}
-	}
+		return seen("/v1/databases") && seen("/v1/apps/logsearch/searches") && seen("/v1/query") && seen("/v1/spl/search") && seen("/v1/workflows"),
+			fmt.Sprintf("the log never showed every request: %+v", page.Logs)
+	})
 	kept := false
 	for _, l := range page.Logs {
 		if l.Error != nil && strings.Contains(l.Error.Message, "private_marker") {

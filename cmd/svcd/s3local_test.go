@@ -20,6 +20,7 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/s3store"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // s3Role creates a role in the test server whose trust policy asks for externalID,
@@ -127,22 +128,16 @@ func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 	must(200, "POST", "/v1/query", map[string]string{"sql": "ALTER TABLE lake.events MODIFY ORDER BY (i, j)"})
 	must(202, "POST", "/v1/tables/events?database=lake", `[{"i":500,"j":1},{"i":501,"j":2}]`)
 	waitCountAs(t, s, key, "lake.events", 502)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
 		var desc struct {
 			Generations []struct {
 				Key string `json:"physical_sorting_key"`
 			}
 		}
 		must(200, "GET", "/v1/tables/events?database=lake", nil).JSON(t, &desc)
-		if len(desc.Generations) == 2 && desc.Generations[0].Key == desc.Generations[1].Key {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("generation 1 not re-sorted: %+v", desc)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(desc.Generations) == 2 && desc.Generations[0].Key == desc.Generations[1].Key,
+			fmt.Sprintf("generation 1 not re-sorted: %+v", desc)
+	})
 	read := func() string {
 		t.Helper()
 		var res struct{ Data json.RawMessage }
@@ -193,20 +188,16 @@ func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
 
 	// The request log (which holds request bodies, redacted) once it has the database's
 	// creation: it is searched with the other answers below.
-	deadline = time.Now().Add(time.Minute)
-	for {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		r := must(200, "GET", "/v1/logs?limit=200", nil)
 		if bytes.Contains(r.Body, []byte(`/v1/databases`)) {
 			if bytes.Contains(r.Body, []byte(role)) || bytes.Contains(r.Body, []byte("ext-lake")) {
 				t.Errorf("the request log holds the role or the external id")
 			}
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the request log has no database creation: %.500s", r.Body)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("the request log has no database creation: %.500s", r.Body)
+	})
 	logs := s.Logs()
 	for what, v := range map[string]string{"the session secret": secret, "the session token": token, "the service's secret": cfg.SecretAccessKey} {
 		if bytes.Contains(answers.Bytes(), []byte(v)) || strings.Contains(logs, v) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/infra/s3store"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // s3Storage is svcd's environment for the S3-compatible test server (SVC_S3_ENDPOINT;
@@ -24,10 +24,7 @@ import (
 // tagged `svc-data.dev/cluster = team-a`. It skips when SVC_S3_ENDPOINT is unset.
 func s3Storage(t *testing.T) (env []string, cfg s3store.Config, bucket string) {
 	t.Helper()
-	ep := os.Getenv("SVC_S3_ENDPOINT")
-	if ep == "" {
-		t.Skip("SVC_S3_ENDPOINT is unset: no S3-compatible server (`go tool task test` starts one)")
-	}
+	ep := testenv.S3(t)
 	id := strings.ReplaceAll(uuid.NewString(), "-", "")
 	cfg = s3store.Config{Endpoint: ep, Region: "us-east-1", TagDomain: "svc-data.dev",
 		AccessKeyID: "svc-test-key-" + id[:8], SecretAccessKey: "svc-test-secret-" + id}
@@ -177,17 +174,10 @@ func TestClusterOnS3(t *testing.T) {
 		t.Fatalf("the engine is served the service's own key %v (session token %v)", id == cfg.AccessKeyID, token != "")
 	}
 	a.do(200, "DELETE", "/v1/clusters/"+c.ID, nil)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
 		r, err := s.Do("GET", "/v1/clusters/"+c.ID+"?organization=default", nil, a.auth...)
-		if err == nil && r.Status == 404 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster not deleted: %v %v", r, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && r.Status == 404, fmt.Sprintf("cluster not deleted: %v %v", r, err)
+	})
 	if keys, err := cfg.ListObjects(ctx, bucket, "cl/data/"); err != nil || len(keys) != 0 {
 		t.Fatalf("objects left after the cluster was deleted: %v, %v", keys, err)
 	}

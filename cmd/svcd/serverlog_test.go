@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestMalformedRequestsLogNoToken sends requests fasthttp cannot parse, each carrying a
@@ -37,14 +38,11 @@ func TestMalformedRequestsLogNoToken(t *testing.T) {
 		}
 	}
 	// fasthttp logs each failure as it closes the connection: wait for the messages.
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(strings.ToLower(s.Logs()), "error when") < 3 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		logs := s.Logs()
+		return strings.Count(strings.ToLower(logs), "error when") >= 3, "svcd did not log the malformed requests:\n" + logs
+	})
 	logs := s.Logs()
-	if strings.Count(strings.ToLower(logs), "error when") < 3 {
-		t.Fatalf("svcd did not log the malformed requests:\n%s", logs)
-	}
 	if strings.Contains(logs, token) || strings.Contains(logs, "MALFORMED_REQUEST_SECRET") {
 		t.Fatalf("svcd's log holds the token:\n%s", logs)
 	}

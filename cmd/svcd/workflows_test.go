@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 const wfScope = "?organization=default&cluster=default"
@@ -26,9 +28,7 @@ const wfScope = "?organization=default&cluster=default"
 func startWorkflowsSvcd(t *testing.T, env ...string) *svcdtest.Service {
 	t.Helper()
 	svcdtest.Requirements(t)
-	if os.Getenv("TEMPORAL_ADDR") == "" {
-		t.Skip("TEMPORAL_ADDR not set; run through `go tool task test`")
-	}
+	testenv.Temporal(t)
 	return svcdtest.Start(t, env...)
 }
 
@@ -84,25 +84,19 @@ func startRun(t *testing.T, s *svcdtest.Service, wf string, headers ...string) w
 // waitRun waits until the runs list shows run with one of the statuses.
 func waitRun(t *testing.T, s *svcdtest.Service, wf, run string, statuses ...string) wfRun {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	var last []wfRun
-	for time.Now().Before(deadline) {
+	var found wfRun
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
 		var p runsPage
 		s.Must(200, "GET", "/v1/workflows/"+wf+"/runs"+wfScope+"&limit=100", nil).JSON(t, &p)
-		last = p.Runs
 		for _, r := range p.Runs {
-			if r.ID == run {
-				for _, st := range statuses {
-					if r.Status == st {
-						return r
-					}
-				}
+			if r.ID == run && slices.Contains(statuses, r.Status) {
+				found = r
+				return true, ""
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("run %s never reached %v; runs: %+v\n%s", run, statuses, last, tailOf(s.Logs(), 3000))
-	return wfRun{}
+		return false, fmt.Sprintf("run %s never reached %v; runs: %+v\n%s", run, statuses, p.Runs, tailOf(s.Logs(), 3000))
+	})
+	return found
 }
 
 func tailOf(s string, n int) string {
@@ -134,24 +128,19 @@ type logsPage struct {
 // waitLogs waits until run has n log entries.
 func waitLogs(t *testing.T, s *svcdtest.Service, wf, run string, n int) []logEntry {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	var mine []logEntry
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		var p logsPage
 		s.Must(200, "GET", "/v1/workflows/"+wf+"/logs"+wfScope+"&limit=200", nil).JSON(t, &p)
-		var mine []logEntry
+		mine = nil
 		for _, e := range p.Logs {
 			if e.RunID == run {
 				mine = append(mine, e)
 			}
 		}
-		if len(mine) >= n {
-			return mine
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s has log entries %+v, want %d", run, mine, n)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(mine) >= n, fmt.Sprintf("run %s has log entries %+v, want %d", run, mine, n)
+	})
+	return mine
 }
 
 type delivery struct {
@@ -496,22 +485,17 @@ func TestWorkflowsEndToEnd(t *testing.T) {
 		if v.NextRunAt == nil {
 			t.Fatalf("recurring at 1 s: %+v", v)
 		}
-		deadline := time.Now().Add(time.Minute)
-		var sched []wfRun
-		for len(sched) < 2 {
-			if time.Now().After(deadline) {
-				t.Fatalf("no scheduled runs after a minute\n%s", tailOf(s.Logs(), 3000))
-			}
+		testenv.Eventually(t, time.Minute, func() (bool, string) {
 			var p runsPage
 			s.Must(200, "GET", "/v1/workflows/"+wf.ID+"/runs"+wfScope+"&limit=100", nil).JSON(t, &p)
-			sched = sched[:0]
+			sched := 0
 			for _, r := range p.Runs {
 				if r.Source == "scheduled" {
-					sched = append(sched, r)
+					sched++
 				}
 			}
-			time.Sleep(300 * time.Millisecond)
-		}
+			return sched >= 2, fmt.Sprintf("%d scheduled runs, want 2\n%s", sched, tailOf(s.Logs(), 3000))
+		})
 		// Pausing stops them: after the pause, at most the one already started may finish.
 		patch(map[string]any{"enabled": false})
 		count := func() int {
@@ -630,13 +614,9 @@ func TestWorkflowCancelStopsTheEngineQuery(t *testing.T) {
 	slow := createWorkflow(t, s, map[string]any{"name": "slow", "interval_seconds": nil, "query": map[string]any{"database": "default",
 		"sql": "SELECT count() AS n FROM numbers(100000000) WHERE sleepEachRow(0.00004) = 0 AND 'cancel-me' != ''"}})
 	run := startRun(t, s, slow.ID)
-	deadline := time.Now().Add(time.Minute)
-	for engineRunning(t, s, "cancel-me") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the slow statement never showed in system.processes\n%s", tailOf(s.Logs(), 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		return engineRunning(t, s, "cancel-me") != 0, "the slow statement never showed in system.processes\n" + tailOf(s.Logs(), 3000)
+	})
 	waitRun(t, s, slow.ID, run.ID, "running")
 	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+run.ID+"/cancel"+wfScope, nil)
 	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+run.ID+"/cancel"+wfScope, nil) // repeating is safe
@@ -645,13 +625,9 @@ func TestWorkflowCancelStopsTheEngineQuery(t *testing.T) {
 		t.Fatalf("the canceled run ended %+v", ended)
 	}
 	s.Must(202, "POST", "/v1/workflows/"+slow.ID+"/runs/"+run.ID+"/cancel"+wfScope, nil) // already canceled
-	deadline = time.Now().Add(30 * time.Second)
-	for engineRunning(t, s, "cancel-me") != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the canceled run's statement is still in system.processes")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		return engineRunning(t, s, "cancel-me") == 0, "the canceled run's statement is still in system.processes"
+	})
 	entries := waitLogs(t, s, slow.ID, run.ID, 1)
 	if entries[0].Status != "canceled" || entries[0].EventType != "workflow.evaluated" {
 		t.Fatalf("log of the canceled run %+v", entries)
@@ -686,16 +662,10 @@ func TestWorkflowTableSinkExactlyOnceAfterWorkerKill(t *testing.T) {
 		"query": map[string]any{"database": "default", "sql": "SELECT number AS n, 'row' AS kind FROM numbers(100)"},
 		"sinks": []any{map[string]any{"type": "table", "settings": map[string]any{"database": "default", "table": "out"}}}})
 	run := startRun(t, s, wf.ID)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if b, err := os.ReadFile(hold); err == nil && string(b) == run.ID {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the evaluation never reached its sinks\n%s", tailOf(s.Logs(), 3000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		b, err := os.ReadFile(hold)
+		return err == nil && string(b) == run.ID, "the evaluation never reached its sinks\n" + tailOf(s.Logs(), 3000)
+	})
 	if n := s.Count("out"); n != 100 {
 		t.Fatalf("the sink inserted %d rows before the kill, want 100", n)
 	}
@@ -729,9 +699,7 @@ func TestWorkflowTableSinkExactlyOnceAfterWorkerKill(t *testing.T) {
 // data directory) and restarts both: workflows, schedules and run history are kept.
 func TestWorkflowsSurviveRestarts(t *testing.T) {
 	svcdtest.Requirements(t)
-	if os.Getenv("SVC_TEMPORAL_BIN") == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	testenv.TemporalBin(t)
 	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=")
 	manual := createWorkflow(t, s, map[string]any{"name": "manual", "interval_seconds": nil,
 		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"}})
@@ -754,13 +722,9 @@ func TestWorkflowsSurviveRestarts(t *testing.T) {
 	}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not after 90s\n%s", what, tailOf(s.Logs(), 3000))
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
+		testenv.Eventually(t, 90*time.Second, func() (bool, string) {
+			return ok(), what + "\n" + tailOf(s.Logs(), 3000)
+		})
 	}
 	waitFor("scheduled runs", func() bool { return len(scheduled()) >= 2 })
 	before := scheduled()
@@ -863,8 +827,7 @@ func TestWorkflowFailuresAreRecorded(t *testing.T) {
 		t.Errorf("metrics of the dead sink %v", m.Totals)
 	}
 	// The failing statement fails every second, and the schedule keeps going.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		var p logsPage
 		s.Must(200, "GET", "/v1/workflows/"+bad.ID+"/logs"+wfScope, nil).JSON(t, &p)
 		failed := 0
@@ -873,14 +836,8 @@ func TestWorkflowFailuresAreRecorded(t *testing.T) {
 				failed++
 			}
 		}
-		if failed >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("failed evaluations logged: %+v", p.Logs)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+		return failed >= 3, fmt.Sprintf("failed evaluations logged: %+v", p.Logs)
+	})
 	var runs runsPage
 	s.Must(200, "GET", "/v1/workflows/"+bad.ID+"/runs"+wfScope, nil).JSON(t, &runs)
 	for _, r := range runs.Runs {
@@ -915,15 +872,8 @@ func TestReconcilerRestoresALostSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Restart()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		d, err := h.Describe(context.Background())
-		if err == nil && d.Schedule.State != nil && !d.Schedule.State.Paused {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the schedule was not made again: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err == nil && d.Schedule.State != nil && !d.Schedule.State.Paused, fmt.Sprintf("the schedule was not made again: %v", err)
+	})
 }

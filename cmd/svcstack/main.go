@@ -6,6 +6,7 @@
 //	svcstack maven -version 3.9.9 -dir ~/.cache/svc/maven   # fetches the pinned Maven
 //	svcstack temporal start -dir .data/test/temporal   # prints the frontend address, writes <dir>/addr
 //	svcstack temporal stop  -dir .data/test/temporal
+//	go test -json ./... | svcstack skips -allow .ci/skips.txt   # fails on a skip not allowed
 package main
 
 import (
@@ -33,6 +34,9 @@ func main() {
 func run(args []string) error {
 	if len(args) > 0 && args[0] == "maven" {
 		return fetchMaven(args[1:])
+	}
+	if len(args) > 0 && args[0] == "skips" {
+		return runSkips(args[1:])
 	}
 	if len(args) > 0 && args[0] == "temporal" {
 		return runTemporal(args[1:])

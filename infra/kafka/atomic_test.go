@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/svc-data/svc/infra/testenv"
 	"github.com/svc-data/svc/pipeline"
 )
 
@@ -46,12 +47,10 @@ func (c *collector) seen() []string {
 // although its first parts were written (a read-uncommitted reader sees them), the group
 // reader never delivers them.
 func TestAtomicWritesAreAllOrNothing(t *testing.T) {
-	conn, ok, err := EnvConn()
+	testenv.Broker(t)
+	conn, _, err := EnvConn()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !ok {
-		t.Skip("KAFKA_SEEDS not set; run through `go tool task test`")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

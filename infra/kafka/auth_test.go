@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestBrokerServesOnlyItsCredentials: the embedded broker asks every client for the
@@ -16,10 +18,7 @@ import (
 // offset 0 and write records into it) is refused on fetch and on produce, and so is one
 // with a wrong password; svcd's client, with them, reads and writes.
 func TestBrokerServesOnlyItsCredentials(t *testing.T) {
-	libs := os.Getenv("SVC_KAFKA_LIBS")
-	if libs == "" {
-		t.Skip("SVC_KAFKA_LIBS not set; run through `go tool task test`")
-	}
+	libs := testenv.KafkaLibs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

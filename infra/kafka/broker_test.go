@@ -8,15 +8,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestBrokerLifecycle starts a real broker from the fetched jars, round-trips a record,
 // restarts the broker on the same directory and finds the record again.
 func TestBrokerLifecycle(t *testing.T) {
-	libs := os.Getenv("SVC_KAFKA_LIBS")
-	if libs == "" {
-		t.Skip("SVC_KAFKA_LIBS not set; run through `go tool task test`")
-	}
+	libs := testenv.KafkaLibs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

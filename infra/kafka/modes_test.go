@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestBrokerFilesArePrivate starts a broker from a process whose umask lets everyone
@@ -18,10 +20,7 @@ import (
 // and checks that nothing in the broker's directory (segments, indexes, metadata, the
 // offsets topic, its logs and config) can be read or entered by another user.
 func TestBrokerFilesArePrivate(t *testing.T) {
-	libs := os.Getenv("SVC_KAFKA_LIBS")
-	if libs == "" {
-		t.Skip("SVC_KAFKA_LIBS not set; run through `go tool task test`")
-	}
+	libs := testenv.KafkaLibs(t)
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

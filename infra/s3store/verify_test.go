@@ -3,7 +3,6 @@ package s3store_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,16 +15,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/infra/s3store"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // Server returns the configuration of the S3/STS/IAM-compatible test server
 // (SVC_S3_ENDPOINT; `go tool task test` starts one), skipping when it is unset.
 func server(t *testing.T) s3store.Config {
 	t.Helper()
-	ep := os.Getenv("SVC_S3_ENDPOINT")
-	if ep == "" {
-		t.Skip("SVC_S3_ENDPOINT is unset: no S3-compatible server (`go tool task test` starts one)")
-	}
+	ep := testenv.S3(t)
 	return s3store.Config{Endpoint: ep, Region: "us-east-1", AccessKeyID: "svc-test-key", SecretAccessKey: "svc-test-secret-do-not-leak", TagDomain: "svc-data.dev"}
 }
 

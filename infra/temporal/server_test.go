@@ -3,6 +3,7 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/svc-data/svc/infra/localproc"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // TestMain lets this test binary be the forwarder, as svcd is: `<test> temporal-netns`.
@@ -49,10 +51,7 @@ func serverPID(forwarder int) int {
 // (0600, in the 0700 directory), the host's loopback does not reach it, and it dies
 // with its forwarder.
 func TestIsolatedServerIsReachedThroughItsSocket(t *testing.T) {
-	bin := os.Getenv("SVC_TEMPORAL_BIN")
-	if bin == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	bin := testenv.TemporalBin(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -90,20 +89,15 @@ func TestIsolatedServerIsReachedThroughItsSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-s.proc.Done()
-	for deadline := time.Now().Add(30 * time.Second); localproc.Alive(srv, marker); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server %d outlived its forwarder", srv)
-		}
-	}
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		return !localproc.Alive(srv, marker), fmt.Sprintf("the server %d outlived its forwarder", srv)
+	})
 }
 
 // TestNoNamespaceFallsBackLoudly: where the forwarder reports that it cannot bring its
 // namespace up, the server runs on TCP loopback, and svcd's log says so loudly.
 func TestNoNamespaceFallsBackLoudly(t *testing.T) {
-	bin := os.Getenv("SVC_TEMPORAL_BIN")
-	if bin == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	bin := testenv.TemporalBin(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -131,10 +125,7 @@ func TestNoNamespaceFallsBackLoudly(t *testing.T) {
 // TestServerRunsByPID starts the dev server detached, as the test harness does, and
 // stops it through its PID file; its SQLite runs in WAL mode.
 func TestServerRunsByPID(t *testing.T) {
-	bin := os.Getenv("SVC_TEMPORAL_BIN")
-	if bin == "" {
-		t.Skip("SVC_TEMPORAL_BIN not set; run through `go tool task test`")
-	}
+	bin := testenv.TemporalBin(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

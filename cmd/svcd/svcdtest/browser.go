@@ -2,12 +2,12 @@ package svcdtest
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // Browser returns a headless Chromium context for 90 seconds, or skips when Debian's
@@ -21,13 +21,7 @@ func Browser(t testing.TB) context.Context {
 // BrowserFor is Browser with the whole session bounded by timeout.
 func BrowserFor(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("SVC_REQUIRE_BROWSER") != "" {
-			t.Fatalf("chromium not found but SVC_REQUIRE_BROWSER is set: %v", err)
-		}
-		t.Skip("chromium not installed (Debian package chromium); the device login browser tests need it")
-	}
+	path := testenv.Browser(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // Service is one running svcd.
@@ -69,12 +71,12 @@ func binaries() (string, error) {
 	return binDir, buildErr
 }
 
-// Requirements skips the test unless the harness provides a broker and an engine.
+// Requirements skips the test unless the harness provides a broker and an engine, and
+// fails it when one is named but unusable (testenv's rule).
 func Requirements(t testing.TB) {
 	t.Helper()
-	if os.Getenv("KAFKA_SEEDS") == "" || os.Getenv("SVC_CHDB_LIB") == "" {
-		t.Skip("KAFKA_SEEDS and SVC_CHDB_LIB not set; run through `go tool task test`")
-	}
+	testenv.Broker(t)
+	testenv.Engine(t)
 }
 
 // Start runs svcd on a fresh data directory and waits until it serves. extraEnv entries
@@ -336,20 +338,13 @@ func (s *Service) Count(table string) int {
 // as soon as the count passes want, since a duplicate never goes away.
 func (s *Service) WaitCount(table string, want int, timeout time.Duration) {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testenv.Eventually(s.t, timeout, func() (bool, string) {
 		got := s.Count(table)
-		if got == want {
-			return
-		}
 		if got > want {
 			s.t.Fatalf("%s holds %d rows, more than the %d acknowledged", table, got, want)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%s holds %d rows after %s, want %d\n%s", table, got, timeout, want, tail(s.Logs(), 4000))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return got == want, fmt.Sprintf("%s holds %d rows, want %d\n%s", table, got, want, tail(s.Logs(), 4000))
+	})
 }
 
 // WaitCaughtUp waits until the consumers inserted and committed every record the log
@@ -363,8 +358,7 @@ func (s *Service) WaitCaughtUp(table string, timeout time.Duration) {
 // waitCaughtUp is WaitCaughtUp through a freshness path (which may name a database).
 func (s *Service) waitCaughtUp(path, table string, timeout time.Duration) {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testenv.Eventually(s.t, timeout, func() (bool, string) {
 		r, err := s.Do("GET", path, nil)
 		var v struct {
 			Lag struct {
@@ -373,17 +367,14 @@ func (s *Service) waitCaughtUp(path, table string, timeout time.Duration) {
 			} `json:"consumer_lag"`
 		}
 		if err == nil && r.Status == 200 && json.Unmarshal(r.Body, &v) == nil && v.Lag.Records == 0 && len(v.Lag.Partitions) > 0 {
-			return
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			var body []byte
-			if r != nil {
-				body = r.Body
-			}
-			s.t.Fatalf("consumers of %s not caught up after %s: %v %s\n%s", table, timeout, err, body, tail(s.Logs(), 4000))
+		var body []byte
+		if r != nil {
+			body = r.Body
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("consumers of %s not caught up: %v %s\n%s", table, err, body, tail(s.Logs(), 4000))
+	})
 }
 
 func tail(s string, n int) string {

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // The engine is process-wide and takes one data path per process, so the tests share one
@@ -30,10 +32,7 @@ func TestMain(m *testing.M) {
 
 func connect(t testing.TB) *Conn {
 	t.Helper()
-	lib := os.Getenv("SVC_CHDB_LIB")
-	if lib == "" {
-		t.Skip("SVC_CHDB_LIB is unset")
-	}
+	lib := testenv.Engine(t)
 	if err := Load(lib); err != nil {
 		t.Fatal(err)
 	}
@@ -48,10 +47,7 @@ func connect(t testing.TB) *Conn {
 func TestConnectKeepsGoSignalHandling(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if os.Getenv("SVC_CHDB_LIB") == "" {
-		t.Skip("SVC_CHDB_LIB is unset")
-	}
-	if err := Load(os.Getenv("SVC_CHDB_LIB")); err != nil {
+	if err := Load(testenv.Engine(t)); err != nil {
 		t.Fatal(err)
 	}
 	snapshotSignals()

@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // BenchmarkSelect1 is what chengine adds to a trivial statement, against libchdb running
@@ -26,10 +27,7 @@ import (
 //
 //	SVC_CHDB_LIB=... go test -run '^$' -bench Select1 ./infra/clickhouse/chengine/
 func BenchmarkSelect1(b *testing.B) {
-	lib := os.Getenv("SVC_CHDB_LIB")
-	if lib == "" {
-		b.Skip("SVC_CHDB_LIB is unset")
-	}
+	lib := testenv.Engine(b)
 	s, err := New(Config{Path: b.TempDir(), Lib: lib, Listen: "127.0.0.1:0", Pool: 2}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 func TestServerShutdownWithoutStart(t *testing.T) {
@@ -26,10 +28,7 @@ func TestServerShutdownWithoutStart(t *testing.T) {
 // TestServerInProcess runs the server in the test process (libchdb loaded here), so that the
 // race detector sees its goroutines. The engine tests in infra/clickhouse cover the rest.
 func TestServerInProcess(t *testing.T) {
-	lib := os.Getenv("SVC_CHDB_LIB")
-	if lib == "" {
-		t.Skip("SVC_CHDB_LIB is unset")
-	}
+	lib := testenv.Engine(t)
 	dir := t.TempDir()
 	ready := dir + "/addr"
 	s, err := New(Config{Path: dir, Lib: lib, Listen: "127.0.0.1:0", Pool: 2, MaxMemory: 1 << 30, ReadyFile: ready},

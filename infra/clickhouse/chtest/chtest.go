@@ -28,19 +28,14 @@ import (
 
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/clickhouse/chclient"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
-// Lib returns the path of libchdb from SVC_CHDB_LIB, skipping the test when it is unset.
+// Lib returns the path of libchdb from SVC_CHDB_LIB, skipping the test when it is unset
+// (testenv.Engine).
 func Lib(t testing.TB) string {
 	t.Helper()
-	lib := os.Getenv("SVC_CHDB_LIB")
-	if lib == "" {
-		t.Skip("SVC_CHDB_LIB is unset: no embedded engine (`go tool task deps:chdb` fetches libchdb)")
-	}
-	if _, err := os.Stat(lib); err != nil {
-		t.Fatalf("SVC_CHDB_LIB: %v", err)
-	}
-	return lib
+	return testenv.Engine(t)
 }
 
 var build struct {

@@ -7,18 +7,18 @@ import (
 	"testing"
 
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/testenv"
 )
 
 // Conn returns the harness's broker, skipping the test without one (a quick local unit
-// run) and failing it when the credentials named cannot be read.
+// run) and failing it when the broker does not answer (testenv.Broker) or the
+// credentials named cannot be read.
 func Conn(t testing.TB) kafka.Conn {
 	t.Helper()
-	c, ok, err := kafka.EnvConn()
+	testenv.Broker(t)
+	c, _, err := kafka.EnvConn()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if !ok {
-		t.Skip("KAFKA_SEEDS not set; run through `go tool task test`")
 	}
 	return c
 }
