@@ -23,27 +23,23 @@ type decoder func(body []byte, buf *rows.Buffer) error
 
 // insertRoute serves POST /v1/tables/{table}: plain JSON rows, a transform of a known
 // source format, a Firehose delivery, or a URL import.
-func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
+func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) error {
 	args := ctx.QueryArgs()
 	name := string(args.Peek("transform"))
 	if name == "firehose" && !args.Has("url") {
-		s.firehoseDelivery(ctx)
-		return
+		return s.firehoseDelivery(ctx)
 	}
 	p, err := s.authenticate(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.SetUserValue(principalKey, p)
 	if args.Has("url") {
 		if args.Has("transform") {
-			writeError(ctx, apiErr(400, "transform_with_url", "transforms are not supported with URL inserts",
-				"import the URL without transform, or post the body with ?transform="+name))
-			return
+			return apiErr(400, "transform_with_url", "transforms are not supported with URL inserts",
+				"import the URL without transform, or post the body with ?transform="+name)
 		}
-		s.urlImport(ctx, p)
-		return
+		return s.urlImport(ctx, p)
 	}
 	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 	decode := decoder(func(body []byte, buf *rows.Buffer) error {
@@ -56,8 +52,7 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
 	if args.Has("transform") {
 		t, err := transform.Get(name)
 		if err != nil {
-			writeError(ctx, &APIError{Status: 400, Code: "unknown_transform", Field: "transform", Message: err.Error()})
-			return
+			return &APIError{Status: 400, Code: "unknown_transform", Field: "transform", Message: err.Error()}
 		}
 		contentType := string(ctx.Request.Header.ContentType())
 		decode = func(body []byte, buf *rows.Buffer) error {
@@ -66,23 +61,21 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
 	}
 	idem, err := idempotencyHeader(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	buf := newRows()
 	defer recycleRows(buf)
 	n, err := s.ingest(ctx, p, idem, buf, decode)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	// OTLP exporters read the answer of an export as an OTLP response.
 	if signal, ok := strings.CutPrefix(name, "otlp-"); ok {
 		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
-		writeOTLPSuccess(ctx, signal, string(ctx.Request.Header.ContentType()), buf)
-		return
+		return writeOTLPSuccess(ctx, signal, string(ctx.Request.Header.ContentType()), buf)
 	}
 	writeJSON(ctx, 202, map[string]any{"successful_rows": n, "quarantined_rows": buf.Rejected})
+	return nil
 }
 
 // ingest authorizes, decodes and writes one request's rows to the log, returning the
@@ -196,7 +189,7 @@ func decodeError(err error) error {
 // X-Amz-Firehose-Access-Key is accepted too), and every answer, success or error, has the
 // shape Firehose reads: {requestId, timestamp[, errorMessage]}. The request id is the
 // idempotency key, so a delivery Firehose retries lands once.
-func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
+func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 	requestID := string(ctx.Request.Header.Peek("X-Amz-Firehose-Request-Id"))
 	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 	buf := newRows()
@@ -227,7 +220,7 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 	}
 	if len(token) == 0 {
 		fail(apiErr(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
-		return
+		return nil
 	}
 	p, err := s.principalForToken(string(token))
 	if err == nil {
@@ -235,26 +228,26 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 	}
 	if err != nil {
 		fail(err)
-		return
+		return nil
 	}
 	ctx.SetUserValue(principalKey, p)
 	if inflateErr != nil {
 		fail(decodeError(inflateErr))
-		return
+		return nil
 	}
 	var columns []string
 	if c := ctx.QueryArgs().Peek("columns"); c != nil {
 		if columns, err = firehose.ParseColumns(string(c)); err != nil {
 			fail(decodeError(err))
-			return
+			return nil
 		}
 	} else if v, ok, err := firehose.CommonAttribute(ctx.Request.Header.Peek("X-Amz-Firehose-Common-Attributes"), "columns"); err != nil {
 		fail(decodeError(err))
-		return
+		return nil
 	} else if ok {
 		if columns, err = firehose.ParseColumns(v); err != nil {
 			fail(decodeError(err))
-			return
+			return nil
 		}
 	}
 	idem := ""
@@ -270,9 +263,10 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 	}
 	if _, err := s.ingest(ctx, p, idem, buf, decode); err != nil {
 		fail(err)
-		return
+		return nil
 	}
 	ctx.SetStatusCode(200)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(firehose.AppendResponse(nil, requestID, time.Now()))
+	return nil
 }
