@@ -124,6 +124,13 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	if err := validIdempotencyKey(idem); err != nil {
 		return 0, err
 	}
+	// The slot is taken before decoding: decoding costs the memory and CPU the bound
+	// is there to limit.
+	release, err := s.ingestSlot()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	buf.MaxBytes = pipeline.MaxRequestBytes
 	if err := decode(buf); err != nil {
 		return 0, decodeError(err)
@@ -131,7 +138,7 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	if buf.Rows == 0 {
 		return 0, nil
 	}
-	err := s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
+	err = s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
 		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: buf.B})
 	if err != nil {
 		// The log may still hold the rows (a produce that timed out here can complete
@@ -142,18 +149,24 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	return buf.Rows, nil
 }
 
-// accept writes accepted rows to the log, returning once it acknowledged them.
-func (s *Server) accept(a pipeline.Accepted) error {
-	// A bounded number of inserts wait for the log at once: beyond it, clients are told
-	// to come back rather than piling up memory here.
+// ingestSlot takes one of the slots bounding inserts in flight, waiting up to IngestWait;
+// release gives it back. An insert holds its slot from before its body is decoded until
+// the log acknowledged its rows: beyond the bound, clients are told to come back rather
+// than piling up decoded rows here.
+func (s *Server) ingestSlot() (release func(), err error) {
 	select {
 	case s.inflight <- struct{}{}:
-		defer func() { <-s.inflight }()
+		return func() { <-s.inflight }, nil
 	case <-time.After(s.cfg.IngestWait):
-		return &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
+		return nil, &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
 			Message: "too many inserts in flight; nothing of this request was stored",
 			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"}
 	}
+}
+
+// accept writes accepted rows to the log, returning once it acknowledged them. The
+// caller holds an ingest slot (ingestSlot).
+func (s *Server) accept(a pipeline.Accepted) error {
 	actx, cancel := context.WithTimeout(context.Background(), ackTimeout(s.cfg.IngestTimeout, len(a.Rows)))
 	defer cancel()
 	return s.deps.Ingest.Accept(actx, a)

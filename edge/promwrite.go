@@ -48,6 +48,11 @@ func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err != nil {
 		return err
 	}
+	release, err := s.ingestSlot()
+	if err != nil {
+		return err
+	}
+	defer release()
 	b, err := promwrite.Decode(msg, ctx.PostBody(), MaxPromWriteBody)
 	if err != nil {
 		return promWriteError(err)
