@@ -293,17 +293,11 @@ func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decode
 	if !s.mayInsert(p, db.Name, LogsearchTable) {
 		return hecInvalidToken
 	}
-	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok {
-		if p.CustomRole() {
-			return hecInvalidToken // custom-role keys create no tables
-		}
-		_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, LogsearchTable, tables.LogSearchSortingKey, LogsearchColumnType)
-		if errors.Is(err, catalog.ErrExists) {
-			err = s.deps.Commands.Sync(s.work()) // created concurrently: read it
-		}
-		if err != nil {
-			return &hecStatus{status: 503, text: "Server is busy", code: 9}
-		}
+	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok && p.CustomRole() {
+		return hecInvalidToken // custom-role keys create no tables
+	}
+	if _, err := s.tableNamedForInsert(p, db, LogsearchTable, newTable{tables.LogSearchSortingKey, LogsearchColumnType}); err != nil {
+		return &hecStatus{status: 503, text: "Server is busy", code: 9}
 	}
 	ctx.SetUserValue("table", LogsearchTable)
 	buf := newRows()
