@@ -197,6 +197,26 @@ func decodeError(err error) error {
 		Hint: "send one JSON object or an array of JSON objects (or the transform's format); " + hint}
 }
 
+// firehoseError is an error of a Firehose delivery, answered in the shape Firehose reads
+// (writeError): {requestId, timestamp, errorMessage}.
+type firehoseError struct {
+	requestID string
+	err       error
+}
+
+func (e *firehoseError) Error() string { return e.err.Error() }
+func (e *firehoseError) Unwrap() error { return e.err }
+
+func (e *firehoseError) write(ctx *fasthttp.RequestCtx) {
+	a := toAPIError(e.err)
+	ctx.SetStatusCode(a.Status)
+	ctx.SetContentType("application/json")
+	if a.RetryAfter > 0 {
+		ctx.Response.Header.Set("Retry-After", fmt.Sprint(a.RetryAfter))
+	}
+	ctx.SetBody(firehose.AppendErrorResponse(nil, e.requestID, time.Now(), a.Message))
+}
+
 // firehoseDelivery serves Amazon Data Firehose HTTP endpoint deliveries
 // (?transform=firehose). The key arrives in X-Cloud-Firehose-Access-Key (Firehose's own
 // X-Amz-Firehose-Access-Key is accepted too), and every answer, success or error, has the
@@ -215,15 +235,7 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 			}
 		}
 	}
-	fail := func(err error) {
-		e := toAPIError(err)
-		ctx.SetStatusCode(e.Status)
-		ctx.SetContentType("application/json")
-		if e.RetryAfter > 0 {
-			ctx.Response.Header.Set("Retry-After", fmt.Sprint(e.RetryAfter))
-		}
-		ctx.SetBody(firehose.AppendErrorResponse(nil, requestID, time.Now(), e.Message))
-	}
+	fail := func(err error) error { return &firehoseError{requestID: requestID, err: err} }
 	token := ctx.Request.Header.Peek("X-Cloud-Firehose-Access-Key")
 	if len(token) == 0 {
 		token = ctx.Request.Header.Peek("X-Amz-Firehose-Access-Key")
@@ -232,35 +244,29 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 		token = bearer(ctx.Request.Header.Peek("Authorization"))
 	}
 	if len(token) == 0 {
-		fail(apiErr(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
-		return nil
+		return fail(apiErr(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
 	}
 	p, err := s.principalForToken(string(token))
 	if err == nil {
 		err = s.resolveScope(ctx, p)
 	}
 	if err != nil {
-		fail(err)
-		return nil
+		return fail(err)
 	}
 	ctx.SetUserValue(principalKey, p)
 	if inflateErr != nil {
-		fail(decodeError(inflateErr))
-		return nil
+		return fail(decodeError(inflateErr))
 	}
 	var columns []string
 	if c := ctx.QueryArgs().Peek("columns"); c != nil {
 		if columns, err = firehose.ParseColumns(string(c)); err != nil {
-			fail(decodeError(err))
-			return nil
+			return fail(decodeError(err))
 		}
 	} else if v, ok, err := firehose.CommonAttribute(ctx.Request.Header.Peek("X-Amz-Firehose-Common-Attributes"), "columns"); err != nil {
-		fail(decodeError(err))
-		return nil
+		return fail(decodeError(err))
 	} else if ok {
 		if columns, err = firehose.ParseColumns(v); err != nil {
-			fail(decodeError(err))
-			return nil
+			return fail(decodeError(err))
 		}
 	}
 	idem := ""
@@ -275,8 +281,7 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 		return err
 	}
 	if _, err := s.ingest(ctx, p, idem, buf, decode); err != nil {
-		fail(err)
-		return nil
+		return fail(err)
 	}
 	ctx.SetStatusCode(200)
 	ctx.SetContentType("application/json")
