@@ -89,7 +89,7 @@ type Deps struct {
 	Catalog  *catalog.Model
 	Commands *catalog.Service
 	Tables   *tables.Manager
-	Ingest   *pipeline.Ingestor
+	Ingest   Acceptor
 	Query    QueryRunner
 	Ops      Ops
 	// RequestLog records API requests; nil records nothing.
@@ -102,6 +102,12 @@ type Deps struct {
 	Workflows *workflows.Service
 	// Prometheus is the Prometheus app's query API; nil answers 503.
 	Prometheus PromQuery
+}
+
+// Acceptor writes an insert's accepted rows to the log, returning once the log
+// acknowledged them (pipeline.Ingestor).
+type Acceptor interface {
+	Accept(ctx context.Context, a pipeline.Accepted) error
 }
 
 // SearchService is the log-search language as the edge needs it.
