@@ -27,26 +27,26 @@ type loginRequest struct {
 }
 
 // login exchanges a user name and password for a session token.
-func (s *Server) login(ctx *fasthttp.RequestCtx) {
-	u, sess, token, ok := s.jsonLogin(ctx)
-	if !ok {
-		return
+func (s *Server) login(ctx *fasthttp.RequestCtx) error {
+	u, sess, token, err := s.jsonLogin(ctx)
+	if err != nil {
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"token": token, "token_type": "Bearer", "expires_at": sess.ExpiresAt, "user": viewUser(u)})
+	return nil
 }
 
-func (s *Server) logout(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) logout(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if p.Session == nil {
 		// 403, as every other user-only endpoint answers an API key: the credential is
 		// valid, it may not do this.
-		writeError(ctx, apiErr(403, "not_a_session", "logout ends a user session; API keys are deleted with DELETE /v1/keys/{id}", ""))
-		return
+		return apiErr(403, "not_a_session", "logout ends a user session; API keys are deleted with DELETE /v1/keys/{id}", "")
 	}
 	if err := s.deps.Commands.RevokeSession(s.work(), p.Session.ID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.SetStatusCode(204)
+	return nil
 }
 
 func userOnly(p *Principal, what string) error {
@@ -56,16 +56,16 @@ func userOnly(p *Principal, what string) error {
 	return nil
 }
 
-func (s *Server) me(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) me(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "read account endpoints"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	orgs := []orgView{}
 	for _, o := range s.deps.Catalog.UserOrganizations(p.User.ID) {
 		orgs = append(orgs, s.viewOrg(o, p.User.ID))
 	}
 	writeJSON(ctx, 200, map[string]any{"user": viewUser(p.User), "organizations": orgs})
+	return nil
 }
 
 type createUserRequest struct {
@@ -83,26 +83,23 @@ var errNotOperator = apiErr(403, "forbidden", "only the service's operator (the 
 // createUser creates a local user; only the operator may (catalog.Model.IsOperator).
 // The operator's 409 for a taken name is kept: the operator is trusted and must learn
 // that a name is taken to choose another.
-func (s *Server) createUser(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createUser(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "manage users"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if !s.deps.Catalog.IsOperator(p.User.ID) {
-		writeError(ctx, errNotOperator)
-		return
+		return errNotOperator
 	}
 	var req createUserRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	u, err := s.deps.Commands.CreateUser(s.work(), req.Username, req.Name, req.Password)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, viewUser(u))
+	return nil
 }
 
 // orgView is an organization as the API shows it. Role is the caller's membership role,
@@ -127,7 +124,7 @@ func (s *Server) viewOrg(o *catalog.Organization, user uuid.UUID) orgView {
 	return v
 }
 
-func (s *Server) listOrganizations(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listOrganizations(ctx *fasthttp.RequestCtx, p *Principal) error {
 	out := []orgView{}
 	if p.Key != nil {
 		if o, ok := s.deps.Catalog.Organization(p.Key.OrgID); ok {
@@ -142,32 +139,30 @@ func (s *Server) listOrganizations(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 	}
 	writeJSON(ctx, 200, map[string]any{"organizations": out})
+	return nil
 }
 
 type orgRequest struct {
 	Name *string `json:"name"`
 }
 
-func (s *Server) createOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createOrganization(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "create organizations"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req orgRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Name == nil {
-		writeError(ctx, requiredField("invalid_name", "name"))
-		return
+		return requiredField("invalid_name", "name")
 	}
 	o, err := s.deps.Commands.CreateOrganizationBy(s.work(), *req.Name, p.User.ID)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, s.viewOrg(o, p.User.ID))
+	return nil
 }
 
 // orgParam resolves the {org} path parameter (name or id) among the caller's
@@ -199,47 +194,44 @@ func (s *Server) orgParam(ctx *fasthttp.RequestCtx, p *Principal, admin bool) (*
 	return org, nil
 }
 
-func (s *Server) getOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) getOrganization(ctx *fasthttp.RequestCtx, p *Principal) error {
 	// Keys read only GET /v1/organizations, which lists their own organization.
 	o, err := s.orgParam(ctx, p, false)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, s.viewOrg(o, p.User.ID))
+	return nil
 }
 
-func (s *Server) renameOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) renameOrganization(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req orgRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Name != nil {
 		if o, err = s.deps.Commands.RenameOrganization(s.work(), o.ID, *req.Name); err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 	}
 	writeJSON(ctx, 200, s.viewOrg(o, p.User.ID))
+	return nil
 }
 
-func (s *Server) deleteOrganization(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) deleteOrganization(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if err := s.deps.Commands.DeleteOrganization(s.work(), o.ID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"deleted": true, "name": o.Name})
+	return nil
 }
 
 type memberView struct {
@@ -247,11 +239,10 @@ type memberView struct {
 	Role string   `json:"role"`
 }
 
-func (s *Server) listMembers(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listMembers(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, false)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out := []memberView{}
 	for _, ms := range s.deps.Catalog.Members(o.ID) {
@@ -260,6 +251,7 @@ func (s *Server) listMembers(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 	}
 	writeJSON(ctx, 200, map[string]any{"members": out})
+	return nil
 }
 
 type memberRequest struct {
@@ -285,48 +277,43 @@ func (s *Server) member(ctx *fasthttp.RequestCtx, o *catalog.Organization) (*cat
 
 // setMember changes a member's role (PATCH …/members/{user}); users join only by
 // accepting an invitation.
-func (s *Server) setMember(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) setMember(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req memberRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	u, ok := s.member(ctx, o)
 	if !ok {
-		writeError(ctx, errMemberNotFound)
-		return
+		return errMemberNotFound
 	}
 	if req.Role == "" {
 		req.Role = catalog.RoleMember
 	}
 	if err := s.deps.Commands.SetMember(s.work(), o.ID, u.ID, req.Role); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, memberView{User: viewUser(u), Role: req.Role})
+	return nil
 }
 
-func (s *Server) removeMember(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) removeMember(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	u, ok := s.member(ctx, o)
 	if !ok {
-		writeError(ctx, errMemberNotFound)
-		return
+		return errMemberNotFound
 	}
 	if err := s.deps.Commands.RemoveMember(s.work(), o.ID, u.ID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"removed": true, "username": u.Username})
+	return nil
 }
 
 // clusterView is a cluster as the API shows it. Lifecycle fields describe an embedded
@@ -388,45 +375,42 @@ func (s *Server) viewCluster(c *catalog.Cluster) clusterView {
 	return v
 }
 
-func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) error {
 	out := []clusterView{}
 	if p.Key != nil {
 		if c, ok := s.deps.Catalog.Cluster(p.Key.ClusterID); ok {
 			out = append(out, s.viewCluster(c))
 		}
 		writeJSON(ctx, 200, map[string]any{"clusters": out})
-		return
+		return nil
 	}
 	if err := needOrganization(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	for _, c := range s.deps.Catalog.Clusters(p.OrgID) {
 		out = append(out, s.viewCluster(c))
 	}
 	writeJSON(ctx, 200, map[string]any{"clusters": out})
+	return nil
 }
 
-func (s *Server) getCluster(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) getCluster(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "read cluster-management endpoints (GET /v1/clusters lists the key's own cluster)"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if err := needOrganization(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	id, err := uuid.Parse(stringParam(ctx, "cluster_id"))
 	c, ok := s.deps.Catalog.Cluster(id)
 	if err != nil || !ok || c.OrgID != p.OrgID {
-		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))
-		return
+		return apiErr(404, "cluster_not_found", "no such cluster", "")
 	}
 	if _, member := s.deps.Catalog.Membership(c.OrgID, p.User.ID); !member {
-		writeError(ctx, apiErr(404, "cluster_not_found", "no such cluster", ""))
-		return
+		return apiErr(404, "cluster_not_found", "no such cluster", "")
 	}
 	writeJSON(ctx, 200, s.viewCluster(c))
+	return nil
 }
 
 func stringParam(ctx *fasthttp.RequestCtx, name string) string {

@@ -38,38 +38,41 @@ func appsScope(ctx *fasthttp.RequestCtx, p *Principal, admin bool) error {
 	return nil
 }
 
-func (s *Server) listApps(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listApps(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := appsScope(ctx, p, false); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out := []appView{}
 	for _, a := range catalog.Apps {
 		out = append(out, appView{a.ID, a.Name, s.deps.Catalog.AppInstalled(p.ClusterID, a.ID)})
 	}
 	writeJSON(ctx, 200, map[string]any{"apps": out})
+	return nil
 }
 
-func (s *Server) installApp(ctx *fasthttp.RequestCtx, p *Principal)   { s.setApp(ctx, p, true) }
-func (s *Server) uninstallApp(ctx *fasthttp.RequestCtx, p *Principal) { s.setApp(ctx, p, false) }
+func (s *Server) installApp(ctx *fasthttp.RequestCtx, p *Principal) error {
+	return s.setApp(ctx, p, true)
+}
+
+func (s *Server) uninstallApp(ctx *fasthttp.RequestCtx, p *Principal) error {
+	return s.setApp(ctx, p, false)
+}
 
 // setApp serves PUT and DELETE /v1/apps/{app_id}: no body, idempotent.
-func (s *Server) setApp(ctx *fasthttp.RequestCtx, p *Principal, on bool) {
+func (s *Server) setApp(ctx *fasthttp.RequestCtx, p *Principal, on bool) error {
 	if err := appsScope(ctx, p, true); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	id, _ := ctx.UserValue("app_id").(string)
 	app, ok := catalog.AppByID(id)
 	if !ok {
-		writeError(ctx, apiErr(404, "app_not_found", fmt.Sprintf("no app %q", id), "list apps with GET /v1/apps"))
-		return
+		return apiErr(404, "app_not_found", fmt.Sprintf("no app %q", id), "list apps with GET /v1/apps")
 	}
 	if err := s.deps.Commands.SetApp(s.work(), p.ClusterID, app.ID, on); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, appView{app.ID, app.Name, on})
+	return nil
 }
 
 // requireApp is the one check of app gating: the principal's cluster must have app
@@ -92,11 +95,10 @@ func (s *Server) requireApp(p *Principal, app string) error {
 // request's cluster (requireApp). Routes of apps use it: the OpenTelemetry app's native
 // OTLP, the log-search app's search and saved searches, the Prometheus app's routes.
 func (s *Server) Gated(app string, h keyHandler) keyHandler {
-	return func(ctx *fasthttp.RequestCtx, p *Principal) {
+	return func(ctx *fasthttp.RequestCtx, p *Principal) error {
 		if err := s.requireApp(p, app); err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
-		h(ctx, p)
+		return h(ctx, p)
 	}
 }

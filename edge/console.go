@@ -57,24 +57,22 @@ func consoleSecurityHeaders(ctx *fasthttp.RequestCtx) {
 		"img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 }
 
-func (s *Server) consolePage(ctx *fasthttp.RequestCtx) {
-	s.consoleFile(ctx, "index.html")
+func (s *Server) consolePage(ctx *fasthttp.RequestCtx) error {
+	return s.consoleFile(ctx, "index.html")
 }
 
-func (s *Server) consoleAsset(ctx *fasthttp.RequestCtx) {
+func (s *Server) consoleAsset(ctx *fasthttp.RequestCtx) error {
 	name, _ := ctx.UserValue("file").(string)
 	if name == "index.html" || name != path.Base(name) || strings.HasPrefix(name, ".") {
-		writeError(ctx, apiErr(404, "route_not_found", "no console asset "+name, ""))
-		return
+		return apiErr(404, "route_not_found", "no console asset "+name, "")
 	}
-	s.consoleFile(ctx, name)
+	return s.consoleFile(ctx, name)
 }
 
-func (s *Server) consoleFile(ctx *fasthttp.RequestCtx, name string) {
+func (s *Server) consoleFile(ctx *fasthttp.RequestCtx, name string) error {
 	body, err := fs.ReadFile(consoleAssets, name)
 	if err != nil {
-		writeError(ctx, apiErr(404, "route_not_found", "no console asset "+name, ""))
-		return
+		return apiErr(404, "route_not_found", "no console asset "+name, "")
 	}
 	ct := mime.TypeByExtension(path.Ext(name))
 	if ct == "" {
@@ -86,22 +84,23 @@ func (s *Server) consoleFile(ctx *fasthttp.RequestCtx, name string) {
 	ctx.SetContentType(ct)
 	ctx.SetStatusCode(200)
 	ctx.SetBody(body)
+	return nil
 }
 
 // consoleLogin checks the password like every other login and sets the session cookie.
-func (s *Server) consoleLogin(ctx *fasthttp.RequestCtx) {
+func (s *Server) consoleLogin(ctx *fasthttp.RequestCtx) error {
 	if !strings.HasPrefix(string(ctx.Request.Header.ContentType()), "application/json") {
 		// A form post from another site cannot send JSON without a preflight.
-		writeError(ctx, apiErr(415, "unsupported_media_type", "send the sign-in as application/json", ""))
-		return
+		return apiErr(415, "unsupported_media_type", "send the sign-in as application/json", "")
 	}
-	u, sess, token, ok := s.jsonLogin(ctx)
-	if !ok {
-		return
+	u, sess, token, err := s.jsonLogin(ctx)
+	if err != nil {
+		return err
 	}
 	s.setSessionCookie(ctx, token, sess.ExpiresAt)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	writeJSON(ctx, 200, map[string]any{"user": viewUser(u), "csrf_token": consoleCSRF(token)})
+	return nil
 }
 
 // setSessionCookie sets (or, with an empty token, clears) the session cookie, Secure
@@ -122,14 +121,14 @@ func (s *Server) setSessionCookie(ctx *fasthttp.RequestCtx, token string, expire
 var errConsoleSignedOut = apiErr(401, "unauthenticated", "not signed in to the console", "sign in at /ui/")
 
 // consoleSession answers the signed-in user and the CSRF token the page sends back.
-func (s *Server) consoleSession(ctx *fasthttp.RequestCtx) {
+func (s *Server) consoleSession(ctx *fasthttp.RequestCtx) error {
 	u, token := s.cookieUser(ctx)
 	if u == nil {
-		writeError(ctx, errConsoleSignedOut)
-		return
+		return errConsoleSignedOut
 	}
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	writeJSON(ctx, 200, map[string]any{"user": viewUser(u), "csrf_token": consoleCSRF(token)})
+	return nil
 }
 
 // consoleToken returns the session token of a console request that carries the cookie
@@ -146,34 +145,31 @@ func (s *Server) consoleToken(ctx *fasthttp.RequestCtx) (string, error) {
 	return token, nil
 }
 
-func (s *Server) consoleLogout(ctx *fasthttp.RequestCtx) {
+func (s *Server) consoleLogout(ctx *fasthttp.RequestCtx) error {
 	token, err := s.consoleToken(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	p, err := s.principalForToken(token)
 	if err == nil && p.Session != nil {
 		if err := s.deps.Commands.RevokeSession(s.work(), p.Session.ID); err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 	}
 	s.setSessionCookie(ctx, "", time.Unix(0, 0))
 	ctx.SetStatusCode(204)
+	return nil
 }
 
 // consoleAPI routes /ui/api/{path} to /v1/{path} as the session's user.
-func (s *Server) consoleAPI(ctx *fasthttp.RequestCtx) {
+func (s *Server) consoleAPI(ctx *fasthttp.RequestCtx) error {
 	token, err := s.consoleToken(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	rest, _ := ctx.UserValue("path").(string)
 	if !consoleAPIPathOK(rest) {
-		writeError(ctx, apiErr(404, "route_not_found", "no API route under /v1 for this path", "see /v1/openapi.json for the API"))
-		return
+		return apiErr(404, "route_not_found", "no API route under /v1 for this path", "see /v1/openapi.json for the API")
 	}
 	ctx.Request.URI().SetPath("/v1/" + rest)
 	ctx.Request.Header.Set("Authorization", "Bearer "+token)
@@ -181,6 +177,7 @@ func (s *Server) consoleAPI(ctx *fasthttp.RequestCtx) {
 	ctx.Request.Header.Del(consoleCSRFHeader)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	s.routes(ctx)
+	return nil
 }
 
 // consoleAPIPathOK reports whether /ui/api/{rest} stays under /v1. The router matches the
@@ -200,27 +197,19 @@ func consoleAPIPathOK(rest string) bool {
 	return true
 }
 
-// jsonLogin reads a JSON {username, password} body and opens a session; on failure it
-// has answered the request.
-func (s *Server) jsonLogin(ctx *fasthttp.RequestCtx) (*catalog.User, *catalog.Session, string, bool) {
+// jsonLogin reads a JSON {username, password} body and opens a session.
+func (s *Server) jsonLogin(ctx *fasthttp.RequestCtx) (*catalog.User, *catalog.Session, string, error) {
 	var req loginRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return nil, nil, "", false
+		return nil, nil, "", err
 	}
 	// Missing credentials are bad input, answered before the login limiter counts a failure.
 	for _, f := range []struct{ name, value string }{{"username", req.Username}, {"password", req.Password}} {
 		if f.value == "" {
-			writeError(ctx, &APIError{Status: 400, Code: "invalid_" + f.name, Field: f.name, Message: f.name + " is required"})
-			return nil, nil, "", false
+			return nil, nil, "", &APIError{Status: 400, Code: "invalid_" + f.name, Field: f.name, Message: f.name + " is required"}
 		}
 	}
-	u, sess, token, err := s.passwordSession(ctx, req.Username, req.Password)
-	if err != nil {
-		writeError(ctx, err)
-		return nil, nil, "", false
-	}
-	return u, sess, token, true
+	return s.passwordSession(ctx, req.Username, req.Password)
 }
 
 // passwordSession checks a user name and password through the login limiter

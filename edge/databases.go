@@ -25,14 +25,12 @@ func viewDatabase(d *catalog.Database) databaseView {
 	return v
 }
 
-func (s *Server) listDatabases(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listDatabases(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actListDatabases) || p.CustomRole() {
-		writeError(ctx, forbidden("list databases"))
-		return
+		return forbidden("list databases")
 	}
 	if err := needCluster(p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out := []databaseView{}
 	for _, d := range s.deps.Catalog.Databases(p.ClusterID) {
@@ -41,6 +39,7 @@ func (s *Server) listDatabases(ctx *fasthttp.RequestCtx, p *Principal) {
 	// system is listed for read-only inspection; it is the engine's, filtered per tenant.
 	out = append(out, databaseView{Name: catalog.SystemDatabase})
 	writeJSON(ctx, 200, map[string]any{"databases": out})
+	return nil
 }
 
 type s3Request struct {
@@ -55,64 +54,55 @@ type createDatabaseRequest struct {
 	S3Storage *s3Request `json:"s3_storage"`
 }
 
-func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actManageDatabases) {
-		writeError(ctx, forbidden("create databases (admin permission required)"))
-		return
+		return forbidden("create databases (admin permission required)")
 	}
 	if err := needCluster(p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req createDatabaseRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Name == nil {
-		writeError(ctx, requiredField("invalid_name", "name"))
-		return
+		return requiredField("invalid_name", "name")
 	}
 	var s3 *catalog.S3Storage
 	if r := req.S3Storage; r != nil {
 		if r.Data == nil || r.Data.Bucket == "" || r.Backups == nil || r.Backups.Bucket == "" {
-			writeError(ctx, &APIError{Status: 400, Code: "invalid_s3_storage", Field: "s3_storage",
-				Message: "s3_storage needs data and backups, each with a bucket (and a path)"})
-			return
+			return &APIError{Status: 400, Code: "invalid_s3_storage", Field: "s3_storage",
+				Message: "s3_storage needs data and backups, each with a bucket (and a path)"}
 		}
 		// Checked by the table manager (AdmitStorage): names, role, the cluster's
 		// database_s3_access, overlaps and verify-s3-access's checks.
 		s3 = &catalog.S3Storage{Data: *r.Data, Backups: *r.Backups, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
 	}
 	if *req.Name == catalog.SystemDatabase {
-		writeError(ctx, apiErr(409, "already_exists", "database \"system\" is managed by the service", ""))
-		return
+		return apiErr(409, "already_exists", "database \"system\" is managed by the service", "")
 	}
 	d, err := s.deps.Tables.CreateDatabase(s.work(), p.OrgID, p.ClusterID, *req.Name, s3)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, viewDatabase(d))
+	return nil
 }
 
-func (s *Server) deleteDatabase(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) deleteDatabase(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actManageDatabases) {
-		writeError(ctx, forbidden("delete databases (admin permission required)"))
-		return
+		return forbidden("delete databases (admin permission required)")
 	}
 	if err := needCluster(p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	name := stringParam(ctx, "database")
 	if name == catalog.SystemDatabase || name == catalog.DefaultDatabase {
-		writeError(ctx, apiErr(403, "protected", "database "+quoteName(name)+" is managed by the service and cannot be deleted", ""))
-		return
+		return apiErr(403, "protected", "database "+quoteName(name)+" is managed by the service and cannot be deleted", "")
 	}
 	if err := s.deps.Tables.DropDatabase(s.work(), p.ClusterID, name); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"deleted": true, "name": name})
+	return nil
 }

@@ -68,12 +68,11 @@ func (s *Server) publicURL(ctx *fasthttp.RequestCtx) string {
 // oauthParams are the members the OAuth endpoints read; others are ignored.
 var oauthParams = map[string]bool{"client_id": true, "scope": true, "grant_type": true, "device_code": true}
 
-func oauthForm(ctx *fasthttp.RequestCtx) (func(name string) string, bool) {
+func oauthForm(ctx *fasthttp.RequestCtx) (func(name string) string, error) {
 	var m map[string]any
 	if bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("application/json")) && len(bytes.TrimSpace(ctx.PostBody())) > 0 {
 		if err := json.Unmarshal(ctx.PostBody(), &m); err != nil || m == nil {
-			oauthError(ctx, 400, "invalid_request", "the body must be a JSON object")
-			return nil, false
+			return nil, oauthErr(400, "invalid_request", "the body must be a JSON object")
 		}
 		names := make([]string, 0, len(m))
 		for k := range m {
@@ -82,8 +81,7 @@ func oauthForm(ctx *fasthttp.RequestCtx) (func(name string) string, bool) {
 		sort.Strings(names)
 		for _, k := range names {
 			if _, ok := m[k].(string); !ok && oauthParams[k] {
-				oauthError(ctx, 400, "invalid_request", k+" must be a string")
-				return nil, false
+				return nil, oauthErr(400, "invalid_request", k+" must be a string")
 			}
 		}
 	}
@@ -95,23 +93,35 @@ func oauthForm(ctx *fasthttp.RequestCtx) (func(name string) string, bool) {
 			return v
 		}
 		return string(ctx.QueryArgs().Peek(name))
-	}, true
+	}, nil
 }
 
-func oauthError(ctx *fasthttp.RequestCtx, status int, code, desc string) {
-	writeJSON(ctx, status, map[string]string{"error": code, "error_description": desc})
+// oauthError is an OAuth error (RFC 6749 section 5.2), which writeError answers in
+// OAuth's own envelope, {"error": code, "error_description": desc}.
+type oauthError struct {
+	status     int
+	code, desc string
+}
+
+func (e *oauthError) Error() string { return e.code + ": " + e.desc }
+
+func oauthErr(status int, code, desc string) error {
+	return &oauthError{status: status, code: code, desc: desc}
+}
+
+func (e *oauthError) write(ctx *fasthttp.RequestCtx) {
+	writeJSON(ctx, e.status, map[string]string{"error": e.code, "error_description": e.desc})
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 }
 
-func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) {
-	formValue, ok := oauthForm(ctx)
-	if !ok {
-		return
+func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) error {
+	formValue, err := oauthForm(ctx)
+	if err != nil {
+		return err
 	}
 	clientID := formValue("client_id")
 	if clientID == "" {
-		oauthError(ctx, 400, "invalid_request", "client_id is required")
-		return
+		return oauthErr(400, "invalid_request", "client_id is required")
 	}
 	scope := formValue("scope")
 	if scope == "" {
@@ -119,14 +129,12 @@ func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) {
 	}
 	for _, sc := range strings.Fields(scope) {
 		if sc != "full_access" {
-			oauthError(ctx, 400, "invalid_scope", "unknown scope "+sc+"; the service offers full_access")
-			return
+			return oauthErr(400, "invalid_scope", "unknown scope "+sc+"; the service offers full_access")
 		}
 	}
 	d, code, err := s.deps.Commands.RequestDevice(s.work(), clientID, scope)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	base := s.publicURL(ctx) + "/device"
 	ctx.Response.Header.Set("Cache-Control", "no-store")
@@ -138,62 +146,53 @@ func (s *Server) deviceCode(ctx *fasthttp.RequestCtx) {
 		"expires_in":                int(time.Until(d.ExpiresAt).Seconds()),
 		"interval":                  d.Interval,
 	})
+	return nil
 }
 
-func (s *Server) token(ctx *fasthttp.RequestCtx) {
-	formValue, ok := oauthForm(ctx)
-	if !ok {
-		return
+func (s *Server) token(ctx *fasthttp.RequestCtx) error {
+	formValue, err := oauthForm(ctx)
+	if err != nil {
+		return err
 	}
 	if gt := formValue("grant_type"); gt != deviceGrantType {
-		oauthError(ctx, 400, "unsupported_grant_type", "only "+deviceGrantType+" is supported")
-		return
+		return oauthErr(400, "unsupported_grant_type", "only "+deviceGrantType+" is supported")
 	}
 	code := formValue("device_code")
 	if code == "" {
-		oauthError(ctx, 400, "invalid_request", "device_code is required")
-		return
+		return oauthErr(400, "invalid_request", "device_code is required")
 	}
 	d, ok := s.deps.Catalog.DeviceByCodeHash(catalog.HashToken(code))
 	if !ok {
-		oauthError(ctx, 400, "invalid_grant", "unknown device_code")
-		return
+		return oauthErr(400, "invalid_grant", "unknown device_code")
 	}
 	if cid := formValue("client_id"); cid != "" && cid != d.ClientID {
-		oauthError(ctx, 400, "invalid_grant", "the device_code was issued to another client")
-		return
+		return oauthErr(400, "invalid_grant", "the device_code was issued to another client")
 	}
 	if !time.Now().Before(d.ExpiresAt) {
-		oauthError(ctx, 400, "expired_token", "the device code expired; start the login again")
-		return
+		return oauthErr(400, "expired_token", "the device code expired; start the login again")
 	}
 	switch d.State {
 	case catalog.DeviceDeniedState:
-		oauthError(ctx, 400, "access_denied", "the user denied the request")
-		return
+		return oauthErr(400, "access_denied", "the user denied the request")
 	case catalog.DeviceIssued:
-		oauthError(ctx, 400, "invalid_grant", "the device_code was already exchanged")
-		return
+		return oauthErr(400, "invalid_grant", "the device_code was already exchanged")
 	case catalog.DevicePending:
 		if s.pollTooSoon(d) {
-			oauthError(ctx, 400, "slow_down", "polling too fast; wait the interval, now increased by 5 seconds")
-			return
+			return oauthErr(400, "slow_down", "polling too fast; wait the interval, now increased by 5 seconds")
 		}
-		oauthError(ctx, 400, "authorization_pending", "waiting for the user to approve the request")
-		return
+		return oauthErr(400, "authorization_pending", "waiting for the user to approve the request")
 	}
 	sess, token, err := s.deps.Commands.IssueDeviceToken(s.work(), d.ID)
 	if err != nil {
 		if errors.Is(err, catalog.ErrConflict) {
-			oauthError(ctx, 400, "invalid_grant", err.Error())
-			return
+			return oauthErr(400, "invalid_grant", err.Error())
 		}
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	writeJSON(ctx, 200, map[string]any{"access_token": token, "token_type": "Bearer",
 		"expires_in": int(time.Until(sess.ExpiresAt).Seconds()), "scope": sess.Scope})
+	return nil
 }
 
 // pollTooSoon records a poll and reports whether it came before the interval elapsed; each
@@ -254,11 +253,10 @@ type devicePageData struct {
 	Error, Done                   bool
 }
 
-func (s *Server) renderDevice(ctx *fasthttp.RequestCtx, status int, d devicePageData) {
+func (s *Server) renderDevice(ctx *fasthttp.RequestCtx, status int, d devicePageData) error {
 	var buf bytes.Buffer
 	if err := devicePage.Execute(&buf, d); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("text/html; charset=utf-8")
@@ -266,6 +264,7 @@ func (s *Server) renderDevice(ctx *fasthttp.RequestCtx, status int, d devicePage
 	ctx.Response.Header.Set("X-Frame-Options", "DENY")
 	ctx.Response.Header.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	ctx.SetBody(buf.Bytes())
+	return nil
 }
 
 // cookieUser returns the user of the page's session cookie and the cookie's token.
@@ -288,68 +287,61 @@ func csrfToken(sessionToken string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (s *Server) devicePageGet(ctx *fasthttp.RequestCtx) {
+func (s *Server) devicePageGet(ctx *fasthttp.RequestCtx) error {
 	code := catalog.NormalizeUserCode(string(ctx.QueryArgs().Peek("user_code")))
 	u, token := s.cookieUser(ctx)
 	d := devicePageData{UserCode: code}
 	if u != nil {
 		d.User, d.CSRF = u.Username, csrfToken(token)
 	}
-	s.renderDevice(ctx, 200, d)
+	return s.renderDevice(ctx, 200, d)
 }
 
-func (s *Server) deviceLogin(ctx *fasthttp.RequestCtx) {
+func (s *Server) deviceLogin(ctx *fasthttp.RequestCtx) error {
 	code := catalog.NormalizeUserCode(string(ctx.PostArgs().Peek("user_code")))
 	u, sess, token, err := s.passwordSession(ctx, string(ctx.PostArgs().Peek("username")), string(ctx.PostArgs().Peek("password")))
 	if err != nil {
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Status == 429 {
 			ctx.Response.Header.Set("Retry-After", strconv.Itoa(ae.RetryAfter))
-			s.renderDevice(ctx, 429, devicePageData{UserCode: code, Message: "Too many failed sign-ins; try again later.", Error: true})
-			return
+			return s.renderDevice(ctx, 429, devicePageData{UserCode: code, Message: "Too many failed sign-ins; try again later.", Error: true})
 		}
 	}
 	if err != nil {
 		if e := toAPIError(err); e.Status == 401 {
-			s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Wrong user name or password.", Error: true})
-			return
+			return s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Wrong user name or password.", Error: true})
 		}
-		writeError(ctx, err)
-		return
+		return err
 	}
 	s.setSessionCookie(ctx, token, sess.ExpiresAt)
-	s.renderDevice(ctx, 200, devicePageData{User: u.Username, UserCode: code, CSRF: csrfToken(token)})
+	return s.renderDevice(ctx, 200, devicePageData{User: u.Username, UserCode: code, CSRF: csrfToken(token)})
 }
 
-func (s *Server) deviceDecide(ctx *fasthttp.RequestCtx) {
+func (s *Server) deviceDecide(ctx *fasthttp.RequestCtx) error {
 	u, token := s.cookieUser(ctx)
 	code := catalog.NormalizeUserCode(string(ctx.PostArgs().Peek("user_code")))
 	if u == nil {
-		s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Sign in first.", Error: true})
-		return
+		return s.renderDevice(ctx, 401, devicePageData{UserCode: code, Message: "Sign in first.", Error: true})
 	}
 	page := devicePageData{User: u.Username, UserCode: code, CSRF: csrfToken(token)}
 	if subtle.ConstantTimeCompare(ctx.PostArgs().Peek("csrf"), []byte(csrfToken(token))) != 1 {
 		page.Message, page.Error = "The form expired; submit it again.", true
-		s.renderDevice(ctx, 403, page)
-		return
+		return s.renderDevice(ctx, 403, page)
 	}
 	d, ok := s.deps.Catalog.DeviceByUserCode(code)
 	if !ok {
 		page.Message, page.Error = "Unknown code. Check the code your device shows.", true
-		s.renderDevice(ctx, 404, page)
-		return
+		return s.renderDevice(ctx, 404, page)
 	}
 	approve := string(ctx.PostArgs().Peek("action")) != "deny"
 	if err := s.deps.Commands.DecideDevice(s.work(), d.ID, u.ID, approve); err != nil {
 		page.Message, page.Error = strings.TrimPrefix(err.Error(), "conflict: ")+".", true
-		s.renderDevice(ctx, 409, page)
-		return
+		return s.renderDevice(ctx, 409, page)
 	}
 	page.Done = true
 	page.Message = "Device approved. You can return to your terminal."
 	if !approve {
 		page.Message = "Request denied."
 	}
-	s.renderDevice(ctx, 200, page)
+	return s.renderDevice(ctx, 200, page)
 }

@@ -49,7 +49,21 @@ func requiredField(code, field string) *APIError {
 // server log.
 const internalErrorKey = "internal_error"
 
+// protocolError is an error answered in a protocol's own envelope rather than the
+// service's: OAuth's (oauthError) and Splunk HEC's (hecStatus).
+type protocolError interface {
+	error
+	write(ctx *fasthttp.RequestCtx)
+}
+
+// writeError answers err: the one writer of a failed request's answer, called by respond
+// for every handler (and by the router and the server for what reaches no handler).
 func writeError(ctx *fasthttp.RequestCtx, err error) {
+	var pe protocolError
+	if errors.As(err, &pe) {
+		pe.write(ctx)
+		return
+	}
 	e := toAPIError(err)
 	if public, detail := publicError(e); detail != "" {
 		id, _ := ctx.UserValue(requestIDKey).(string)

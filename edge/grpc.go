@@ -412,7 +412,7 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 	if err != nil {
 		return err
 	}
-	t, err := s.tableNamedForInsert(p, db, table)
+	t, err := s.tableNamedForInsert(p, db, table, newTable{})
 	if err != nil {
 		return err
 	}

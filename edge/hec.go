@@ -40,27 +40,39 @@ type hecStatus struct {
 	code   int
 	// invalid is the 0-based number of the event that was wrong, for code 6.
 	invalid *int
+	// hint, when set, is answered beside text and code.
+	hint string
+	// retryAfter, in seconds, is sent as the Retry-After header.
+	retryAfter int
 }
 
+// hecStatus is an error answered in HEC's own envelope (writeError).
 func (h *hecStatus) Error() string { return h.text }
 
 var (
-	hecTokenRequired = &hecStatus{401, "Token is required", 2, nil}
-	hecInvalidToken  = &hecStatus{403, "Invalid token", 4, nil}
-	hecNoData        = &hecStatus{400, "No data", 5, nil}
-	hecBusy          = &hecStatus{503, "Server is busy", 9, nil}
+	hecTokenRequired = &hecStatus{status: 401, text: "Token is required", code: 2}
+	hecInvalidToken  = &hecStatus{status: 403, text: "Invalid token", code: 4}
+	hecNoData        = &hecStatus{status: 400, text: "No data", code: 5}
+	hecBusy          = &hecStatus{status: 503, text: "Server is busy", code: 9}
 )
 
-func writeHEC(ctx *fasthttp.RequestCtx, st *hecStatus) {
+func (st *hecStatus) write(ctx *fasthttp.RequestCtx) {
 	body := map[string]any{"text": st.text, "code": st.code}
 	if st.invalid != nil {
 		body["invalid-event-number"] = *st.invalid
 	}
+	if st.hint != "" {
+		body["hint"] = st.hint
+	}
+	if st.retryAfter > 0 {
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(st.retryAfter))
+	}
 	writeJSON(ctx, st.status, body)
 }
 
-func (s *Server) hecHealth(ctx *fasthttp.RequestCtx) {
+func (s *Server) hecHealth(ctx *fasthttp.RequestCtx) error {
 	writeJSON(ctx, 200, map[string]any{"text": "HEC is healthy", "code": 17})
+	return nil
 }
 
 // hecPrincipal authenticates an HEC request.
@@ -159,11 +171,10 @@ func appendRow(dst *rows.Buffer, t time.Time, raw string, m hecMeta, fields map[
 	return dst.EndRow()
 }
 
-func (s *Server) hecEvents(ctx *fasthttp.RequestCtx) {
+func (s *Server) hecEvents(ctx *fasthttp.RequestCtx) error {
 	p, st := s.hecPrincipal(ctx)
 	if st != nil {
-		writeHEC(ctx, st)
-		return
+		return st
 	}
 	defaults := hecDefaults(ctx)
 	decode := func(body []byte, dst *rows.Buffer) error {
@@ -181,7 +192,7 @@ func (s *Server) hecEvents(ctx *fasthttp.RequestCtx) {
 			}
 			bad := func(text string, code int) error {
 				i := n
-				return &hecStatus{400, text, code, &i}
+				return &hecStatus{status: 400, text: text, code: code, invalid: &i}
 			}
 			if err != nil {
 				return bad("Invalid data format", 6)
@@ -229,14 +240,13 @@ func (s *Server) hecEvents(ctx *fasthttp.RequestCtx) {
 		}
 		return nil
 	}
-	s.hecIngest(ctx, p, decode)
+	return s.hecIngest(ctx, p, decode)
 }
 
-func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) {
+func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) error {
 	p, st := s.hecPrincipal(ctx)
 	if st != nil {
-		writeHEC(ctx, st)
-		return
+		return st
 	}
 	m := hecDefaults(ctx)
 	decode := func(body []byte, dst *rows.Buffer) error {
@@ -261,69 +271,60 @@ func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) {
 		}
 		return nil
 	}
-	s.hecIngest(ctx, p, decode)
+	return s.hecIngest(ctx, p, decode)
 }
 
 // hecIngest writes decoded events to logsearch_events, creating the table on first use.
-func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decoder) {
+func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decoder) error {
 	// HEC belongs to the log-search app: without it, HEC's own "Token disabled" answer,
 	// with the hint naming the request that installs the app.
 	if err := s.requireApp(p, catalog.AppLogsearch); err != nil {
-		writeJSON(ctx, 403, map[string]any{"text": "Token disabled", "code": 1, "hint": toAPIError(err).Hint})
-		return
+		return &hecStatus{status: 403, text: "Token disabled", code: 1, hint: toAPIError(err).Hint}
 	}
 	if !p.can(actInsert) {
-		writeHEC(ctx, &hecStatus{403, "Invalid token", 4, nil})
-		return
+		return &hecStatus{status: 403, text: "Invalid token", code: 4}
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeHEC(ctx, &hecStatus{400, "Incorrect index", 7, nil})
-		return
+		return &hecStatus{status: 400, text: "Incorrect index", code: 7}
 	}
 	// The INSERT grant is checked before anything is created: a key that may not write
 	// the table must not make it either.
 	if !s.mayInsert(p, db.Name, LogsearchTable) {
-		writeHEC(ctx, hecInvalidToken)
-		return
+		return hecInvalidToken
 	}
-	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok {
-		if p.CustomRole() {
-			writeHEC(ctx, hecInvalidToken) // custom-role keys create no tables
-			return
-		}
-		_, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, LogsearchTable, tables.LogSearchSortingKey, LogsearchColumnType)
-		if errors.Is(err, catalog.ErrExists) {
-			err = s.deps.Commands.Sync(s.work()) // created concurrently: read it
-		}
-		if err != nil {
-			writeHEC(ctx, &hecStatus{503, "Server is busy", 9, nil})
-			return
-		}
+	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok && p.CustomRole() {
+		return hecInvalidToken // custom-role keys create no tables
+	}
+	if _, err := s.tableNamedForInsert(p, db, LogsearchTable, newTable{tables.LogSearchSortingKey, LogsearchColumnType}); err != nil {
+		return &hecStatus{status: 503, text: "Server is busy", code: 9}
 	}
 	ctx.SetUserValue("table", LogsearchTable)
 	buf := newRows()
 	defer recycleRows(buf)
 	// HEC has no request id to deduplicate by (its channel names a client, not a request).
 	_, err = s.ingest(ctx, p, "", buf, decode)
-	var hs *hecStatus
-	switch {
-	case errors.As(err, &hs):
-		writeHEC(ctx, hs)
-	case err != nil:
-		e := toAPIError(err)
-		switch {
-		case e.Status == 503:
-			ctx.Response.Header.Set("Retry-After", "1")
-			writeHEC(ctx, hecBusy)
-		case e.Status == 403:
-			writeHEC(ctx, hecInvalidToken)
-		case e.Status == 413:
-			writeHEC(ctx, &hecStatus{413, "Content length too large", 27, nil})
-		default:
-			writeHEC(ctx, &hecStatus{400, "Invalid data format: " + e.Message, 6, nil})
-		}
-	default:
-		writeJSON(ctx, 200, map[string]any{"text": "Success", "code": 0})
+	if err != nil {
+		return hecError(err)
 	}
+	writeJSON(ctx, 200, map[string]any{"text": "Success", "code": 0})
+	return nil
+}
+
+// hecError is an ingest error as HEC answers it.
+func hecError(err error) error {
+	var hs *hecStatus
+	if errors.As(err, &hs) {
+		return hs
+	}
+	e := toAPIError(err)
+	switch {
+	case e.Status == 503:
+		return &hecStatus{status: 503, text: "Server is busy", code: 9, retryAfter: 1}
+	case e.Status == 403:
+		return hecInvalidToken
+	case e.Status == 413:
+		return &hecStatus{status: 413, text: "Content length too large", code: 27}
+	}
+	return &hecStatus{status: 400, text: "Invalid data format: " + e.Message, code: 6}
 }

@@ -23,27 +23,23 @@ type decoder func(body []byte, buf *rows.Buffer) error
 
 // insertRoute serves POST /v1/tables/{table}: plain JSON rows, a transform of a known
 // source format, a Firehose delivery, or a URL import.
-func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
+func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) error {
 	args := ctx.QueryArgs()
 	name := string(args.Peek("transform"))
 	if name == "firehose" && !args.Has("url") {
-		s.firehoseDelivery(ctx)
-		return
+		return s.firehoseDelivery(ctx)
 	}
 	p, err := s.authenticate(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.SetUserValue(principalKey, p)
 	if args.Has("url") {
 		if args.Has("transform") {
-			writeError(ctx, apiErr(400, "transform_with_url", "transforms are not supported with URL inserts",
-				"import the URL without transform, or post the body with ?transform="+name))
-			return
+			return apiErr(400, "transform_with_url", "transforms are not supported with URL inserts",
+				"import the URL without transform, or post the body with ?transform="+name)
 		}
-		s.urlImport(ctx, p)
-		return
+		return s.urlImport(ctx, p)
 	}
 	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 	decode := decoder(func(body []byte, buf *rows.Buffer) error {
@@ -56,8 +52,7 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
 	if args.Has("transform") {
 		t, err := transform.Get(name)
 		if err != nil {
-			writeError(ctx, &APIError{Status: 400, Code: "unknown_transform", Field: "transform", Message: err.Error()})
-			return
+			return &APIError{Status: 400, Code: "unknown_transform", Field: "transform", Message: err.Error()}
 		}
 		contentType := string(ctx.Request.Header.ContentType())
 		decode = func(body []byte, buf *rows.Buffer) error {
@@ -66,23 +61,21 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) {
 	}
 	idem, err := idempotencyHeader(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	buf := newRows()
 	defer recycleRows(buf)
 	n, err := s.ingest(ctx, p, idem, buf, decode)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	// OTLP exporters read the answer of an export as an OTLP response.
 	if signal, ok := strings.CutPrefix(name, "otlp-"); ok {
 		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
-		writeOTLPSuccess(ctx, signal, string(ctx.Request.Header.ContentType()), buf)
-		return
+		return writeOTLPSuccess(ctx, signal, string(ctx.Request.Header.ContentType()), buf)
 	}
 	writeJSON(ctx, 202, map[string]any{"successful_rows": n, "quarantined_rows": buf.Rejected})
+	return nil
 }
 
 // ingest authorizes, decodes and writes one request's rows to the log, returning the
@@ -131,6 +124,13 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	if err := validIdempotencyKey(idem); err != nil {
 		return 0, err
 	}
+	// The slot is taken before decoding: decoding costs the memory and CPU the bound
+	// is there to limit.
+	release, err := s.ingestSlot()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	buf.MaxBytes = pipeline.MaxRequestBytes
 	if err := decode(buf); err != nil {
 		return 0, decodeError(err)
@@ -138,7 +138,7 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	if buf.Rows == 0 {
 		return 0, nil
 	}
-	err := s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
+	err = s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
 		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: buf.B})
 	if err != nil {
 		// The log may still hold the rows (a produce that timed out here can complete
@@ -149,18 +149,24 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	return buf.Rows, nil
 }
 
-// accept writes accepted rows to the log, returning once it acknowledged them.
-func (s *Server) accept(a pipeline.Accepted) error {
-	// A bounded number of inserts wait for the log at once: beyond it, clients are told
-	// to come back rather than piling up memory here.
+// ingestSlot takes one of the slots bounding inserts in flight, waiting up to IngestWait;
+// release gives it back. An insert holds its slot from before its body is decoded until
+// the log acknowledged its rows: beyond the bound, clients are told to come back rather
+// than piling up decoded rows here.
+func (s *Server) ingestSlot() (release func(), err error) {
 	select {
 	case s.inflight <- struct{}{}:
-		defer func() { <-s.inflight }()
+		return func() { <-s.inflight }, nil
 	case <-time.After(s.cfg.IngestWait):
-		return &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
+		return nil, &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
 			Message: "too many inserts in flight; nothing of this request was stored",
 			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"}
 	}
+}
+
+// accept writes accepted rows to the log, returning once it acknowledged them. The
+// caller holds an ingest slot (ingestSlot).
+func (s *Server) accept(a pipeline.Accepted) error {
 	actx, cancel := context.WithTimeout(context.Background(), ackTimeout(s.cfg.IngestTimeout, len(a.Rows)))
 	defer cancel()
 	return s.deps.Ingest.Accept(actx, a)
@@ -191,12 +197,32 @@ func decodeError(err error) error {
 		Hint: "send one JSON object or an array of JSON objects (or the transform's format); " + hint}
 }
 
+// firehoseError is an error of a Firehose delivery, answered in the shape Firehose reads
+// (writeError): {requestId, timestamp, errorMessage}.
+type firehoseError struct {
+	requestID string
+	err       error
+}
+
+func (e *firehoseError) Error() string { return e.err.Error() }
+func (e *firehoseError) Unwrap() error { return e.err }
+
+func (e *firehoseError) write(ctx *fasthttp.RequestCtx) {
+	a := toAPIError(e.err)
+	ctx.SetStatusCode(a.Status)
+	ctx.SetContentType("application/json")
+	if a.RetryAfter > 0 {
+		ctx.Response.Header.Set("Retry-After", fmt.Sprint(a.RetryAfter))
+	}
+	ctx.SetBody(firehose.AppendErrorResponse(nil, e.requestID, time.Now(), a.Message))
+}
+
 // firehoseDelivery serves Amazon Data Firehose HTTP endpoint deliveries
 // (?transform=firehose). The key arrives in X-Cloud-Firehose-Access-Key (Firehose's own
 // X-Amz-Firehose-Access-Key is accepted too), and every answer, success or error, has the
 // shape Firehose reads: {requestId, timestamp[, errorMessage]}. The request id is the
 // idempotency key, so a delivery Firehose retries lands once.
-func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
+func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 	requestID := string(ctx.Request.Header.Peek("X-Amz-Firehose-Request-Id"))
 	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 	buf := newRows()
@@ -209,15 +235,7 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	fail := func(err error) {
-		e := toAPIError(err)
-		ctx.SetStatusCode(e.Status)
-		ctx.SetContentType("application/json")
-		if e.RetryAfter > 0 {
-			ctx.Response.Header.Set("Retry-After", fmt.Sprint(e.RetryAfter))
-		}
-		ctx.SetBody(firehose.AppendErrorResponse(nil, requestID, time.Now(), e.Message))
-	}
+	fail := func(err error) error { return &firehoseError{requestID: requestID, err: err} }
 	token := ctx.Request.Header.Peek("X-Cloud-Firehose-Access-Key")
 	if len(token) == 0 {
 		token = ctx.Request.Header.Peek("X-Amz-Firehose-Access-Key")
@@ -226,35 +244,29 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 		token = bearer(ctx.Request.Header.Peek("Authorization"))
 	}
 	if len(token) == 0 {
-		fail(apiErr(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
-		return
+		return fail(apiErr(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
 	}
 	p, err := s.principalForToken(string(token))
 	if err == nil {
 		err = s.resolveScope(ctx, p)
 	}
 	if err != nil {
-		fail(err)
-		return
+		return fail(err)
 	}
 	ctx.SetUserValue(principalKey, p)
 	if inflateErr != nil {
-		fail(decodeError(inflateErr))
-		return
+		return fail(decodeError(inflateErr))
 	}
 	var columns []string
 	if c := ctx.QueryArgs().Peek("columns"); c != nil {
 		if columns, err = firehose.ParseColumns(string(c)); err != nil {
-			fail(decodeError(err))
-			return
+			return fail(decodeError(err))
 		}
 	} else if v, ok, err := firehose.CommonAttribute(ctx.Request.Header.Peek("X-Amz-Firehose-Common-Attributes"), "columns"); err != nil {
-		fail(decodeError(err))
-		return
+		return fail(decodeError(err))
 	} else if ok {
 		if columns, err = firehose.ParseColumns(v); err != nil {
-			fail(decodeError(err))
-			return
+			return fail(decodeError(err))
 		}
 	}
 	idem := ""
@@ -269,10 +281,10 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) {
 		return err
 	}
 	if _, err := s.ingest(ctx, p, idem, buf, decode); err != nil {
-		fail(err)
-		return
+		return fail(err)
 	}
 	ctx.SetStatusCode(200)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(firehose.AppendResponse(nil, requestID, time.Now()))
+	return nil
 }

@@ -40,40 +40,37 @@ func (s *Server) viewInvitation(inv *catalog.Invitation) invitationView {
 }
 
 // inviteMember: POST /v1/organizations/{org}/invitations {username, role}.
-func (s *Server) inviteMember(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) inviteMember(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req memberRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Username == "" {
-		writeError(ctx, requiredField("invalid_username", "username"))
-		return
+		return requiredField("invalid_username", "username")
 	}
 	if req.Role == "" {
 		req.Role = catalog.RoleMember
 	}
 	if _, err := s.deps.Commands.Invite(s.work(), o.ID, req.Username, p.User.ID, req.Role); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	// The same answer for every name: existing or not, member already or not.
 	writeJSON(ctx, 202, map[string]any{"username": req.Username, "role": req.Role, "invited": true})
+	return nil
 }
 
 // listOrgInvitations: GET /v1/organizations/{org}/invitations (administrators).
-func (s *Server) listOrgInvitations(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listOrgInvitations(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	s.writeInvitations(ctx, s.deps.Catalog.Invitations(o.ID, ""))
+	return nil
 }
 
 func (s *Server) writeInvitations(ctx *fasthttp.RequestCtx, invs []*catalog.Invitation) {
@@ -107,54 +104,50 @@ func invitationID(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 }
 
 // revokeInvitation: DELETE /v1/organizations/{org}/invitations/{id} (administrators).
-func (s *Server) revokeInvitation(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) revokeInvitation(ctx *fasthttp.RequestCtx, p *Principal) error {
 	o, err := s.orgParam(ctx, p, true)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	id, err := invitationID(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if err := s.deps.Commands.RevokeInvitation(s.work(), o.ID, id); err != nil {
-		writeError(ctx, invitationError(err))
-		return
+		return invitationError(err)
 	}
 	writeJSON(ctx, 200, map[string]any{"id": id.String(), "revoked": true})
+	return nil
 }
 
 // myInvitations: GET /v1/invitations, the caller's pending invitations.
-func (s *Server) myInvitations(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) myInvitations(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "read invitations"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	s.writeInvitations(ctx, s.deps.Catalog.UserInvitations(p.User.ID))
+	return nil
 }
 
 // answerInvitation: POST /v1/invitations/{id}/accept and …/decline.
 func (s *Server) answerInvitation(accept bool) keyHandler {
-	return func(ctx *fasthttp.RequestCtx, p *Principal) {
+	return func(ctx *fasthttp.RequestCtx, p *Principal) error {
 		if err := userOnly(p, "answer invitations"); err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 		id, err := invitationID(ctx)
 		if err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 		inv, err := s.deps.Commands.AnswerInvitation(s.work(), id, p.User, accept)
 		if err != nil {
-			writeError(ctx, invitationError(err))
-			return
+			return invitationError(err)
 		}
 		out := map[string]any{"id": id.String(), "accepted": accept}
 		if o, ok := s.deps.Catalog.Organization(inv.OrgID); ok && accept {
 			out["organization"] = s.viewOrg(o, p.User.ID)
 		}
 		writeJSON(ctx, 200, out)
+		return nil
 	}
 }

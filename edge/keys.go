@@ -41,20 +41,19 @@ func (s *Server) viewKey(k *catalog.APIKey) keyView {
 	return v
 }
 
-func (s *Server) listKeys(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listKeys(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actListKeys) || p.CustomRole() {
-		writeError(ctx, forbidden("list API keys"))
-		return
+		return forbidden("list API keys")
 	}
 	if err := needCluster(p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out := []keyView{}
 	for _, k := range s.deps.Catalog.APIKeys(p.ClusterID) {
 		out = append(out, s.viewKey(k))
 	}
 	writeJSON(ctx, 200, map[string]any{"keys": out})
+	return nil
 }
 
 type createKeyRequest struct {
@@ -64,65 +63,56 @@ type createKeyRequest struct {
 	ExpiresAt     json.RawMessage `json:"expires_at"`
 }
 
-func (s *Server) createKey(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createKey(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actManageKeys) || p.CustomRole() {
-		writeError(ctx, forbidden("create API keys"))
-		return
+		return forbidden("create API keys")
 	}
 	if err := needCluster(p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req createKeyRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
-		writeError(ctx, requiredField("invalid_name", "name"))
-		return
+		return requiredField("invalid_name", "name")
 	}
 	expires, err := parseExpiry(req.ExpiresAt)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	// The database selected on this request becomes the key's stored default.
 	if err := checkDatabaseSelection(ctx); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	db := selectedDatabase(ctx)
 	if db == "" {
 		db = catalog.DefaultDatabase
 	}
 	if _, ok := s.deps.Catalog.Database(p.ClusterID, db); !ok {
-		writeError(ctx, apiErr(404, "database_not_found", "database "+quoteName(db)+" does not exist", ""))
-		return
+		return apiErr(404, "database_not_found", "database "+quoteName(db)+" does not exist", "")
 	}
 	nk := catalog.NewAPIKey{OrgID: p.OrgID, ClusterID: p.ClusterID, Name: *req.Name, Roles: req.DatabaseRoles,
 		DefaultDatabase: db, ExpiresAt: expires}
 	if req.Permission != nil {
 		nk.Permission = *req.Permission
 		if nk.Permission == "" {
-			writeError(ctx, &APIError{Status: 400, Code: "invalid_permission", Field: "permission",
-				Message: "permission is empty; use admin, read_write, write_only or read_only"})
-			return
+			return &APIError{Status: 400, Code: "invalid_permission", Field: "permission",
+				Message: "permission is empty; use admin, read_write, write_only or read_only"}
 		}
 	}
 	if req.DatabaseRoles != nil && len(req.DatabaseRoles) == 0 {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_database_roles", Field: "database_roles",
-			Message: "database_roles needs 1 to 32 role names"})
-		return
+		return &APIError{Status: 400, Code: "invalid_database_roles", Field: "database_roles",
+			Message: "database_roles needs 1 to 32 role names"}
 	}
 	k, token, err := s.deps.Commands.CreateAPIKey(s.work(), nk)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	v := s.viewKey(k)
 	v.Token = token
 	writeJSON(ctx, 200, v)
+	return nil
 }
 
 // parseExpiry accepts null, absent, or a future RFC 3339 time with a time zone.
@@ -149,14 +139,12 @@ func parseExpiry(raw json.RawMessage) (*time.Time, error) {
 	return &t, nil
 }
 
-func (s *Server) deleteKey(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) deleteKey(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actManageKeys) || p.CustomRole() {
-		writeError(ctx, forbidden("delete API keys"))
-		return
+		return forbidden("delete API keys")
 	}
 	if err := needCluster(p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ref := stringParam(ctx, "key")
 	var k *catalog.APIKey
@@ -166,12 +154,11 @@ func (s *Server) deleteKey(ctx *fasthttp.RequestCtx, p *Principal) {
 		k, _ = s.deps.Catalog.APIKeyByHash(catalog.HashToken(ref))
 	}
 	if k == nil || k.ClusterID != p.ClusterID {
-		writeError(ctx, apiErr(404, "key_not_found", "no such API key in this cluster", "list keys with GET /v1/keys"))
-		return
+		return apiErr(404, "key_not_found", "no such API key in this cluster", "list keys with GET /v1/keys")
 	}
 	if err := s.deps.Commands.DeleteAPIKey(s.work(), k.ID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"deleted": true, "id": k.ID.String()})
+	return nil
 }

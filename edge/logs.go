@@ -114,33 +114,29 @@ func (s *Server) recordRequest(ctx *fasthttp.RequestCtx, start time.Time, trace,
 // exact in every JSON reader and far past any log's length.
 const maxLogOffset = 1<<53 - 1
 
-func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) || p.CustomRole() {
-		writeError(ctx, forbidden("read request logs"))
-		return
+		return forbidden("read request logs")
 	}
 	if err := needCluster(p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	args := ctx.QueryArgs()
 	f := requestlog.Filter{Limit: 50, Search: string(args.Peek("search")), UserAgent: string(args.Peek("user_agent"))}
-	bad := func(field, msg string) {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_" + field, Field: field, Message: msg})
+	bad := func(field, msg string) error {
+		return &APIError{Status: 400, Code: "invalid_" + field, Field: field, Message: msg}
 	}
 	if v := args.Peek("limit"); v != nil {
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 1 || n > 200 {
-			bad("limit", "limit must be 1 to 200")
-			return
+			return bad("limit", "limit must be 1 to 200")
 		}
 		f.Limit = n
 	}
 	if v := args.Peek("offset"); v != nil {
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 0 || n > maxLogOffset {
-			bad("offset", "offset must be 0 to "+strconv.Itoa(maxLogOffset))
-			return
+			return bad("offset", "offset must be 0 to "+strconv.Itoa(maxLogOffset))
 		}
 		f.Offset = n
 	}
@@ -151,8 +147,7 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 		if v := args.Peek(b.name); v != nil {
 			t, err := time.Parse(time.RFC3339Nano, string(v))
 			if err != nil {
-				bad(b.name, b.name+" must be an RFC 3339 time")
-				return
+				return bad(b.name, b.name+" must be an RFC 3339 time")
 			}
 			*b.dst = &t
 		}
@@ -174,24 +169,22 @@ func (s *Server) listLogs(ctx *fasthttp.RequestCtx, p *Principal) {
 	for _, c := range list("status_codes") {
 		n, err := strconv.Atoi(c)
 		if err != nil || len(c) != 3 || c[0] < '1' || c[0] > '5' { // three digits, 100 to 599: no sign, no leading zero
-			bad("status_codes", "status_codes must be comma-separated HTTP status codes")
-			return
+			return bad("status_codes", "status_codes must be comma-separated HTTP status codes")
 		}
 		f.StatusCodes = append(f.StatusCodes, n)
 	}
 	for _, src := range list("sources") {
 		if src != "ui" && src != "cli" && src != "api" {
-			bad("sources", "sources must be ui, cli or api")
-			return
+			return bad("sources", "sources must be ui, cli or api")
 		}
 		f.Sources = append(f.Sources, src)
 	}
 	page, err := s.deps.RequestLog.Query(s.work(), p.OrgID, p.ClusterID, f)
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "engine_unavailable", Message: "the request log is unavailable", Internal: err, RetryAfter: 1})
-		return
+		return &APIError{Status: 503, Code: "engine_unavailable", Message: "the request log is unavailable", Internal: err, RetryAfter: 1}
 	}
 	writeJSON(ctx, 200, page)
+	return nil
 }
 
 // redactPath keeps secrets out of logged paths: a key deleted by its token

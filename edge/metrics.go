@@ -217,16 +217,14 @@ type partialError struct {
 
 // getMetrics answers GET /v1/metrics: stored observations of the scope's clusters in an
 // OTLP-shaped form. Users only; every member of the organization may read.
-func (s *Server) getMetrics(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) getMetrics(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "read metrics"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	now := time.Now().UTC()
 	req, err := s.parseMetricsRequest(ctx, p, now)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out := struct {
 		StartTime     string            `json:"start_time"`
@@ -276,6 +274,7 @@ func (s *Server) getMetrics(ctx *fasthttp.RequestCtx, p *Principal) {
 		out.Resources = append(out.Resources, r)
 	}
 	writeJSON(ctx, 200, out)
+	return nil
 }
 
 // timeRange checks start_time and end_time: both present, RFC 3339, start before end
@@ -313,38 +312,34 @@ var clusterMetricDefs = []struct {
 }
 
 // clusterMetricsByID answers GET /v1/clusters/{cluster_id}/metrics.
-func (s *Server) clusterMetricsByID(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) clusterMetricsByID(ctx *fasthttp.RequestCtx, p *Principal) error {
 	c, ok := s.clusterFor(ctx, p, "read cluster metrics", false)
 	if !ok {
-		return
+		return nil
 	}
-	s.clusterMetrics(ctx, c)
+	return s.clusterMetrics(ctx, c)
 }
 
 // clusterMetricsByName answers GET /v1/clusters/metrics?organization=&cluster=.
-func (s *Server) clusterMetricsByName(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) clusterMetricsByName(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "read cluster metrics"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if err := needOrganization(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	c, ok := s.deps.Catalog.Cluster(p.ClusterID)
 	if !ctx.QueryArgs().Has("cluster") || !ok || c.OrgID != p.OrgID {
-		writeError(ctx, badParam("cluster", "the cluster query parameter (a cluster name of the organization) is required"))
-		return
+		return badParam("cluster", "the cluster query parameter (a cluster name of the organization) is required")
 	}
-	s.clusterMetrics(ctx, c)
+	return s.clusterMetrics(ctx, c)
 }
 
-func (s *Server) clusterMetrics(ctx *fasthttp.RequestCtx, c *catalog.Cluster) {
+func (s *Server) clusterMetrics(ctx *fasthttp.RequestCtx, c *catalog.Cluster) error {
 	args := ctx.QueryArgs()
 	from, to, err := timeRange(string(args.Peek("start_time")), string(args.Peek("end_time")), args.Has("start_time"), args.Has("end_time"))
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	want := map[string]bool{}
 	if args.Has("metrics") {
@@ -354,8 +349,7 @@ func (s *Server) clusterMetrics(ctx *fasthttp.RequestCtx, c *catalog.Cluster) {
 				known = known || d.name == strings.TrimSpace(n)
 			}
 			if !known {
-				writeError(ctx, badParam("metrics", "unknown metric %q; known: total_read_queries, total_write_queries, max_cpu_cores, max_memory_bytes", n))
-				return
+				return badParam("metrics", "unknown metric %q; known: total_read_queries, total_write_queries, max_cpu_cores, max_memory_bytes", n)
 			}
 			want[strings.TrimSpace(n)] = true
 		}
@@ -368,9 +362,8 @@ func (s *Server) clusterMetrics(ctx *fasthttp.RequestCtx, c *catalog.Cluster) {
 	}
 	pts, err := s.deps.Clusters.ReadMetrics(s.work(), c.ID, metrics.Query{Names: names, From: from, To: to})
 	if err != nil {
-		writeError(ctx, apiErr(503, "cluster_"+c.PhaseName(), fmt.Sprintf("cluster %q is %s: %v", c.Name, c.PhaseName(), err),
-			"resume it: POST /v1/clusters/"+c.ID.String()+"/resume"))
-		return
+		return apiErr(503, "cluster_"+c.PhaseName(), fmt.Sprintf("cluster %q is %s: %v", c.Name, c.PhaseName(), err),
+			"resume it: POST /v1/clusters/"+c.ID.String()+"/resume")
 	}
 	type point struct {
 		Time    string  `json:"time"`
@@ -411,4 +404,5 @@ func (s *Server) clusterMetrics(ctx *fasthttp.RequestCtx, c *catalog.Cluster) {
 		out = append(out, se)
 	}
 	writeJSON(ctx, 200, map[string]any{"metrics": out})
+	return nil
 }

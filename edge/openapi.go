@@ -14,9 +14,10 @@ import (
 var openAPIDocument []byte
 
 // openAPI serves GET /v1/openapi.json, without authentication.
-func (s *Server) openAPI(ctx *fasthttp.RequestCtx) {
+func (s *Server) openAPI(ctx *fasthttp.RequestCtx) error {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType("application/json")
 	ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
 	ctx.SetBody(openAPIDocument)
+	return nil
 }

@@ -56,14 +56,13 @@ func ms(d time.Duration) *float64 {
 	return &v
 }
 
-func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) || p.CustomRole() {
-		writeError(ctx, forbidden("read ingestion statistics"))
-		return
+		return forbidden("read ingestion statistics")
 	}
-	_, t, ok := s.selectedTable(ctx, p)
-	if !ok {
-		return
+	_, t, err := s.selectedTable(ctx, p)
+	if err != nil {
+		return err
 	}
 	v := freshnessView{Table: t.Name}
 	v.ConsumerLag.Partitions = []pipeline.PartitionLag{}
@@ -86,45 +85,42 @@ func (s *Server) freshness(ctx *fasthttp.RequestCtx, p *Principal) {
 	defer cancel()
 	lag, err := s.deps.Ops.Lag(lctx, p.ClusterID)
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "consumer lag is unavailable", Internal: err, RetryAfter: 1})
-		return
+		return &APIError{Status: 503, Code: "log_unavailable", Message: "consumer lag is unavailable", Internal: err, RetryAfter: 1}
 	}
 	for _, l := range lag {
 		v.ConsumerLag.Records += l.Lag
 	}
 	v.ConsumerLag.Partitions = lag
 	writeJSON(ctx, 200, v)
+	return nil
 }
 
-func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) deadLetters(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) || p.CustomRole() {
-		writeError(ctx, forbidden("read dead letters"))
-		return
+		return forbidden("read dead letters")
 	}
-	_, t, ok := s.selectedTable(ctx, p)
-	if !ok {
-		return
+	_, t, err := s.selectedTable(ctx, p)
+	if err != nil {
+		return err
 	}
 	limit := 100
 	if l := ctx.QueryArgs().Peek("limit"); l != nil {
 		n, err := strconv.Atoi(string(l))
 		if err != nil || n < 1 || n > 1000 {
-			writeError(ctx, &APIError{Status: 400, Code: "invalid_limit", Field: "limit", Message: "limit must be 1 to 1000"})
-			return
+			return &APIError{Status: 400, Code: "invalid_limit", Field: "limit", Message: "limit must be 1 to 1000"}
 		}
 		limit = n
 	}
 	page, err := s.deps.Ops.DeadLetters(s.work(), p.ClusterID, pipeline.DeadLetterQuery{TableID: t.ID,
 		Cursor: string(ctx.QueryArgs().Peek("cursor")), Limit: limit})
 	if errors.Is(err, pipeline.ErrBadCursor) {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_cursor", Field: "cursor", Message: err.Error()})
-		return
+		return &APIError{Status: 400, Code: "invalid_cursor", Field: "cursor", Message: err.Error()}
 	}
 	if err != nil {
-		writeError(ctx, &APIError{Status: 503, Code: "log_unavailable", Message: "dead letters are unavailable", Internal: err, RetryAfter: 1})
-		return
+		return &APIError{Status: 503, Code: "log_unavailable", Message: "dead letters are unavailable", Internal: err, RetryAfter: 1}
 	}
 	writeJSON(ctx, 200, page)
+	return nil
 }
 
 // metricsAllowed guards /metrics, which lists every organization's cluster and table
@@ -148,10 +144,9 @@ func (s *Server) metricsAllowed(ctx *fasthttp.RequestCtx) error {
 
 // metrics serves Prometheus text exposition. Labels carry ids, never names, so the
 // endpoint shows no tenant's table names.
-func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
+func (s *Server) metrics(ctx *fasthttp.RequestCtx) error {
 	if err := s.metricsAllowed(ctx); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var b strings.Builder
 	header := func(name, typ, help string) {
@@ -221,4 +216,5 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	fmt.Fprintf(&b, "svc_otlp_grpc_streams_open %d\n", s.grpcKeys.Open())
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
+	return nil
 }

@@ -24,7 +24,7 @@ func isProtobuf(contentType string) bool {
 // writeOTLPSuccess answers an OTLP export the way OTLP/HTTP clients read it: 200 with an
 // empty response, or partialSuccess naming how many records were dropped and why, in
 // the request's encoding.
-func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf *rows.Buffer) {
+func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf *rows.Buffer) error {
 	rejected, reason := int64(buf.Rejected), buf.RejectedReason
 	if isProtobuf(contentType) {
 		var msg proto.Message
@@ -50,21 +50,21 @@ func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf 
 		}
 		body, err := proto.Marshal(msg)
 		if err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 		ctx.SetStatusCode(200)
 		ctx.SetContentType("application/x-protobuf")
 		ctx.SetBody(body)
-		return
+		return nil
 	}
 	if rejected == 0 {
 		writeJSON(ctx, 200, map[string]any{})
-		return
+		return nil
 	}
 	field := map[string]string{"traces": "rejectedSpans", "logs": "rejectedLogRecords", "metrics": "rejectedDataPoints"}[signal]
 	// OTLP JSON writes 64-bit integers as strings.
 	writeJSON(ctx, 200, map[string]any{"partialSuccess": map[string]string{field: strconv.FormatInt(rejected, 10), "errorMessage": reason}})
+	return nil
 }
 
 // otlpTable is the table a native OTLP export of signal writes to: the signal's name
@@ -94,7 +94,7 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 	if err != nil {
 		panic(err) // the otlp-* transforms are built in
 	}
-	return func(ctx *fasthttp.RequestCtx, p *Principal) {
+	return func(ctx *fasthttp.RequestCtx, p *Principal) error {
 		table, err := otlpTable(signal, func(h string) []string {
 			var vs []string
 			for _, v := range ctx.Request.Header.PeekAll(h) {
@@ -103,8 +103,7 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 			return vs
 		})
 		if err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 		// The table is created on first use (tableForInsert), as for every insert.
 		ctx.SetUserValue("table", table)
@@ -112,8 +111,7 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 		idem, err := idempotencyHeader(ctx)
 		if err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 		buf := newRows()
 		defer recycleRows(buf)
@@ -121,11 +119,10 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding, MaxBodySize: MaxOTLPBody}, buf)
 		})
 		if err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 		ctx.Response.Header.Set("X-Successful-Rows", strconv.Itoa(n))
-		writeOTLPSuccess(ctx, signal, contentType, buf)
+		return writeOTLPSuccess(ctx, signal, contentType, buf)
 	}
 }
 

@@ -25,34 +25,31 @@ var promReadTables = []string{promstore.TagsTable, promstore.DataTable, promstor
 // custom-role keys only with SELECT on the app's tables. The API's answers and errors are
 // Prometheus's own envelope, which Grafana and promtool read; authentication, permission
 // and database errors are this service's, as on every route.
-func (s *Server) promQuery(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) promQuery(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if s.deps.Prometheus == nil {
 		writePromError(ctx, 503, "unavailable", "the Prometheus query API is not configured on this node")
-		return
+		return nil
 	}
 	if !p.can(actQuery) {
-		writeError(ctx, forbidden("query (a readable key or an organization member is needed)"))
-		return
+		return forbidden("query (a readable key or an organization member is needed)")
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if p.CustomRole() {
 		sp := statementPrincipal(p)
 		for _, t := range promReadTables {
 			if !s.deps.Query.MayReadWhole(p.ClusterID, sp, db.Name, t) {
-				writeError(ctx, apiErr(403, "forbidden", "no role of this key may read "+db.Name+"."+t,
-					"ask an administrator to GRANT SELECT ON "+db.Name+"."+t+" to one of your roles"))
-				return
+				return apiErr(403, "forbidden", "no role of this key may read "+db.Name+"."+t,
+					"ask an administrator to GRANT SELECT ON "+db.Name+"."+t+" to one of your roles")
 			}
 		}
 	}
 	var r http.Request
 	if err := fasthttpadaptor.ConvertRequest(ctx, &r, true); err != nil {
 		writePromError(ctx, 400, "bad_data", "request: "+err.Error())
-		return
+		return nil
 	}
 	// The request's downstream work runs on the server's life context (see work), ended
 	// when the handler returns: the query stops with its request.
@@ -63,6 +60,7 @@ func (s *Server) promQuery(ctx *fasthttp.RequestCtx, p *Principal) {
 		Org: p.OrgID, Cluster: p.ClusterID, Database: db.Engine, QueryID: p.OrgID.String() + "." + db.Name + ".prom-" + uuid.NewString(),
 	})
 	w.finish()
+	return nil
 }
 
 // writePromError answers in Prometheus's error envelope.

@@ -29,7 +29,7 @@ const (
 // stored (senders drop it), 415 for a message type or encoding this receiver does not
 // read, 5xx and 429 with Retry-After for what a retry can cure. A request's content is
 // its idempotency key: a retried request lands once.
-func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) error {
 	msg, err := promwrite.Negotiate(string(ctx.Request.Header.ContentType()), string(ctx.Request.Header.Peek("Content-Encoding")))
 	// A Content-Encoding given is exactly `snappy`, as senders write it and the document
 	// says (an empty one is not taken for an absent one).
@@ -39,28 +39,28 @@ func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) {
 		}
 	}
 	if err != nil {
-		writeError(ctx, promWriteError(err))
-		return
+		return promWriteError(err)
 	}
 	if !p.can(actInsert) {
-		writeError(ctx, forbidden("write Prometheus series"))
-		return
+		return forbidden("write Prometheus series")
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
+	release, err := s.ingestSlot()
+	if err != nil {
+		return err
+	}
+	defer release()
 	b, err := promwrite.Decode(msg, ctx.PostBody(), MaxPromWriteBody)
 	if err != nil {
-		writeError(ctx, promWriteError(err))
-		return
+		return promWriteError(err)
 	}
 	for _, sec := range b.Sections {
 		if !s.mayInsert(p, db.Name, sec.Table) {
-			writeError(ctx, apiErr(403, "forbidden", "no role of this key holds INSERT on "+db.Name+"."+sec.Table,
-				"GRANT INSERT ON "+db.Name+".* TO <role> with an admin key (remote write fills the prometheus_* tables)"))
-			return
+			return apiErr(403, "forbidden", "no role of this key holds INSERT on "+db.Name+"."+sec.Table,
+				"GRANT INSERT ON "+db.Name+".* TO <role> with an admin key (remote write fills the prometheus_* tables)")
 		}
 	}
 	if len(b.Sections) > 0 {
@@ -68,8 +68,7 @@ func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) {
 			Database: db.Engine, Table: "prometheus", IdempotencyKey: "prw-" + hex.EncodeToString(b.Digest[:]),
 			Rows: pipeline.EncodeSections(b.Sections), Format: pipeline.FormatPrometheus, Count: b.Rows()})
 		if err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 	}
 	h := &ctx.Response.Header
@@ -77,6 +76,7 @@ func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) {
 	h.Set(headerHistogramsWritten, strconv.Itoa(b.Histograms))
 	h.Set(headerExemplarsWritten, strconv.Itoa(b.Exemplars))
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
 }
 
 // promWriteError maps a decoding error to its status.

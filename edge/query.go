@@ -45,43 +45,36 @@ func statementPrincipal(p *Principal) statement.Principal {
 	return statement.KeyWithPermission(statement.Permission(p.Permission()))
 }
 
-func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) {
-		writeError(ctx, forbidden("run queries"))
-		return
+		return forbidden("run queries")
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var body queryBody
 	if err := readJSON(ctx, &body); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if body.SQL == nil || *body.SQL == "" {
-		writeError(ctx, requiredField("invalid_sql", "sql"))
-		return
+		return requiredField("invalid_sql", "sql")
 	}
 	if len(*body.SQL) > maxStatementBytes {
-		writeError(ctx, &APIError{Status: 413, Code: "statement_too_large", Field: "sql",
-			Message: "the statement is larger than 1 MiB", Hint: "load data with POST /v1/tables/{table} instead of inline SQL"})
-		return
+		return &APIError{Status: 413, Code: "statement_too_large", Field: "sql",
+			Message: "the statement is larger than 1 MiB", Hint: "load data with POST /v1/tables/{table} instead of inline SQL"}
 	}
 	req := query.Request{OrgID: p.OrgID, ClusterID: p.ClusterID, Principal: statementPrincipal(p), Database: db.Name,
 		SQL: *body.SQL, Format: body.Format, QueryID: string(ctx.QueryArgs().Peek("query_id"))}
 	if err := query.CheckQueryID(req.QueryID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if p.Key != nil && p.CustomRole() {
 		req.KeyID = p.Key.ID
 	}
 	res, err := s.deps.Query.Run(s.work(), req)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.Response.Header.Set("X-Engine-Query-Id", res.QueryID())
 	ctx.SetContentType(res.ContentType())
@@ -96,7 +89,7 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 			s.cfg.Logger.Warn("query result stream ended with an error", "query_id", res.QueryID(), "err", err)
 		}
 		ctx.SetBody(body.Bytes())
-		return
+		return nil
 	}
 	conn := ctx.Conn()
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
@@ -105,6 +98,7 @@ func (s *Server) query(ctx *fasthttp.RequestCtx, p *Principal) {
 			s.cfg.Logger.Warn("query result stream ended with an error", "query_id", res.QueryID(), "err", err)
 		}
 	})
+	return nil
 }
 
 // maxStatementBytes bounds the SQL text of one request.
@@ -115,29 +109,26 @@ type cancelBody struct {
 }
 
 // cancelQuery stops a running query of the caller's organization and selected database.
-func (s *Server) cancelQuery(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) cancelQuery(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) {
-		writeError(ctx, forbidden("cancel queries"))
-		return
+		return forbidden("cancel queries")
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var body cancelBody
 	if len(ctx.PostBody()) > 0 {
 		if err := readJSON(ctx, &body); err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 	}
 	if body.QueryID == "" {
 		body.QueryID = string(ctx.QueryArgs().Peek("query_id"))
 	}
 	if err := s.deps.Query.Cancel(s.work(), p.OrgID, p.ClusterID, db.Name, body.QueryID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"query_id": body.QueryID, "canceled": true})
+	return nil
 }

@@ -47,3 +47,37 @@ func TestRowsOfAFailedAcceptAreNotRecycled(t *testing.T) {
 		}
 	}
 }
+
+// The ingest slot bounds the work of inserts in flight, decoding included: with every
+// slot taken, a request is refused with 503 before its body is decoded (issue 24: the
+// slot used to be taken only around the log's acknowledgment, after decoding).
+func TestIngestSlotIsTakenBeforeDecoding(t *testing.T) {
+	p := &Principal{Key: &catalog.APIKey{Permission: "admin"}}
+	db := &catalog.Database{Name: "default"}
+	table := &catalog.Table{Name: "t", Engine: "e"}
+	s := &Server{cfg: Config{IngestWait: time.Millisecond, IngestTimeout: time.Second}, inflight: make(chan struct{}, 1),
+		deps: Deps{Ingest: pipeline.NewIngestor(answerProducer{}), Query: fakeQuery{}}}
+	s.inflight <- struct{}{} // every slot is taken
+	decoded := false
+	decode := func(b *rows.Buffer) error {
+		decoded = true
+		return rows.DecodeJSON([]byte(`{"a":1}`), b)
+	}
+	buf := newRows()
+	defer recycleRows(buf)
+	_, err := s.ingestInto(p, db, table, "", buf, decode)
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != 503 || ae.Code != "ingest_busy" {
+		t.Fatalf("with every slot taken: %v, want 503 ingest_busy", err)
+	}
+	if decoded {
+		t.Error("the body was decoded before the ingest slot was taken")
+	}
+	<-s.inflight // the slot is free: the same request decodes and lands
+	if n, err := s.ingestInto(p, db, table, "", buf, decode); err != nil || n != 1 || !decoded {
+		t.Fatalf("with a free slot: %d rows, %v, decoded %v", n, err, decoded)
+	}
+	if len(s.inflight) != 0 {
+		t.Error("the slot was not given back")
+	}
+}

@@ -72,17 +72,12 @@ func (s *Server) visible(p *Principal, ss *catalog.SavedSearch) bool {
 }
 
 // visibleSearch checks the caller's scope and resolves the {id} parameter to a search
-// the caller may see, answering the error itself.
-func (s *Server) visibleSearch(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.SavedSearch, bool) {
-	err := s.searchScope(ctx, p)
-	if err == nil {
-		var ss *catalog.SavedSearch
-		if ss, err = s.searchParam(ctx, p); err == nil {
-			return ss, true
-		}
+// the caller may see.
+func (s *Server) visibleSearch(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.SavedSearch, error) {
+	if err := s.searchScope(ctx, p); err != nil {
+		return nil, err
 	}
-	writeError(ctx, err)
-	return nil, false
+	return s.searchParam(ctx, p)
 }
 
 func (s *Server) searchParam(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.SavedSearch, error) {
@@ -191,33 +186,29 @@ func (s *Server) apply(p *Principal, req searchRequest, ss *catalog.SavedSearch)
 	return nil
 }
 
-func (s *Server) createSearch(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createSearch(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := s.searchScope(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req searchRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ss := catalog.SavedSearch{OrgID: p.OrgID, ClusterID: p.ClusterID, CreatedBy: p.User.ID}
 	if err := s.apply(p, req, &ss); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out, err := s.deps.Commands.SaveSearch(s.work(), ss)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 201, s.viewSearch(out, true))
+	return nil
 }
 
-func (s *Server) listSearches(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listSearches(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := s.searchScope(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	args := ctx.QueryArgs()
 	text := strings.ToLower(string(args.Peek("search")))
@@ -225,8 +216,7 @@ func (s *Server) listSearches(ctx *fasthttp.RequestCtx, p *Principal) {
 	db := string(args.Peek("database"))
 	vis := string(args.Peek("visibility"))
 	if vis != "" && vis != catalog.VisibilityPrivate && vis != catalog.VisibilityShared {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_visibility", Field: "visibility", Message: "visibility must be private or shared"})
-		return
+		return &APIError{Status: 400, Code: "invalid_visibility", Field: "visibility", Message: "visibility must be private or shared"}
 	}
 	out := []savedSearchView{}
 	truncated := false
@@ -251,14 +241,16 @@ func (s *Server) listSearches(ctx *fasthttp.RequestCtx, p *Principal) {
 		out = append(out, s.viewSearch(ss, false))
 	}
 	writeJSON(ctx, 200, map[string]any{"searches": out, "truncated": truncated})
+	return nil
 }
 
-func (s *Server) getSearch(ctx *fasthttp.RequestCtx, p *Principal) {
-	ss, ok := s.visibleSearch(ctx, p)
-	if !ok {
-		return
+func (s *Server) getSearch(ctx *fasthttp.RequestCtx, p *Principal) error {
+	ss, err := s.visibleSearch(ctx, p)
+	if err != nil {
+		return err
 	}
 	writeJSON(ctx, 200, s.viewSearch(ss, true))
+	return nil
 }
 
 // mayChange: the creator, or an organization administrator for a shared search.
@@ -266,45 +258,41 @@ func mayChange(p *Principal, ss *catalog.SavedSearch) bool {
 	return ss.CreatedBy == p.User.ID || (ss.Visibility == catalog.VisibilityShared && p.OrgRole == catalog.RoleAdmin)
 }
 
-func (s *Server) updateSearch(ctx *fasthttp.RequestCtx, p *Principal) {
-	ss, ok := s.visibleSearch(ctx, p)
-	if !ok {
-		return
+func (s *Server) updateSearch(ctx *fasthttp.RequestCtx, p *Principal) error {
+	ss, err := s.visibleSearch(ctx, p)
+	if err != nil {
+		return err
 	}
 	if !mayChange(p, ss) {
-		writeError(ctx, forbidden("change another user's saved search"))
-		return
+		return forbidden("change another user's saved search")
 	}
 	var req searchRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	next := *ss
 	if err := s.apply(p, req, &next); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out, err := s.deps.Commands.SaveSearch(s.work(), next)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, s.viewSearch(out, true))
+	return nil
 }
 
-func (s *Server) deleteSearch(ctx *fasthttp.RequestCtx, p *Principal) {
-	ss, ok := s.visibleSearch(ctx, p)
-	if !ok {
-		return
+func (s *Server) deleteSearch(ctx *fasthttp.RequestCtx, p *Principal) error {
+	ss, err := s.visibleSearch(ctx, p)
+	if err != nil {
+		return err
 	}
 	if !mayChange(p, ss) {
-		writeError(ctx, forbidden("delete another user's saved search"))
-		return
+		return forbidden("delete another user's saved search")
 	}
 	if err := s.deps.Commands.DeleteSearch(s.work(), ss.ID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.SetStatusCode(204)
+	return nil
 }

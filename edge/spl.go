@@ -13,55 +13,49 @@ import (
 // splSearch runs POST /v1/spl/search: a read-only search of the selected database's
 // logsearch_events table. Readable keys and organization members may search;
 // custom-role keys may not, since searches read whole events past column grants.
-func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) || p.CustomRole() {
-		writeError(ctx, forbidden("search (a readable key or an organization member is needed)"))
-		return
+		return forbidden("search (a readable key or an organization member is needed)")
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req spl.Request
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.SPL == "" {
-		writeError(ctx, requiredField("invalid_spl", "spl"))
-		return
+		return requiredField("invalid_spl", "spl")
 	}
 	if req.QueryID == "" {
 		req.QueryID = string(ctx.QueryArgs().Peek("query_id"))
 	}
 	if err := query.CheckQueryID(req.QueryID); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	resp, err := s.deps.Searcher.Search(s.work(), p.OrgID, p.ClusterID, db.Name, req)
 	if err != nil {
 		if errors.Is(err, spl.ErrInternal) {
-			writeError(ctx, &APIError{Status: 500, Code: "internal_error", Message: "the search could not be compiled", Hint: "please report this search", Internal: err})
-			return
+			return &APIError{Status: 500, Code: "internal_error", Message: "the search could not be compiled", Hint: "please report this search", Internal: err}
 		}
-		writeError(ctx, err)
-		return
+		return err
 	}
 	body, err := json.Marshal(resp)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	ctx.Response.Header.Set("X-Engine-Query-Id", resp.QueryID)
 	ctx.SetStatusCode(200)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(body)
+	return nil
 }
 
 // splCapabilities serves the static manifest of the search language; no credentials.
-func (s *Server) splCapabilities(ctx *fasthttp.RequestCtx) {
+func (s *Server) splCapabilities(ctx *fasthttp.RequestCtx) error {
 	writeJSON(ctx, 200, spl.Capabilities())
+	return nil
 }
 
 // splValidator adapts the language to saved-search validation.

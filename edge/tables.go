@@ -53,18 +53,18 @@ func viewTable(t *catalog.Table) tableView {
 	return v
 }
 
-// selectedTable resolves the selected database and the {table} path parameter, answering
-// the error itself when either does not exist.
-func (s *Server) selectedTable(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Database, *catalog.Table, bool) {
+// selectedTable resolves the selected database and the {table} path parameter; it
+// fails when either does not exist.
+func (s *Server) selectedTable(ctx *fasthttp.RequestCtx, p *Principal) (*catalog.Database, *catalog.Table, error) {
 	db, err := s.database(ctx, p)
-	if err == nil {
-		var t *catalog.Table
-		if t, err = s.tableParam(ctx, p, db); err == nil {
-			return db, t, true
-		}
+	if err != nil {
+		return nil, nil, err
 	}
-	writeError(ctx, err)
-	return nil, nil, false
+	t, err := s.tableParam(ctx, p, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, t, nil
 }
 
 func (s *Server) tableParam(ctx *fasthttp.RequestCtx, p *Principal, db *catalog.Database) (*catalog.Table, error) {
@@ -77,35 +77,34 @@ func (s *Server) tableParam(ctx *fasthttp.RequestCtx, p *Principal, db *catalog.
 	return t, nil
 }
 
-func (s *Server) listTables(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listTables(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) || p.CustomRole() {
-		writeError(ctx, forbidden("list tables"))
-		return
+		return forbidden("list tables")
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	out := []tableView{}
 	for _, t := range s.deps.Catalog.Tables(p.ClusterID, db.Name) {
 		out = append(out, viewTable(t))
 	}
 	writeJSON(ctx, 200, map[string]any{"tables": out})
+	return nil
 }
 
-func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actQuery) || p.CustomRole() {
-		writeError(ctx, forbidden("describe tables"))
-		return
+		return forbidden("describe tables")
 	}
-	_, t, ok := s.selectedTable(ctx, p)
-	if !ok {
-		return
+	_, t, err := s.selectedTable(ctx, p)
+	if err != nil {
+		return err
 	}
 	v := viewTable(t)
 	v.Columns = s.tableColumns(t)
 	writeJSON(ctx, 200, v)
+	return nil
 }
 
 type createTableRequest struct {
@@ -113,24 +112,20 @@ type createTableRequest struct {
 	SortingKey *string `json:"sorting_key"`
 }
 
-func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actManageTables) {
-		writeError(ctx, forbidden("create tables (admin permission required)"))
-		return
+		return forbidden("create tables (admin permission required)")
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	var req createTableRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Name == nil {
-		writeError(ctx, requiredField("invalid_name", "name"))
-		return
+		return requiredField("invalid_name", "name")
 	}
 	key := ""
 	if req.SortingKey != nil {
@@ -138,54 +133,50 @@ func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	t, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, *req.Name, key, "")
 	if err != nil {
-		writeError(ctx, tableError(err))
-		return
+		return tableError(err)
 	}
 	writeJSON(ctx, 200, viewTable(t))
+	return nil
 }
 
-func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actManageTables) {
-		writeError(ctx, forbidden("change sorting keys (admin permission required)"))
-		return
+		return forbidden("change sorting keys (admin permission required)")
 	}
-	db, t, ok := s.selectedTable(ctx, p)
-	if !ok {
-		return
+	db, t, err := s.selectedTable(ctx, p)
+	if err != nil {
+		return err
 	}
 	var req createTableRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if req.Name != nil && *req.Name != t.Name {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "tables cannot be renamed"})
-		return
+		return &APIError{Status: 400, Code: "invalid_name", Field: "name", Message: "tables cannot be renamed"}
 	}
 	if req.SortingKey != nil {
 		var err error
 		if t, err = s.deps.Tables.ChangeSortingKey(s.work(), p.ClusterID, db.Name, t.Name, *req.SortingKey); err != nil {
-			writeError(ctx, tableError(err))
-			return
+			return tableError(err)
 		}
 	}
 	writeJSON(ctx, 200, viewTable(t))
+	return nil
 }
 
-func (s *Server) deleteTable(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) deleteTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actDeleteTable) {
-		writeError(ctx, forbidden("delete tables (admin permission required)"))
-		return
+		return forbidden("delete tables (admin permission required)")
 	}
-	db, t, ok := s.selectedTable(ctx, p)
-	if !ok {
-		return
+	db, t, err := s.selectedTable(ctx, p)
+	if err != nil {
+		return err
 	}
 	if err := s.deps.Tables.DropTable(s.work(), p.ClusterID, db.Name, t.Name); err != nil {
-		writeError(ctx, tableError(err))
-		return
+		return tableError(err)
 	}
 	writeJSON(ctx, 200, map[string]any{"deleted": true, "name": t.Name})
+	return nil
 }
 
 func tableError(err error) error {

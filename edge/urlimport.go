@@ -27,23 +27,20 @@ func (s *Server) allowImport(ctx context.Context, raw string) (*url.URL, error) 
 
 // urlImport runs the engine's native URL import into a table; the request stays open
 // until it finishes.
-func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actInsert) {
-		writeError(ctx, forbidden("insert rows"))
-		return
+		return forbidden("insert rows")
 	}
-	db, t, ok := s.selectedTable(ctx, p)
-	if !ok {
-		return
+	db, t, err := s.selectedTable(ctx, p)
+	if err != nil {
+		return err
 	}
 	if !s.mayInsert(p, db.Name, t.Name) {
-		writeError(ctx, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name), ""))
-		return
+		return apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name), "")
 	}
 	u, err := s.allowImport(s.work(), string(ctx.QueryArgs().Peek("url")))
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	queryID := string(ctx.QueryArgs().Peek("query_id"))
 	res, err := s.deps.Query.ImportURL(s.work(), query.Import{OrgID: p.OrgID, Database: db.Name, ClusterID: p.ClusterID, TableID: t.ID, URL: u.String(), QueryID: queryID})
@@ -51,8 +48,8 @@ func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) {
 		ctx.Response.Header.Set("X-Engine-Query-Id", res.QueryID)
 	}
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"inserted": res.Inserted})
+	return nil
 }

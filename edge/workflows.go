@@ -51,10 +51,9 @@ func (s *Server) workflowAccess(ctx *fasthttp.RequestCtx, p *Principal, write bo
 }
 
 // workflowTarget checks access and resolves {workflow_id} to a workflow of the cluster.
-func (s *Server) workflowTarget(ctx *fasthttp.RequestCtx, p *Principal, write bool) (*catalog.Workflow, bool) {
+func (s *Server) workflowTarget(ctx *fasthttp.RequestCtx, p *Principal, write bool) (*catalog.Workflow, error) {
 	if err := s.workflowAccess(ctx, p, write); err != nil {
-		writeError(ctx, err)
-		return nil, false
+		return nil, err
 	}
 	id, err := uuid.Parse(stringParam(ctx, "workflow_id"))
 	var w *catalog.Workflow
@@ -63,10 +62,9 @@ func (s *Server) workflowTarget(ctx *fasthttp.RequestCtx, p *Principal, write bo
 		w, ok = s.deps.Workflows.Workflow(p.ClusterID, id)
 	}
 	if !ok {
-		writeError(ctx, apiErr(404, "workflow_not_found", "no such workflow in this cluster", "list them with GET /v1/workflows"))
-		return nil, false
+		return nil, apiErr(404, "workflow_not_found", "no such workflow in this cluster", "list them with GET /v1/workflows")
 	}
-	return w, true
+	return w, nil
 }
 
 // workflowErr maps the workflow domain's errors to answers.
@@ -95,102 +93,101 @@ func workflowErr(err error) error {
 	return err
 }
 
-func (s *Server) listWorkflows(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) listWorkflows(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := s.workflowAccess(ctx, p, false); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	writeJSON(ctx, 200, map[string]any{"workflows": s.deps.Workflows.List(p.ClusterID)})
+	return nil
 }
 
-func (s *Server) createWorkflow(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createWorkflow(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := s.workflowAccess(ctx, p, true); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	v, err := s.deps.Workflows.Create(s.work(), p.OrgID, p.ClusterID, ctx.PostBody())
 	if err != nil {
-		writeError(ctx, workflowErr(err))
-		return
+		return workflowErr(err)
 	}
 	writeJSON(ctx, 201, v)
+	return nil
 }
 
-func (s *Server) getWorkflow(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, false)
-	if !ok {
-		return
+func (s *Server) getWorkflow(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, false)
+	if err != nil {
+		return err
 	}
 	writeJSON(ctx, 200, s.deps.Workflows.View(w))
+	return nil
 }
 
-func (s *Server) patchWorkflow(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, true)
-	if !ok {
-		return
+func (s *Server) patchWorkflow(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, true)
+	if err != nil {
+		return err
 	}
 	v, err := s.deps.Workflows.Update(s.work(), w, ctx.PostBody())
 	if err != nil {
-		writeError(ctx, workflowErr(err))
-		return
+		return workflowErr(err)
 	}
 	writeJSON(ctx, 200, v)
+	return nil
 }
 
-func (s *Server) deleteWorkflow(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, true)
-	if !ok {
-		return
+func (s *Server) deleteWorkflow(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, true)
+	if err != nil {
+		return err
 	}
 	if err := s.deps.Workflows.Delete(s.work(), w); err != nil {
-		writeError(ctx, workflowErr(err))
-		return
+		return workflowErr(err)
 	}
 	ctx.SetStatusCode(204)
+	return nil
 }
 
-func (s *Server) startWorkflowRun(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, true)
-	if !ok {
-		return
+func (s *Server) startWorkflowRun(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, true)
+	if err != nil {
+		return err
 	}
 	key, err := idempotencyHeader(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	run, err := s.deps.Workflows.StartRun(s.work(), w, key)
 	if err != nil {
-		writeError(ctx, workflowErr(err))
-		return
+		return workflowErr(err)
 	}
 	writeJSON(ctx, 202, map[string]any{"id": run.ID, "workflow_id": run.WorkflowID, "source": run.Source})
+	return nil
 }
 
-func (s *Server) cancelWorkflowRun(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, true)
-	if !ok {
-		return
+func (s *Server) cancelWorkflowRun(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, true)
+	if err != nil {
+		return err
 	}
 	if err := s.deps.Workflows.CancelRun(s.work(), w, stringParam(ctx, "run_id")); err != nil {
-		writeError(ctx, workflowErr(err))
-		return
+		return workflowErr(err)
 	}
 	ctx.SetStatusCode(202)
+	return nil
 }
 
-func (s *Server) listWorkflowRuns(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, false)
-	if !ok {
-		return
+func (s *Server) listWorkflowRuns(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, false)
+	if err != nil {
+		return err
 	}
 	args := ctx.QueryArgs()
 	page, err := s.deps.Workflows.Runs(s.work(), w, string(args.Peek("limit")), string(args.Peek("cursor")))
 	if err != nil {
-		writeError(ctx, workflowErr(err))
-		return
+		return workflowErr(err)
 	}
 	writeJSON(ctx, 200, page)
+	return nil
 }
 
 // window reads from/to; a cursor of the logs endpoint is passed with the from and to it
@@ -201,41 +198,39 @@ func workflowWindow(ctx *fasthttp.RequestCtx) (workflows.Window, error) {
 	return w, workflowErr(err)
 }
 
-func (s *Server) workflowLogs(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, false)
-	if !ok {
-		return
+func (s *Server) workflowLogs(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, false)
+	if err != nil {
+		return err
 	}
 	win, err := workflowWindow(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	args := ctx.QueryArgs()
 	page, err := s.deps.Workflows.Logs(s.work(), w, win, string(args.Peek("limit")), string(args.Peek("cursor")))
 	if err != nil {
-		writeError(ctx, workflowErr(fmt.Errorf("read workflow logs: %w", err)))
-		return
+		return workflowErr(fmt.Errorf("read workflow logs: %w", err))
 	}
 	writeJSON(ctx, 200, page)
+	return nil
 }
 
-func (s *Server) workflowMetrics(ctx *fasthttp.RequestCtx, p *Principal) {
-	w, ok := s.workflowTarget(ctx, p, false)
-	if !ok {
-		return
+func (s *Server) workflowMetrics(ctx *fasthttp.RequestCtx, p *Principal) error {
+	w, err := s.workflowTarget(ctx, p, false)
+	if err != nil {
+		return err
 	}
 	win, err := workflowWindow(ctx)
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	m, err := s.deps.Workflows.Metrics(s.work(), w, win)
 	if err != nil {
-		writeError(ctx, workflowErr(fmt.Errorf("read workflow metrics: %w", err)))
-		return
+		return workflowErr(fmt.Errorf("read workflow metrics: %w", err))
 	}
 	writeJSON(ctx, 200, m)
+	return nil
 }
 
 // codeWord turns a field path (`query.database`, `sinks[0].settings.url`, or a member name
