@@ -39,30 +39,25 @@ type createClusterRequest struct {
 }
 
 // createCluster creates a cluster of the organization: organization administrators only.
-func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
+func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := userOnly(p, "manage clusters"); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if err := needOrganization(ctx, p); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	if p.OrgRole != catalog.RoleAdmin {
-		writeError(ctx, forbidden("create clusters (organization administrators only)"))
-		return
+		return forbidden("create clusters (organization administrators only)")
 	}
 	var req createClusterRequest
 	if err := readJSON(ctx, &req); err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
-	field := func(f, msg string) {
-		writeError(ctx, &APIError{Status: 400, Code: "invalid_" + f, Field: f, Message: msg, Hint: "see GET /v1/clusters/sizes"})
+	field := func(f, msg string) error {
+		return &APIError{Status: 400, Code: "invalid_" + f, Field: f, Message: msg, Hint: "see GET /v1/clusters/sizes"}
 	}
 	if req.Name == nil || *req.Name == "" {
-		field("name", "field \"name\" is required")
-		return
+		return field("name", "field \"name\" is required")
 	}
 	var minSize, maxSize *catalog.ClusterSize
 	if a := req.Autoscaling; a != nil {
@@ -70,39 +65,33 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 	}
 	lo, hi, bad := clusters.Shape(req.Replicas, req.Size, minSize, maxSize)
 	if bad != nil {
-		field(bad.Field, bad.Message)
-		return
+		return field(bad.Field, bad.Message)
 	}
 	spec := catalog.ClusterCreated{OrgID: p.OrgID, Name: *req.Name, Replicas: *req.Replicas, Size: *req.Size, MinSize: lo, MaxSize: hi}
 	spec.IdleTimeoutMinutes = s.cfg.DefaultIdleTimeoutMinutes
 	if t := req.IdleTimeoutMinutes; t != nil {
 		if err := catalog.CheckIdleTimeout(*t); err != nil {
-			field("idle_timeout_minutes", err.Error())
-			return
+			return field("idle_timeout_minutes", err.Error())
 		}
 		spec.IdleTimeoutMinutes = *t
 	}
 	if d := req.DatabaseS3Access; d != nil {
 		if d.ExternalID == "" || d.DatabaseBucketTag == "" {
-			field("database_s3_access", "database_s3_access needs external_id and database_bucket_tag")
-			return
+			return field("database_s3_access", "database_s3_access needs external_id and database_bucket_tag")
 		}
 		if r := req.S3Storage; r != nil && r.ExternalID != d.ExternalID {
-			field("database_s3_access", "s3_storage and database_s3_access must use the same external_id")
-			return
+			return field("database_s3_access", "s3_storage and database_s3_access must use the same external_id")
 		}
 		spec.DatabaseS3Access = d
 	}
 	if r := req.S3Storage; r != nil {
 		if r.Data == nil || r.Data.Bucket == "" || r.Backups == nil || r.Backups.Bucket == "" {
-			field("s3_storage", "s3_storage needs data and backups, each with a bucket")
-			return
+			return field("s3_storage", "s3_storage needs data and backups, each with a bucket")
 		}
 		spec.S3 = &catalog.S3Storage{Data: *r.Data, Backups: *r.Backups, RoleARN: r.RoleARN, ExternalID: r.ExternalID}
 		// The same checks as verify-s3-access, and the same as a database's own storage.
 		if err := s.deps.Tables.AdmitStorage(s.work(), spec.S3, spec.DatabaseS3Access); err != nil {
-			writeError(ctx, err)
-			return
+			return err
 		}
 	}
 	var c *catalog.Cluster
@@ -111,10 +100,9 @@ func (s *Server) createCluster(ctx *fasthttp.RequestCtx, p *Principal) {
 		return err
 	})
 	if err != nil {
-		writeError(ctx, err)
-		return
+		return err
 	}
 	// Every node's reconciler completes the cluster; this one does it now. A failed start
 	// answers the cluster in phase failed with the reason, and is retried with backoff.
-	s.answerCluster(ctx, c.ID)
+	return s.answerCluster(ctx, c.ID)
 }

@@ -30,9 +30,9 @@ type connectorView struct {
 // getConnector answers GET /v1/connectors/{connector_id}: state and lag of a cluster's
 // ingest consumer. Members of the organization read it.
 func (s *Server) getConnector(ctx *fasthttp.RequestCtx, p *Principal) error {
-	c, ok := s.clusterParam(ctx, p, "connector_id", "read connectors", false)
-	if !ok {
-		return nil
+	c, err := s.clusterParam(ctx, p, "connector_id", "read connectors", false)
+	if err != nil {
+		return err
 	}
 	v := connectorView{ID: c.ID.String(), Type: "kafka", ClusterID: c.ID.String(), Topic: pipeline.IngestTopic(c.ID),
 		DeadLetterTopic: pipeline.DeadTopic(c.ID), ConsumerGroup: pipeline.ConsumerGroup(c.ID), Partitions: []pipeline.PartitionLag{},

@@ -313,9 +313,9 @@ var clusterMetricDefs = []struct {
 
 // clusterMetricsByID answers GET /v1/clusters/{cluster_id}/metrics.
 func (s *Server) clusterMetricsByID(ctx *fasthttp.RequestCtx, p *Principal) error {
-	c, ok := s.clusterFor(ctx, p, "read cluster metrics", false)
-	if !ok {
-		return nil
+	c, err := s.clusterFor(ctx, p, "read cluster metrics", false)
+	if err != nil {
+		return err
 	}
 	return s.clusterMetrics(ctx, c)
 }

@@ -184,13 +184,13 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/v1/invitations/{id}/accept", s.withKey(s.answerInvitation(true)))
 	r.POST("/v1/invitations/{id}/decline", s.withKey(s.answerInvitation(false)))
 	r.GET("/v1/clusters", s.withKey(s.listClusters))
-	r.POST("/v1/clusters", s.withKey(answersItself(s.createCluster)))
+	r.POST("/v1/clusters", s.withKey(s.createCluster))
 	r.GET("/v1/clusters/sizes", s.clusterSizes)
 	r.GET("/v1/clusters/{cluster_id}", s.withKey(s.getCluster))
-	r.PATCH("/v1/clusters/{cluster_id}", s.withKey(answersItself(s.patchCluster)))
-	r.DELETE("/v1/clusters/{cluster_id}", s.withKey(answersItself(s.deleteCluster)))
-	r.POST("/v1/clusters/{cluster_id}/stop", s.withKey(answersItself(s.stopCluster)))
-	r.POST("/v1/clusters/{cluster_id}/resume", s.withKey(answersItself(s.resumeCluster)))
+	r.PATCH("/v1/clusters/{cluster_id}", s.withKey(s.patchCluster))
+	r.DELETE("/v1/clusters/{cluster_id}", s.withKey(s.deleteCluster))
+	r.POST("/v1/clusters/{cluster_id}/stop", s.withKey(s.stopCluster))
+	r.POST("/v1/clusters/{cluster_id}/resume", s.withKey(s.resumeCluster))
 	r.GET("/v1/metrics", s.withKey(s.getMetrics))
 	r.GET("/v1/clusters/metrics", s.withKey(s.clusterMetricsByName))
 	r.GET("/v1/clusters/{cluster_id}/metrics", s.withKey(s.clusterMetricsByID))
@@ -439,16 +439,6 @@ func (s *Server) keyed(h keyHandler) handler {
 		}
 		ctx.SetUserValue(principalKey, p)
 		return h(ctx, p)
-	}
-}
-
-// answersItself adapts a handler of the older shape, which writes its own errors, to
-// keyHandler: the cluster handlers of clusters.go and cluster_lifecycle.go, until their
-// policy moves out of the edge.
-func answersItself(h func(ctx *fasthttp.RequestCtx, p *Principal)) keyHandler {
-	return func(ctx *fasthttp.RequestCtx, p *Principal) error {
-		h(ctx, p)
-		return nil
 	}
 }
 
