@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/query/target"
 )
 
 // Errors callers branch on.
@@ -86,17 +88,6 @@ type Engine interface {
 	QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error)
 }
 
-// Target is where a batch of a table goes.
-type Target struct {
-	TableID  uuid.UUID
-	Database string // engine database
-	Table    string // engine table (a generation)
-	Gen      int
-	// Remote is a table on object storage (a customer's bucket), which can fail on its
-	// own: its inserts are bounded (ConsumerConfig.RemoteInsertTimeout).
-	Remote bool
-}
-
 // Tables resolves where rows of a table are inserted.
 type Tables interface {
 	// Target returns the current generation of a table, creating the next one from
@@ -104,9 +95,9 @@ type Tables interface {
 	// the table no longer exists (its rows are dropped, counted and logged). An error
 	// wrapping ErrRejected means these rows make a generation impossible: they go to
 	// dead letters.
-	Target(ctx context.Context, tableID uuid.UUID, sample [][]byte) (t Target, ok bool, err error)
+	Target(ctx context.Context, tableID uuid.UUID, sample [][]byte) (t target.Table, ok bool, err error)
 	// Generation returns a planned generation of a table again (replays).
-	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t Target, ok bool, err error)
+	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t target.Table, ok bool, err error)
 }
 
 // StorageProber is an optional ability of Tables: ProbeStorage fails when the object

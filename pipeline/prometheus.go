@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/svc-data/svc/query/target"
 )
 
 // Prometheus remote-write records. The edge decodes a write request, checks it, and
@@ -182,7 +183,7 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 		}
 		if errors.Is(err, ErrRejected) && w.c.cfg.Dead != nil {
 			for _, r := range kept {
-				t := Target{TableID: g.table, Database: db}
+				t := target.Table{TableID: g.table, Database: db}
 				if err := w.deadLetter(ctx, t, fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset), r.Value, r, err); err != nil {
 					return err
 				}

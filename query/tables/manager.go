@@ -14,13 +14,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/pathtype"
 	"github.com/svc-data/svc/query/sortkey"
 	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
+	"github.com/svc-data/svc/query/target"
 )
 
 // Engine is what table management needs of an engine.
@@ -566,16 +566,11 @@ func (m *Manager) attachGenerations(ctx context.Context, t *catalog.Table) error
 	return nil
 }
 
-var (
-	_ pipeline.Tables        = (*Manager)(nil)
-	_ pipeline.StorageProber = (*Manager)(nil)
-)
-
 // Target implements pipeline.Tables.
-func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pipeline.Target, bool, error) {
+func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (target.Table, bool, error) {
 	t, ok := m.cat.Model().TableByID(id)
 	if !ok {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
@@ -585,7 +580,7 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	lock.Lock()
 	defer lock.Unlock()
 	if t, ok = m.cat.Model().TableByID(id); !ok {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
@@ -593,51 +588,51 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	}
 	t, err := m.createGeneration(ctx, t, sample)
 	if err != nil {
-		return pipeline.Target{}, false, err
+		return target.Table{}, false, err
 	}
 	g, _ := t.Current()
 	return m.target(t, g.N), true, nil
 }
 
 // Generation implements pipeline.Tables.
-func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline.Target, bool, error) {
+func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (target.Table, bool, error) {
 	t, ok := m.cat.Model().TableByID(id)
 	if !ok {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
 	for _, g := range t.Generations {
 		if g.N == gen {
 			return m.target(t, gen), true, nil
 		}
 	}
-	return pipeline.Target{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
+	return target.Table{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
 }
 
 // TableHome implements pipeline.Homes.
-func (m *Manager) TableHome(id uuid.UUID) (pipeline.Home, bool) {
+func (m *Manager) TableHome(id uuid.UUID) (target.Home, bool) {
 	model := m.cat.Model()
 	t, ok := model.TableByID(id)
 	if !ok {
-		return pipeline.Home{}, false
+		return target.Home{}, false
 	}
 	d, ok := model.Database(t.ClusterID, t.Database)
 	if !ok {
-		return pipeline.Home{}, false
+		return target.Home{}, false
 	}
-	return pipeline.Home{Cluster: t.ClusterID, Org: d.OrgID, Database: t.Engine}, true
+	return target.Home{Cluster: t.ClusterID, Org: d.OrgID, Database: t.Engine}, true
 }
 
 // DatabaseHome implements pipeline.Homes.
-func (m *Manager) DatabaseHome(engine string) (pipeline.Home, bool) {
+func (m *Manager) DatabaseHome(engine string) (target.Home, bool) {
 	d, ok := m.cat.Model().DatabaseByEngine(engine)
 	if !ok {
-		return pipeline.Home{}, false
+		return target.Home{}, false
 	}
-	return pipeline.Home{Cluster: d.ClusterID, Org: d.OrgID, Database: d.Engine}, true
+	return target.Home{Cluster: d.ClusterID, Org: d.OrgID, Database: d.Engine}, true
 }
 
-func (m *Manager) target(t *catalog.Table, gen int) pipeline.Target {
-	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen,
+func (m *Manager) target(t *catalog.Table, gen int) target.Table {
+	return target.Table{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen,
 		Remote: m.storageOf(t) != nil}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/svc-data/svc/infra/kafka/kafkatest"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/target"
 )
 
 // TestClassifyAgainstTheEngine checks each class on the real engine's answers: rows
@@ -79,19 +80,19 @@ type tables struct {
 	good, late, impossible uuid.UUID
 }
 
-func (ts tables) Target(ctx context.Context, id uuid.UUID, _ [][]byte) (pipeline.Target, bool, error) {
+func (ts tables) Target(ctx context.Context, id uuid.UUID, _ [][]byte) (target.Table, bool, error) {
 	if id == ts.impossible {
-		return pipeline.Target{}, false, ts.eng.Exec(ctx, "SELECT toInt64('not a number')")
+		return target.Table{}, false, ts.eng.Exec(ctx, "SELECT toInt64('not a number')")
 	}
 	return ts.Generation(ctx, id, 1)
 }
 
-func (ts tables) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline.Target, bool, error) {
+func (ts tables) Generation(_ context.Context, id uuid.UUID, gen int) (target.Table, bool, error) {
 	name := map[uuid.UUID]string{ts.good: "good", ts.late: "late"}[id]
 	if name == "" {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
-	return pipeline.Target{TableID: id, Database: "d", Table: fmt.Sprintf("%s__g%d", name, gen), Gen: gen}, true, nil
+	return target.Table{TableID: id, Database: "d", Table: fmt.Sprintf("%s__g%d", name, gen), Gen: gen}, true, nil
 }
 
 // TestNoEngineErrorLeavesThePartitionUnserved runs the consumer on the real broker and
