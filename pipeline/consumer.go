@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/target"
 )
 
@@ -461,16 +462,15 @@ func stallReason(err error) string {
 		fmt.Fprintf(&b, "%s table %s: ", se.step, se.table)
 	}
 	switch {
-	case errors.Is(err, ErrFatal):
+	case errors.Is(err, engineerr.Fatal):
 		b.WriteString("statement refused by the engine")
-	case errors.Is(err, ErrRejected):
+	case errors.Is(err, engineerr.Permanent):
 		b.WriteString("rows rejected by the engine")
 	default:
 		b.WriteString("batch failed")
 	}
-	var coded interface{ EngineCode() int32 }
-	if errors.As(err, &coded) {
-		fmt.Fprintf(&b, " (engine error code %d)", coded.EngineCode())
+	if e, ok := engineerr.As(err); ok {
+		fmt.Fprintf(&b, " (engine error code %d)", e.Code)
 	}
 	return b.String()
 }
@@ -509,7 +509,7 @@ func (w *worker) flush(ctx context.Context, n int) error {
 				t, ok, err = w.c.tables.Target(ctx, g.table, sample(g.recs))
 				return err
 			})
-			if errors.Is(err, ErrRejected) && w.c.cfg.Dead != nil {
+			if errors.Is(err, engineerr.Permanent) && w.c.cfg.Dead != nil {
 				// These rows make a generation impossible. They go to dead letters
 				// before the plan is committed, which records that.
 				if err := w.deadLetterGroup(ctx, g, err); err != nil {
@@ -769,7 +769,7 @@ func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *g
 // every split has its own token, derived from the parent's, so replays repeat it.
 func (w *worker) insert(ctx context.Context, t target.Table, token string, rows [][]byte, origin Record) error {
 	err := w.retry(ctx, func() error { return w.c.engine.InsertRows(ctx, t.Database, t.Table, token, rows...) })
-	if err == nil || !errors.Is(err, ErrRejected) {
+	if err == nil || !errors.Is(err, engineerr.Permanent) {
 		return err
 	}
 	if w.c.cfg.Dead == nil {
@@ -824,14 +824,14 @@ func (w *worker) deadLetter(ctx context.Context, t target.Table, token string, r
 	return nil
 }
 
-// retry runs op until it succeeds, fails with ErrRejected or ErrFatal, or ctx ends.
+// retry runs op until it succeeds, fails with an engineerr.Permanent or engineerr.Fatal error, or ctx ends.
 // Other errors are the engine or the log being away: they are retried with backoff,
 // which ctx (revocation, shutdown) interrupts.
 func (w *worker) retry(ctx context.Context, op func() error) error {
 	delay := w.c.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || errors.Is(err, ErrRejected) || errors.Is(err, ErrFatal) {
+		if err == nil || errors.Is(err, engineerr.Permanent) || errors.Is(err, engineerr.Fatal) {
 			return err
 		}
 		if ctx.Err() != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/infra/testenv"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/target"
 )
 
@@ -54,7 +55,7 @@ func (e *memEngine) InsertRows(_ context.Context, db, table, token string, parts
 	}
 	for _, l := range strings.Split(strings.TrimSpace(string(rows)), "\n") {
 		if strings.Contains(l, "poison") {
-			return fmt.Errorf("%w: bad row", ErrRejected)
+			return fmt.Errorf("%w: bad row", engineerr.Permanent)
 		}
 	}
 	e.tokens[token] = true
@@ -480,7 +481,7 @@ type failingTables struct {
 
 func (f failingTables) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (target.Table, bool, error) {
 	if id == f.impossible {
-		return target.Table{}, false, fmt.Errorf("create generation 1: %w", ErrRejected)
+		return target.Table{}, false, fmt.Errorf("create generation 1: %w", engineerr.Permanent)
 	}
 	return f.oneTable.Target(ctx, id, sample)
 }
@@ -495,7 +496,7 @@ func TestNoErrorLeavesThePartitionUnserved(t *testing.T) {
 	eng.failOn = func(call string) error {
 		if call == "insert" && fatal > 0 {
 			fatal--
-			return fmt.Errorf("%w: code: 60, unknown table", ErrFatal)
+			return fmt.Errorf("%w: code: 60, unknown table", engineerr.Fatal)
 		}
 		return nil
 	}

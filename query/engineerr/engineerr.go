@@ -9,7 +9,10 @@ import (
 	"fmt"
 )
 
-// Class is what a caller can do about an engine error.
+// Class is what a caller can do about an engine error. A class is itself an error, so
+// callers branch on Permanent and Fatal with errors.Is: an *Error is its class, and code
+// that refuses a statement or rows for the engine's reasons without the engine (a
+// pipeline step that cannot run) wraps the class. ClassOf also answers Retryable.
 type Class uint8
 
 const (
@@ -36,6 +39,18 @@ func (c Class) String() string {
 	}
 }
 
+// Error is how a class reads in an error's text (a dead letter's reason, a log).
+func (c Class) Error() string {
+	switch c {
+	case Permanent:
+		return "rows rejected by the engine"
+	case Fatal:
+		return "statement refused by the engine"
+	default:
+		return "engine unavailable"
+	}
+}
+
 // Error is an error the engine reported for a statement.
 type Error struct {
 	Code    int32  // the engine's error code
@@ -49,9 +64,11 @@ func (e *Error) Error() string { return fmt.Sprintf("code: %d, message: %s", e.C
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// EngineCode is the engine's error code, for callers that may not import this package
-// (the pipeline reports it for a stalled partition).
-func (e *Error) EngineCode() int32 { return e.Code }
+// Is reports whether target is e's class: errors.Is(err, engineerr.Fatal).
+func (e *Error) Is(target error) bool {
+	c, ok := target.(Class)
+	return ok && c == e.Class
+}
 
 // As returns the engine error in err's chain.
 func As(err error) (*Error, bool) {
@@ -60,11 +77,16 @@ func As(err error) (*Error, bool) {
 	return e, ok
 }
 
-// ClassOf is the class of err: an engine error's own, Retryable for anything else
-// (connections refused or cut, timeouts), since those are the engine being away.
+// ClassOf is the class of err: an engine error's own, or a class err wraps, Retryable for
+// anything else (connections refused or cut, timeouts), since those are the engine being
+// away.
 func ClassOf(err error) Class {
 	if e, ok := As(err); ok {
 		return e.Class
+	}
+	var c Class
+	if errors.As(err, &c) {
+		return c
 	}
 	return Retryable
 }

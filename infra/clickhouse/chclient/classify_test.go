@@ -45,7 +45,7 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 		if got := engineerr.ClassOf(err); got != want {
 			t.Errorf("%s: ClassOf %s", name, got)
 		}
-		if errors.Is(err, pipeline.ErrRejected) != (want == engineerr.Permanent) || errors.Is(err, pipeline.ErrFatal) != (want == engineerr.Fatal) {
+		if errors.Is(err, engineerr.Permanent) != (want == engineerr.Permanent) || errors.Is(err, engineerr.Fatal) != (want == engineerr.Fatal) {
 			t.Errorf("%s: pipeline sentinels do not match class %s: %v", name, want, err)
 		}
 	}
@@ -67,7 +67,7 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.InsertRows(ctx, "d", "t", "tok-3", []byte("{\"a\":1}\n"))
-	if err == nil || engineerr.ClassOf(err) != engineerr.Retryable || errors.Is(err, pipeline.ErrRejected) || errors.Is(err, pipeline.ErrFatal) {
+	if err == nil || engineerr.ClassOf(err) != engineerr.Retryable || errors.Is(err, engineerr.Permanent) || errors.Is(err, engineerr.Fatal) {
 		t.Errorf("engine down: %v, class %s", err, engineerr.ClassOf(err))
 	}
 }

@@ -251,10 +251,12 @@ var fatalCodes = map[int32]bool{
 }
 
 // Classify turns the driver's engine exceptions into *engineerr.Error with their class,
-// once, where they happen. Permanent errors also wrap pipeline.ErrRejected and fatal
-// ones pipeline.ErrFatal, so the pipeline branches on its own sentinels. Errors that
-// are not the engine's answer (connection refused or cut, timeouts) stay as they are,
-// which every caller treats as retryable.
+// once, where they happen: callers branch on the class (errors.Is(err,
+// engineerr.Permanent), engineerr.ClassOf) and never on the driver's types. A permanent
+// or fatal error's text opens with its class ("rows rejected by the engine: code: 6,
+// ..."), as dead letters and logs show it. Errors that are not the engine's answer
+// (connection refused or cut, timeouts) stay as they are, which every caller treats as
+// retryable.
 func Classify(err error) error {
 	if err == nil {
 		return nil
@@ -267,10 +269,10 @@ func Classify(err error) error {
 	switch {
 	case permanentCodes[ex.Code]:
 		e.Class = engineerr.Permanent
-		return fmt.Errorf("%w: %w", pipeline.ErrRejected, e)
+		return fmt.Errorf("%w: %w", e.Class, e)
 	case fatalCodes[ex.Code]:
 		e.Class = engineerr.Fatal
-		return fmt.Errorf("%w: %w", pipeline.ErrFatal, e)
+		return fmt.Errorf("%w: %w", e.Class, e)
 	}
 	return e
 }
