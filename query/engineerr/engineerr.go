@@ -51,11 +51,36 @@ func (c Class) Error() string {
 	}
 }
 
+// Kind is what an engine error says where a caller branches on more than its class; an
+// error may be of several kinds (Kind is a set). The engine adapter's classifier sets
+// them from the engine's code, the one place raw codes are read; callers ask the
+// predicates below (IsUnknownTable, ...).
+type Kind uint16
+
+const (
+	// UnknownTable: a table the statement names does not exist (UNKNOWN_TABLE).
+	UnknownTable Kind = 1 << iota
+	// UnknownDatabase: a database the statement names does not exist (UNKNOWN_DATABASE).
+	UnknownDatabase
+	// WrongType: a function or conversion got a value of a type it does not take
+	// (ILLEGAL_TYPE_OF_ARGUMENT, TYPE_MISMATCH, CANNOT_CONVERT_TYPE, NO_COMMON_TYPE),
+	// which another type of the same value may cure.
+	WrongType
+	// TypeRefused: the statement uses a value where its type cannot go
+	// (ILLEGAL_TYPE_OF_ARGUMENT, ILLEGAL_COLUMN, TYPE_MISMATCH, NO_COMMON_TYPE,
+	// NOT_IMPLEMENTED, BAD_TYPE_OF_FIELD): what a Dynamic path in the wrong place causes.
+	TypeRefused
+	// NoActiveStream: the embedded engine has no stream for a result without rows in a
+	// format with a header; the statement can run row by row instead.
+	NoActiveStream
+)
+
 // Error is an error the engine reported for a statement.
 type Error struct {
-	Code    int32  // the engine's error code
+	Code    int32  // the engine's error code, for answers and logs; branch on Class and Kind
 	Message string // the engine's text, engine names untranslated
 	Class   Class
+	Kinds   Kind // the kinds it is, a set
 	// Err is the driver's error, for logs; callers never inspect it.
 	Err error
 }
@@ -76,6 +101,32 @@ func As(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// is reports whether the engine error in err's chain is of kind k.
+func is(err error, k Kind) bool {
+	e, ok := As(err)
+	return ok && e.Kinds&k != 0
+}
+
+// IsUnknownTable reports whether the engine said a table err's statement names does not
+// exist.
+func IsUnknownTable(err error) bool { return is(err, UnknownTable) }
+
+// IsUnknownDatabase reports whether the engine said a database err's statement names does
+// not exist.
+func IsUnknownDatabase(err error) bool { return is(err, UnknownDatabase) }
+
+// IsWrongType reports whether the engine refused a value for its type, which a value of
+// another type may cure.
+func IsWrongType(err error) bool { return is(err, WrongType) }
+
+// IsTypeRefused reports whether the engine refused a value where the statement uses it
+// for its type (a Dynamic path in the wrong place, say).
+func IsTypeRefused(err error) bool { return is(err, TypeRefused) }
+
+// IsNoActiveStream reports whether the engine had no stream for a result without rows
+// (run the statement row by row instead).
+func IsNoActiveStream(err error) bool { return is(err, NoActiveStream) }
 
 // ClassOf is the class of err: an engine error's own, or a class err wraps, Retryable for
 // anything else (connections refused or cut, timeouts), since those are the engine being

@@ -382,10 +382,6 @@ func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name stri
 // intDiv(100, x) a number).
 var keyCheckTypes = []string{"String", "Int64", "Float64", "DateTime64(9)"}
 
-// typeErrors are engine error codes meaning "wrong argument type", which a different path
-// type may cure.
-var typeErrors = map[int32]bool{43: true, 53: true, 386: true, 70: true}
-
 // CheckKey validates a sorting key with the one validator of statement.SortingKey (the
 // same as SQL DDL's), lets the engine judge it by creating a throwaway table with it, and
 // returns the canonical key text: the engine's own error comes back for an unusable key.
@@ -424,7 +420,7 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) (
 		if first == nil {
 			first = err
 		}
-		if ex, ok := engineerr.As(err); !ok || !typeErrors[ex.Code] {
+		if !engineerr.IsWrongType(err) { // a different path type may cure a wrong type
 			break
 		}
 	}

@@ -46,7 +46,7 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 			t.Errorf("%s: ClassOf %s", name, got)
 		}
 		if errors.Is(err, engineerr.Permanent) != (want == engineerr.Permanent) || errors.Is(err, engineerr.Fatal) != (want == engineerr.Fatal) {
-			t.Errorf("%s: pipeline sentinels do not match class %s: %v", name, want, err)
+			t.Errorf("%s: errors.Is does not match class %s: %v", name, want, err)
 		}
 	}
 	f("row that is not JSON", c.InsertRows(ctx, "d", "t", "tok-1", []byte("{\"a\":1}\n{not json\n")), engineerr.Permanent, 117)
@@ -62,12 +62,30 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 	_, err := c.QueryStrings(ctx, "SELECT name FROM system.no_such_table")
 	f("query of a missing table", err, engineerr.Fatal, 60)
 
-	// The engine away: not an engine answer, so retryable, and no pipeline sentinel.
+	// The kinds callers branch on, named by the classifier from the engine's own codes.
+	kind := func(name string, err error, pred func(error) bool, want bool) {
+		t.Helper()
+		if pred(err) != want {
+			t.Errorf("%s: predicate %v, want %v (%v)", name, !want, want, err)
+		}
+	}
+	gone := c.InsertRows(ctx, "d", "gone", "tok-4", []byte("{\"a\":1}\n"))
+	nowhere := c.Exec(ctx, "SELECT 1 FROM nowhere.t")
+	wrongType := c.Exec(ctx, "SELECT sum('a')")
+	kind("missing table", gone, engineerr.IsUnknownTable, true)
+	kind("missing table", gone, engineerr.IsUnknownDatabase, false)
+	kind("missing database", nowhere, engineerr.IsUnknownDatabase, true)
+	kind("missing database", nowhere, engineerr.IsUnknownTable, false)
+	kind("sum of a string", wrongType, engineerr.IsWrongType, true)
+	kind("sum of a string", wrongType, engineerr.IsTypeRefused, true)
+	kind("missing table", gone, engineerr.IsWrongType, false)
+
+	// The engine away: not an engine answer, so retryable, of no class errors.Is matches.
 	if err := p.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	err = c.InsertRows(ctx, "d", "t", "tok-3", []byte("{\"a\":1}\n"))
-	if err == nil || engineerr.ClassOf(err) != engineerr.Retryable || errors.Is(err, engineerr.Permanent) || errors.Is(err, engineerr.Fatal) {
+	if err == nil || engineerr.ClassOf(err) != engineerr.Retryable || errors.Is(err, engineerr.Permanent) || errors.Is(err, engineerr.Fatal) || engineerr.IsUnknownTable(err) {
 		t.Errorf("engine down: %v, class %s", err, engineerr.ClassOf(err))
 	}
 }
