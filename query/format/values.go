@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -83,6 +84,19 @@ type jsonObject interface {
 
 var jsonObjectType = reflect.TypeFor[jsonObject]()
 
+// jsonByValue caches, by struct type, whether a pointer to it is a jsonObject (the driver's
+// JSON by value), so that rendering a time or a decimal asks reflection once per type.
+var jsonByValue sync.Map // reflect.Type → bool
+
+func isJSONByValue(t reflect.Type) bool {
+	if ok, found := jsonByValue.Load(t); found {
+		return ok.(bool)
+	}
+	ok := reflect.PointerTo(t).Implements(jsonObjectType)
+	jsonByValue.Store(t, ok)
+	return ok
+}
+
 // unwrap resolves pointers, Variant/Dynamic wrappers and JSON objects to plain values,
 // returning the value and the engine type it carries when known.
 func unwrap(v any, typ string) (any, string) {
@@ -113,7 +127,7 @@ func unwrap(v any, typ string) (any, string) {
 			v = rv.Elem().Interface()
 			continue
 		}
-		if rv.Kind() == reflect.Struct && reflect.PointerTo(rv.Type()).Implements(jsonObjectType) {
+		if rv.Kind() == reflect.Struct && isJSONByValue(rv.Type()) {
 			// A JSON object by value: its NestedMap reads through a pointer.
 			p := reflect.New(rv.Type())
 			p.Elem().Set(rv)
