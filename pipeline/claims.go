@@ -1,23 +1,20 @@
 package pipeline
 
-import "github.com/google/uuid"
+import (
+	"github.com/google/uuid"
 
-// Home is where the catalog puts a table or an engine database.
-type Home struct {
-	Cluster  uuid.UUID
-	Org      uuid.UUID
-	Database string // engine database
-}
+	"github.com/svc-data/svc/query/target"
+)
 
 // Homes answers what the consumer checks a record's headers against: the catalog, never
 // the record. A record's headers are written by the edge, but anyone who can write to the
 // topic could write others; the consumer takes none of them on trust.
 type Homes interface {
 	// TableHome returns the home of a table; ok is false when there is no such table.
-	TableHome(id uuid.UUID) (h Home, ok bool)
+	TableHome(id uuid.UUID) (h target.Home, ok bool)
 	// DatabaseHome returns the home of an engine database; ok is false when the catalog
 	// has no such database.
-	DatabaseHome(engine string) (h Home, ok bool)
+	DatabaseHome(engine string) (h target.Home, ok bool)
 }
 
 // claim is what the catalog says of what a record's headers claim.
@@ -36,7 +33,7 @@ const (
 func checkClaim(homes Homes, cluster uuid.UUID, r *Record) claim {
 	org := r.Headers[HeaderOrg]
 	db := r.Headers[HeaderDatabase]
-	var h Home
+	var h target.Home
 	var ok bool
 	if r.Headers[HeaderFormat] == FormatPrometheus {
 		if r.Headers[HeaderTable] != PrometheusTableID(db).String() {

@@ -4,26 +4,27 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/svc-data/svc/query/target"
 )
 
 type fakeHomes struct {
-	tables map[uuid.UUID]Home
-	dbs    map[string]Home
+	tables map[uuid.UUID]target.Home
+	dbs    map[string]target.Home
 }
 
-func (f fakeHomes) TableHome(id uuid.UUID) (Home, bool) { h, ok := f.tables[id]; return h, ok }
-func (f fakeHomes) DatabaseHome(db string) (Home, bool) { h, ok := f.dbs[db]; return h, ok }
+func (f fakeHomes) TableHome(id uuid.UUID) (target.Home, bool) { h, ok := f.tables[id]; return h, ok }
+func (f fakeHomes) DatabaseHome(db string) (target.Home, bool) { h, ok := f.dbs[db]; return h, ok }
 
 func TestCheckClaim(t *testing.T) {
 	mine, theirs := uuid.New(), uuid.New()
 	myOrg, theirOrg := uuid.New(), uuid.New()
 	myTable, theirTable := uuid.New(), uuid.New()
 	homes := fakeHomes{
-		tables: map[uuid.UUID]Home{
+		tables: map[uuid.UUID]target.Home{
 			myTable:    {Cluster: mine, Org: myOrg, Database: "o_mine__db"},
 			theirTable: {Cluster: theirs, Org: theirOrg, Database: "o_theirs__db"},
 		},
-		dbs: map[string]Home{
+		dbs: map[string]target.Home{
 			"o_mine__db":   {Cluster: mine, Org: myOrg, Database: "o_mine__db"},
 			"o_theirs__db": {Cluster: theirs, Org: theirOrg, Database: "o_theirs__db"},
 		},

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/target"
 )
 
 // ConsumerConfig sizes batches and retries.
@@ -460,16 +462,15 @@ func stallReason(err error) string {
 		fmt.Fprintf(&b, "%s table %s: ", se.step, se.table)
 	}
 	switch {
-	case errors.Is(err, ErrFatal):
+	case errors.Is(err, engineerr.Fatal):
 		b.WriteString("statement refused by the engine")
-	case errors.Is(err, ErrRejected):
+	case errors.Is(err, engineerr.Permanent):
 		b.WriteString("rows rejected by the engine")
 	default:
 		b.WriteString("batch failed")
 	}
-	var coded interface{ EngineCode() int32 }
-	if errors.As(err, &coded) {
-		fmt.Fprintf(&b, " (engine error code %d)", coded.EngineCode())
+	if e, ok := engineerr.As(err); ok {
+		fmt.Fprintf(&b, " (engine error code %d)", e.Code)
 	}
 	return b.String()
 }
@@ -502,13 +503,13 @@ func (w *worker) flush(ctx context.Context, n int) error {
 				p.gens[g.table] = deadLettered
 				continue
 			}
-			var t Target
+			var t target.Table
 			var ok bool
 			err := w.retry(ctx, func() (err error) {
 				t, ok, err = w.c.tables.Target(ctx, g.table, sample(g.recs))
 				return err
 			})
-			if errors.Is(err, ErrRejected) && w.c.cfg.Dead != nil {
+			if errors.Is(err, engineerr.Permanent) && w.c.cfg.Dead != nil {
 				// These rows make a generation impossible. They go to dead letters
 				// before the plan is committed, which records that.
 				if err := w.deadLetterGroup(ctx, g, err); err != nil {
@@ -677,10 +678,10 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 		w.c.cfg.Logger.Warn("rows for a deleted table dropped", "table", g.table, "rows", g.rows)
 		return nil
 	}
-	var target Target
+	var tgt target.Table
 	var ok bool
 	err := w.retry(ctx, func() (err error) {
-		target, ok, err = w.c.tables.Generation(ctx, g.table, gen)
+		tgt, ok, err = w.c.tables.Generation(ctx, g.table, gen)
 		return err
 	})
 	if err != nil {
@@ -690,10 +691,10 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 		w.c.stats.droppedForMissingTable(g.rows)
 		return nil
 	}
-	if target.Remote && w.c.cfg.Dead != nil {
-		return w.insertRemote(ctx, p, start, end, g, target)
+	if tgt.Remote && w.c.cfg.Dead != nil {
+		return w.insertRemote(ctx, p, start, end, g, tgt)
 	}
-	return w.insertRows(ctx, p, start, end, g, target)
+	return w.insertRows(ctx, p, start, end, g, tgt)
 }
 
 // insertRemote inserts a group into a table on object storage within
@@ -702,7 +703,7 @@ func (w *worker) insertGroup(ctx context.Context, p *plan, start, end int64, g *
 // committed), so that its storage never holds the partition's other tables. A replay of
 // the plan repeats the insert with the same token, so rows the engine took after all are
 // not inserted twice; a row may then be both in the table and in its dead letters.
-func (w *worker) insertRemote(ctx context.Context, p *plan, start, end int64, g *group, target Target) error {
+func (w *worker) insertRemote(ctx context.Context, p *plan, start, end int64, g *group, tgt target.Table) error {
 	parked := &w.c.stats.parked
 	if parked.skip(g.table, time.Now()) {
 		return w.deadLetterGroup(ctx, g, w.parkedReason(g.table, true))
@@ -722,7 +723,7 @@ func (w *worker) insertRemote(ctx context.Context, p *plan, start, end int64, g 
 		}
 	}
 	ictx, cancel := context.WithTimeout(ctx, w.c.cfg.RemoteInsertTimeout)
-	err := w.insertRows(ictx, p, start, end, g, target)
+	err := w.insertRows(ictx, p, start, end, g, tgt)
 	timedOut := ictx.Err() != nil && ctx.Err() == nil
 	cancel()
 	switch {
@@ -744,7 +745,7 @@ func (w *worker) parkedReason(table uuid.UUID, parked bool) error {
 }
 
 // insertRows inserts a group's rows, without those whose idempotency key was seen.
-func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *group, target Target) error {
+func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *group, tgt target.Table) error {
 	recs, err := w.withoutSeenKeys(ctx, g)
 	if err != nil {
 		return err
@@ -760,15 +761,15 @@ func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *g
 	if len(rows) == 0 {
 		return nil
 	}
-	return w.insert(ctx, target, w.token(p, start, end, g.table.String()), rows, recs[0])
+	return w.insert(ctx, tgt, w.token(p, start, end, g.table.String()), rows, recs[0])
 }
 
 // insert inserts rows, retrying while the engine is unavailable. Rows the engine rejects
 // are split in halves until the rejected ones are isolated and sent to dead letters;
 // every split has its own token, derived from the parent's, so replays repeat it.
-func (w *worker) insert(ctx context.Context, t Target, token string, rows [][]byte, origin Record) error {
+func (w *worker) insert(ctx context.Context, t target.Table, token string, rows [][]byte, origin Record) error {
 	err := w.retry(ctx, func() error { return w.c.engine.InsertRows(ctx, t.Database, t.Table, token, rows...) })
-	if err == nil || !errors.Is(err, ErrRejected) {
+	if err == nil || !errors.Is(err, engineerr.Permanent) {
 		return err
 	}
 	if w.c.cfg.Dead == nil {
@@ -793,7 +794,7 @@ func (w *worker) insert(ctx context.Context, t Target, token string, rows [][]by
 func (w *worker) deadLetterGroup(ctx context.Context, g *group, reason error) error {
 	g.dead = true
 	for _, r := range g.recs {
-		t := Target{TableID: g.table, Database: r.Headers[HeaderDatabase]}
+		t := target.Table{TableID: g.table, Database: r.Headers[HeaderDatabase]}
 		key := fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)
 		if err := w.deadLetter(ctx, t, key, r.Value, r, reason); err != nil {
 			return err
@@ -802,7 +803,7 @@ func (w *worker) deadLetterGroup(ctx context.Context, g *group, reason error) er
 	return nil
 }
 
-func (w *worker) deadLetter(ctx context.Context, t Target, token string, row []byte, origin Record, reason error) error {
+func (w *worker) deadLetter(ctx context.Context, t target.Table, token string, row []byte, origin Record, reason error) error {
 	rec := &Record{
 		Topic: w.c.cfg.DeadTopic(w.a.Topic()),
 		Key:   []byte(token),
@@ -823,14 +824,14 @@ func (w *worker) deadLetter(ctx context.Context, t Target, token string, row []b
 	return nil
 }
 
-// retry runs op until it succeeds, fails with ErrRejected or ErrFatal, or ctx ends.
+// retry runs op until it succeeds, fails with an engineerr.Permanent or engineerr.Fatal error, or ctx ends.
 // Other errors are the engine or the log being away: they are retried with backoff,
 // which ctx (revocation, shutdown) interrupts.
 func (w *worker) retry(ctx context.Context, op func() error) error {
 	delay := w.c.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
 		err := op()
-		if err == nil || errors.Is(err, ErrRejected) || errors.Is(err, ErrFatal) {
+		if err == nil || errors.Is(err, engineerr.Permanent) || errors.Is(err, engineerr.Fatal) {
 			return err
 		}
 		if ctx.Err() != nil {

@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/infra/testenv"
+	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/target"
 )
 
 // These tests check the exactly-once protocol as pure logic: the engine below keeps rows
@@ -53,7 +55,7 @@ func (e *memEngine) InsertRows(_ context.Context, db, table, token string, parts
 	}
 	for _, l := range strings.Split(strings.TrimSpace(string(rows)), "\n") {
 		if strings.Contains(l, "poison") {
-			return fmt.Errorf("%w: bad row", ErrRejected)
+			return fmt.Errorf("%w: bad row", engineerr.Permanent)
 		}
 	}
 	e.tokens[token] = true
@@ -101,12 +103,12 @@ func (e *memEngine) count(table string) int {
 
 type oneTable struct{ id uuid.UUID }
 
-func (o oneTable) Target(context.Context, uuid.UUID, [][]byte) (Target, bool, error) {
-	return Target{TableID: o.id, Database: "db", Table: "t__g1", Gen: 1}, true, nil
+func (o oneTable) Target(context.Context, uuid.UUID, [][]byte) (target.Table, bool, error) {
+	return target.Table{TableID: o.id, Database: "db", Table: "t__g1", Gen: 1}, true, nil
 }
 
-func (o oneTable) Generation(_ context.Context, _ uuid.UUID, gen int) (Target, bool, error) {
-	return Target{TableID: o.id, Database: "db", Table: fmt.Sprintf("t__g%d", gen), Gen: gen}, true, nil
+func (o oneTable) Generation(_ context.Context, _ uuid.UUID, gen int) (target.Table, bool, error) {
+	return target.Table{TableID: o.id, Database: "db", Table: fmt.Sprintf("t__g%d", gen), Gen: gen}, true, nil
 }
 
 // memPartition is the committed state of one partition, shared by its successive owners.
@@ -477,9 +479,9 @@ type failingTables struct {
 	impossible uuid.UUID
 }
 
-func (f failingTables) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (Target, bool, error) {
+func (f failingTables) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (target.Table, bool, error) {
 	if id == f.impossible {
-		return Target{}, false, fmt.Errorf("create generation 1: %w", ErrRejected)
+		return target.Table{}, false, fmt.Errorf("create generation 1: %w", engineerr.Permanent)
 	}
 	return f.oneTable.Target(ctx, id, sample)
 }
@@ -494,7 +496,7 @@ func TestNoErrorLeavesThePartitionUnserved(t *testing.T) {
 	eng.failOn = func(call string) error {
 		if call == "insert" && fatal > 0 {
 			fatal--
-			return fmt.Errorf("%w: code: 60, unknown table", ErrFatal)
+			return fmt.Errorf("%w: code: 60, unknown table", engineerr.Fatal)
 		}
 		return nil
 	}

@@ -6,9 +6,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/query/target"
 )
 
-// Errors callers branch on.
+// Errors callers branch on. Engine errors are classed in the engine data model's one
+// vocabulary (query/engineerr): the consumer branches on engineerr.Permanent (the data is
+// refused: the rows go to dead letters) and engineerr.Fatal (no retry of the statement can
+// succeed: the partition pauses and replays its batch from the committed plan, which
+// resolves tables again) with errors.Is.
 var (
 	// ErrOverloaded means the log could not take the record in time (broker unreachable
 	// or the producer buffer full). Nothing was acknowledged; the client should retry
@@ -17,16 +23,6 @@ var (
 
 	// ErrTooLarge means a request's rows exceed what one log record can hold.
 	ErrTooLarge = errors.New("request too large")
-
-	// ErrRejected marks an engine error caused by the data itself: retrying cannot help,
-	// so the rows go to dead letters. Engine adapters wrap such errors with it.
-	ErrRejected = errors.New("rows rejected by the engine")
-
-	// ErrFatal marks an engine error that retrying the same statement cannot fix and
-	// the data did not cause (an object it names is gone, the statement is invalid).
-	// The consumer then pauses the partition and replays its batch from the committed
-	// plan, which resolves tables again. Engine adapters wrap such errors with it.
-	ErrFatal = errors.New("statement refused by the engine")
 )
 
 // Record header names. They are part of the stored format: never rename.
@@ -76,8 +72,8 @@ type Engine interface {
 	// InsertRows inserts newline-separated JSON objects into database.table as documents
 	// of its single JSON column, deduplicated by token. The rows are the concatenation of
 	// the parts, each of whole lines (a batch's record values, passed without joining
-	// them). Errors caused by the data wrap ErrRejected, errors no retry of the statement
-	// can fix wrap ErrFatal; any other error is retried.
+	// them). Errors caused by the data are engineerr.Permanent, errors no retry of the
+	// statement can fix engineerr.Fatal; any other error is retried.
 	InsertRows(ctx context.Context, database, table, token string, rows ...[]byte) error
 	// ExecArgs runs a statement without a result. args fill its ? placeholders in
 	// order: the adapter renders them as literals, so values never need quoting here.
@@ -86,27 +82,16 @@ type Engine interface {
 	QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error)
 }
 
-// Target is where a batch of a table goes.
-type Target struct {
-	TableID  uuid.UUID
-	Database string // engine database
-	Table    string // engine table (a generation)
-	Gen      int
-	// Remote is a table on object storage (a customer's bucket), which can fail on its
-	// own: its inserts are bounded (ConsumerConfig.RemoteInsertTimeout).
-	Remote bool
-}
-
 // Tables resolves where rows of a table are inserted.
 type Tables interface {
 	// Target returns the current generation of a table, creating the next one from
 	// sample rows when the table has none or its sorting key changed. ok is false when
 	// the table no longer exists (its rows are dropped, counted and logged). An error
-	// wrapping ErrRejected means these rows make a generation impossible: they go to
+	// of class engineerr.Permanent means these rows make a generation impossible: they go to
 	// dead letters.
-	Target(ctx context.Context, tableID uuid.UUID, sample [][]byte) (t Target, ok bool, err error)
+	Target(ctx context.Context, tableID uuid.UUID, sample [][]byte) (t target.Table, ok bool, err error)
 	// Generation returns a planned generation of a table again (replays).
-	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t Target, ok bool, err error)
+	Generation(ctx context.Context, tableID uuid.UUID, gen int) (t target.Table, ok bool, err error)
 }
 
 // StorageProber is an optional ability of Tables: ProbeStorage fails when the object

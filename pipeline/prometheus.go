@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/target"
 )
 
 // Prometheus remote-write records. The edge decodes a write request, checks it, and
@@ -124,7 +126,7 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 	db := g.recs[0].Headers[HeaderDatabase]
 	ri, ok := w.c.engine.(RawInserter)
 	if !ok || w.c.cfg.PrometheusDDL == nil {
-		return fmt.Errorf("%w: this node cannot insert Prometheus records", ErrFatal)
+		return fmt.Errorf("%w: this node cannot insert Prometheus records", engineerr.Fatal)
 	}
 	recs, err := w.withoutSeenKeys(ctx, g)
 	if err != nil {
@@ -175,14 +177,14 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 		err := w.retry(ctx, func() error {
 			return ri.InsertFormat(ctx, db, name, t.columns, "RowBinary", token+"/"+name, t.data)
 		})
-		if errors.Is(err, ErrFatal) {
+		if errors.Is(err, engineerr.Fatal) {
 			// A table or the database went away after it was ensured: the replay of
 			// the plan ensures again, and drops the rows if the database is gone.
 			w.c.promReady.Delete(db)
 		}
-		if errors.Is(err, ErrRejected) && w.c.cfg.Dead != nil {
+		if errors.Is(err, engineerr.Permanent) && w.c.cfg.Dead != nil {
 			for _, r := range kept {
-				t := Target{TableID: g.table, Database: db}
+				t := target.Table{TableID: g.table, Database: db}
 				if err := w.deadLetter(ctx, t, fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset), r.Value, r, err); err != nil {
 					return err
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/svc-data/svc/query/engineerr"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func (e *promEngine) InsertFormat(_ context.Context, db, table, columns, format,
 		}
 	}
 	if format != "RowBinary" || columns == "" {
-		return fmt.Errorf("%w: format %s, columns %q", ErrFatal, format, columns)
+		return fmt.Errorf("%w: format %s, columns %q", engineerr.Fatal, format, columns)
 	}
 	if e.tokens[token] {
 		return nil

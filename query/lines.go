@@ -286,11 +286,6 @@ func hexRune(s []byte) (rune, int, bool) {
 	return r, 4, true
 }
 
-// codeNoActiveStream is what libchdb answers a stream of a result without rows in a format
-// with a header (while Native yields its header block): the statement then runs row by row,
-// which knows the columns of an empty result.
-const codeNoActiveStream = 1002
-
 // linesServed reports whether a request's result may be served from the engine's lines:
 // a read in a format whose rows are plain JSON objects.
 func linesServed(req Request, st *statement.Statement) bool {
@@ -303,8 +298,10 @@ func linesServed(req Request, st *statement.Statement) bool {
 // run the usual way.
 func runLines(ctx context.Context, eng LineEngine, req Request, st *statement.Statement, opt Options) (Lines, *splicer, []byte, error) {
 	ls, err := eng.StreamLines(ctx, st.SQL, linesFormat, opt)
-	if ex, ok := engineerr.As(err); ok && ex.Code == codeNoActiveStream && strings.Contains(ex.Message, "No active streaming query") ||
-		errors.Is(err, ErrNotLines) {
+	// The embedded engine has no stream for a result without rows in a format with a
+	// header (while Native yields its header block): the statement then runs row by row,
+	// which knows the columns of an empty result.
+	if engineerr.IsNoActiveStream(err) || errors.Is(err, ErrNotLines) {
 		return nil, nil, nil, nil
 	}
 	if err != nil {

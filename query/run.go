@@ -204,7 +204,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		if canceled {
 			return &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 		}
-		return explainPathType(st, engineError(err, env))
+		return explainPathType(st, err, env)
 	}
 	opts := Options{QueryID: EngineQueryID(req.OrgID, req.Database, req.QueryID), Settings: settings}
 	// EXPLAIN's output is engine text naming engine databases and generations: its rows
@@ -240,7 +240,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 			if qctx.Err() != nil {
 				return nil, &Error{Status: 499, Code: "canceled", Message: "the query was canceled"}
 			}
-			return nil, explainPathType(st, engineError(err, env))
+			return nil, explainPathType(st, err, env)
 		}
 		r.afterInsertSelect(qctx, eng, req, st)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
 	"github.com/svc-data/svc/query/tables"
@@ -81,18 +82,19 @@ func DeclaredPaths(columnType string) map[string]bool {
 	return out
 }
 
-// explainPathType turns an engine type error about a Dynamic path of st into the
-// statement's 400 path_type (naming the path, the types seen and the cast to write);
-// other errors pass unchanged.
-func explainPathType(st *statement.Statement, err error) error {
-	e, ok := err.(*Error)
-	if !ok || e.Code != "engine_error" {
-		return err
+// explainPathType turns an engine failure into the API's error (engineError), and an
+// engine type error about a Dynamic path of st into the statement's 400 path_type (naming
+// the path, the types seen and the cast to write).
+func explainPathType(st *statement.Statement, err error, env statement.Env) error {
+	apiErr := engineError(err, env)
+	e, ok := apiErr.(*Error)
+	if !ok || e.Code != "engine_error" || !engineerr.IsTypeRefused(err) {
+		return apiErr
 	}
-	if pe := st.PathTypeError(e.EngineCode, e.Message); pe != nil {
+	if pe := st.PathTypeError(e.Message); pe != nil {
 		return &Error{Status: pe.Status, Code: pe.Code, Message: pe.Message, Hint: pe.Hint, EngineCode: e.EngineCode}
 	}
-	return err
+	return apiErr
 }
 
 // TableNames implements statement.TableLister, so system.columns lists paths.

@@ -21,3 +21,27 @@ func TestClassOfFollowsTheChain(t *testing.T) {
 		t.Errorf("As: %v %v", e, ok)
 	}
 }
+
+// The pipeline branches on classes with errors.Is, whether the class comes from an
+// engine error in the chain or is wrapped by code that refuses on the engine's behalf.
+func TestErrorsIsMatchesTheClass(t *testing.T) {
+	f := func(err error, target Class, want bool) {
+		t.Helper()
+		if got := errors.Is(err, target); got != want {
+			t.Errorf("errors.Is(%v, %s) = %v, want %v", err, target, got, want)
+		}
+	}
+	f(fmt.Errorf("insert: %w", &Error{Code: 6, Class: Permanent}), Permanent, true)
+	f(fmt.Errorf("insert: %w", &Error{Code: 6, Class: Permanent}), Fatal, false)
+	f(fmt.Errorf("insert: %w", &Error{Code: 60, Class: Fatal}), Fatal, true)
+	f(fmt.Errorf("%w: this node cannot insert", Fatal), Fatal, true)
+	f(fmt.Errorf("%w: this node cannot insert", Fatal), Permanent, false)
+	f(errors.New("connection refused"), Permanent, false)
+	f(errors.New("connection refused"), Fatal, false)
+	if got := ClassOf(fmt.Errorf("create generation 1: %w", Permanent)); got != Permanent {
+		t.Errorf("ClassOf of a wrapped class = %s", got)
+	}
+	if got := fmt.Errorf("%w: %w", Permanent, &Error{Code: 6, Message: "Cannot parse"}).Error(); got != "rows rejected by the engine: code: 6, message: Cannot parse" {
+		t.Errorf("text: %q", got)
+	}
+}

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/chcol"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 )
@@ -67,6 +67,36 @@ func formatTime(t time.Time, typ string) string {
 	return t.Format(layout)
 }
 
+// variant is a Variant or Dynamic value as the engine adapter hands it over (the driver's
+// chcol.Variant, or a pointer to one): the value it holds and that value's engine type.
+// The format names the methods it reads instead of importing a driver.
+type variant interface {
+	Nil() bool
+	Any() any
+	Type() string
+}
+
+// jsonObject is a JSON column's value as the engine adapter hands it over (the driver's
+// *chcol.JSON): the object as nested maps.
+type jsonObject interface {
+	NestedMap() map[string]any
+}
+
+var jsonObjectType = reflect.TypeFor[jsonObject]()
+
+// jsonByValue caches, by struct type, whether a pointer to it is a jsonObject (the driver's
+// JSON by value), so that rendering a time or a decimal asks reflection once per type.
+var jsonByValue sync.Map // reflect.Type → bool
+
+func isJSONByValue(t reflect.Type) bool {
+	if ok, found := jsonByValue.Load(t); found {
+		return ok.(bool)
+	}
+	ok := reflect.PointerTo(t).Implements(jsonObjectType)
+	jsonByValue.Store(t, ok)
+	return ok
+}
+
 // unwrap resolves pointers, Variant/Dynamic wrappers and JSON objects to plain values,
 // returning the value and the engine type it carries when known.
 func unwrap(v any, typ string) (any, string) {
@@ -74,24 +104,19 @@ func unwrap(v any, typ string) (any, string) {
 		switch x := v.(type) {
 		case nil:
 			return nil, typ
-		case chcol.Variant:
+		case variant:
+			if rv := reflect.ValueOf(x); rv.Kind() == reflect.Pointer && rv.IsNil() {
+				return nil, typ
+			}
 			if x.Nil() {
 				return nil, typ
 			}
 			v, typ = x.Any(), x.Type()
 			continue
-		case *chcol.Variant:
-			if x == nil {
+		case jsonObject:
+			if rv := reflect.ValueOf(x); rv.Kind() == reflect.Pointer && rv.IsNil() {
 				return nil, typ
 			}
-			v = *x
-			continue
-		case *chcol.JSON:
-			if x == nil {
-				return nil, typ
-			}
-			return x.NestedMap(), "JSON"
-		case chcol.JSON:
 			return x.NestedMap(), "JSON"
 		}
 		rv := reflect.ValueOf(v)
@@ -101,6 +126,12 @@ func unwrap(v any, typ string) (any, string) {
 			}
 			v = rv.Elem().Interface()
 			continue
+		}
+		if rv.Kind() == reflect.Struct && isJSONByValue(rv.Type()) {
+			// A JSON object by value: its NestedMap reads through a pointer.
+			p := reflect.New(rv.Type())
+			p.Elem().Set(rv)
+			return p.Interface().(jsonObject).NestedMap(), "JSON"
 		}
 		return v, typ
 	}

@@ -108,8 +108,7 @@ func (qr *querier) stream(ctx context.Context, t Target, sql string) (query.Rows
 // missing reports whether err is the engine saying the tables are not there yet (no
 // write has reached the database): an empty store, not an error.
 func missing(err error) bool {
-	e, ok := engineerr.As(err)
-	return ok && (e.Code == 60 || e.Code == 81) // UNKNOWN_TABLE, UNKNOWN_DATABASE
+	return engineerr.IsUnknownTable(err) || engineerr.IsUnknownDatabase(err)
 }
 
 // series is one series read from the tags table.

@@ -1,7 +1,6 @@
 package statement
 
 import (
-	"slices"
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
@@ -78,21 +77,11 @@ func (a *analyzer) tablePaths(db, table string) map[string][]string {
 	return t.Paths
 }
 
-// typeErrorCodes are the engine errors a Dynamic value in the wrong place causes.
-var typeErrorCodes = []int32{
-	43,  // ILLEGAL_TYPE_OF_ARGUMENT
-	44,  // ILLEGAL_COLUMN
-	53,  // TYPE_MISMATCH
-	386, // NO_COMMON_TYPE
-	48,  // NOT_IMPLEMENTED
-	169, // BAD_TYPE_OF_FIELD
-}
-
 // PathTypeError explains an engine type error of a statement that reads Dynamic paths:
 // a 400 path_type naming each such path, the types seen at it and the cast to write.
 // It returns nil when the error is not about a Dynamic path.
-func (st *Statement) PathTypeError(engineCode int32, message string) *Error {
-	if st == nil || !slices.Contains(typeErrorCodes, engineCode) {
+func (st *Statement) PathTypeError(message string) *Error {
+	if st == nil {
 		return nil
 	}
 	if !strings.Contains(message, "Dynamic") || len(st.DynamicPaths) == 0 {

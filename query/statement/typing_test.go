@@ -43,7 +43,7 @@ func TestTypedPathsRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := st.PathTypeError(43, "Illegal type Dynamic of argument for aggregate function sum")
+	e := st.PathTypeError("Illegal type Dynamic of argument for aggregate function sum")
 	if e == nil || e.Code != CodePathType || !strings.Contains(e.Message, "mixed (types seen: Int64, String)") ||
 		!strings.Contains(e.Message, "nope (no row has it)") || !strings.Contains(e.Hint, "mixed::Nullable(String)") {
 		t.Fatalf("path type error: %+v", e)
@@ -209,11 +209,11 @@ func TestTypedPathFunctionError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := st.PathTypeError(43, "First argument for function has must be an array. Actual Nullable(Int64)")
+	e := st.PathTypeError("First argument for function has must be an array. Actual Nullable(Int64)")
 	if e == nil || e.Code != CodePathType || !strings.Contains(e.Message, "bytes (reads as Nullable(Int64))") || !strings.Contains(e.Hint, "toString(bytes)") {
 		t.Fatalf("%+v", e)
 	}
-	if st.PathTypeError(43, "Illegal type String of argument") != nil {
+	if st.PathTypeError("Illegal type String of argument") != nil {
 		t.Fatal("an error naming no path's type is left as it is")
 	}
 }

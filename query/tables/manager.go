@@ -14,13 +14,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/pathtype"
 	"github.com/svc-data/svc/query/sortkey"
 	"github.com/svc-data/svc/query/sqlquote"
 	"github.com/svc-data/svc/query/statement"
+	"github.com/svc-data/svc/query/target"
 )
 
 // Engine is what table management needs of an engine.
@@ -382,10 +382,6 @@ func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name stri
 // intDiv(100, x) a number).
 var keyCheckTypes = []string{"String", "Int64", "Float64", "DateTime64(9)"}
 
-// typeErrors are engine error codes meaning "wrong argument type", which a different path
-// type may cure.
-var typeErrors = map[int32]bool{43: true, 53: true, 386: true, 70: true}
-
 // CheckKey validates a sorting key with the one validator of statement.SortingKey (the
 // same as SQL DDL's), lets the engine judge it by creating a throwaway table with it, and
 // returns the canonical key text: the engine's own error comes back for an unusable key.
@@ -424,7 +420,7 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) (
 		if first == nil {
 			first = err
 		}
-		if ex, ok := engineerr.As(err); !ok || !typeErrors[ex.Code] {
+		if !engineerr.IsWrongType(err) { // a different path type may cure a wrong type
 			break
 		}
 	}
@@ -566,16 +562,11 @@ func (m *Manager) attachGenerations(ctx context.Context, t *catalog.Table) error
 	return nil
 }
 
-var (
-	_ pipeline.Tables        = (*Manager)(nil)
-	_ pipeline.StorageProber = (*Manager)(nil)
-)
-
 // Target implements pipeline.Tables.
-func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pipeline.Target, bool, error) {
+func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (target.Table, bool, error) {
 	t, ok := m.cat.Model().TableByID(id)
 	if !ok {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
@@ -585,7 +576,7 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	lock.Lock()
 	defer lock.Unlock()
 	if t, ok = m.cat.Model().TableByID(id); !ok {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
 	if !t.KeyPending() {
 		g, _ := t.Current()
@@ -593,51 +584,51 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (pi
 	}
 	t, err := m.createGeneration(ctx, t, sample)
 	if err != nil {
-		return pipeline.Target{}, false, err
+		return target.Table{}, false, err
 	}
 	g, _ := t.Current()
 	return m.target(t, g.N), true, nil
 }
 
 // Generation implements pipeline.Tables.
-func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline.Target, bool, error) {
+func (m *Manager) Generation(_ context.Context, id uuid.UUID, gen int) (target.Table, bool, error) {
 	t, ok := m.cat.Model().TableByID(id)
 	if !ok {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
 	for _, g := range t.Generations {
 		if g.N == gen {
 			return m.target(t, gen), true, nil
 		}
 	}
-	return pipeline.Target{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
+	return target.Table{}, false, fmt.Errorf("table %s has no generation %d yet", t.Name, gen)
 }
 
 // TableHome implements pipeline.Homes.
-func (m *Manager) TableHome(id uuid.UUID) (pipeline.Home, bool) {
+func (m *Manager) TableHome(id uuid.UUID) (target.Home, bool) {
 	model := m.cat.Model()
 	t, ok := model.TableByID(id)
 	if !ok {
-		return pipeline.Home{}, false
+		return target.Home{}, false
 	}
 	d, ok := model.Database(t.ClusterID, t.Database)
 	if !ok {
-		return pipeline.Home{}, false
+		return target.Home{}, false
 	}
-	return pipeline.Home{Cluster: t.ClusterID, Org: d.OrgID, Database: t.Engine}, true
+	return target.Home{Cluster: t.ClusterID, Org: d.OrgID, Database: t.Engine}, true
 }
 
 // DatabaseHome implements pipeline.Homes.
-func (m *Manager) DatabaseHome(engine string) (pipeline.Home, bool) {
+func (m *Manager) DatabaseHome(engine string) (target.Home, bool) {
 	d, ok := m.cat.Model().DatabaseByEngine(engine)
 	if !ok {
-		return pipeline.Home{}, false
+		return target.Home{}, false
 	}
-	return pipeline.Home{Cluster: d.ClusterID, Org: d.OrgID, Database: d.Engine}, true
+	return target.Home{Cluster: d.ClusterID, Org: d.OrgID, Database: d.Engine}, true
 }
 
-func (m *Manager) target(t *catalog.Table, gen int) pipeline.Target {
-	return pipeline.Target{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen,
+func (m *Manager) target(t *catalog.Table, gen int) target.Table {
+	return target.Table{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen,
 		Remote: m.storageOf(t) != nil}
 }
 

@@ -6,11 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
-	"github.com/svc-data/svc/pipeline"
 )
-
-var _ pipeline.PathRecorder = (*Manager)(nil)
 
 // RecordPaths implements pipeline.PathRecorder: the engine reads rows exactly as an
 // insert into the table would (same column type, distinctJSONPathsAndTypes), and the

@@ -20,6 +20,7 @@ import (
 	"github.com/svc-data/svc/infra/kafka/kafkatest"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/target"
 )
 
 // TestClassifyAgainstTheEngine checks each class on the real engine's answers: rows
@@ -44,8 +45,8 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 		if got := engineerr.ClassOf(err); got != want {
 			t.Errorf("%s: ClassOf %s", name, got)
 		}
-		if errors.Is(err, pipeline.ErrRejected) != (want == engineerr.Permanent) || errors.Is(err, pipeline.ErrFatal) != (want == engineerr.Fatal) {
-			t.Errorf("%s: pipeline sentinels do not match class %s: %v", name, want, err)
+		if errors.Is(err, engineerr.Permanent) != (want == engineerr.Permanent) || errors.Is(err, engineerr.Fatal) != (want == engineerr.Fatal) {
+			t.Errorf("%s: errors.Is does not match class %s: %v", name, want, err)
 		}
 	}
 	f("row that is not JSON", c.InsertRows(ctx, "d", "t", "tok-1", []byte("{\"a\":1}\n{not json\n")), engineerr.Permanent, 117)
@@ -61,12 +62,30 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 	_, err := c.QueryStrings(ctx, "SELECT name FROM system.no_such_table")
 	f("query of a missing table", err, engineerr.Fatal, 60)
 
-	// The engine away: not an engine answer, so retryable, and no pipeline sentinel.
+	// The kinds callers branch on, named by the classifier from the engine's own codes.
+	kind := func(name string, err error, pred func(error) bool, want bool) {
+		t.Helper()
+		if pred(err) != want {
+			t.Errorf("%s: predicate %v, want %v (%v)", name, !want, want, err)
+		}
+	}
+	gone := c.InsertRows(ctx, "d", "gone", "tok-4", []byte("{\"a\":1}\n"))
+	nowhere := c.Exec(ctx, "SELECT 1 FROM nowhere.t")
+	wrongType := c.Exec(ctx, "SELECT sum('a')")
+	kind("missing table", gone, engineerr.IsUnknownTable, true)
+	kind("missing table", gone, engineerr.IsUnknownDatabase, false)
+	kind("missing database", nowhere, engineerr.IsUnknownDatabase, true)
+	kind("missing database", nowhere, engineerr.IsUnknownTable, false)
+	kind("sum of a string", wrongType, engineerr.IsWrongType, true)
+	kind("sum of a string", wrongType, engineerr.IsTypeRefused, true)
+	kind("missing table", gone, engineerr.IsWrongType, false)
+
+	// The engine away: not an engine answer, so retryable, of no class errors.Is matches.
 	if err := p.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	err = c.InsertRows(ctx, "d", "t", "tok-3", []byte("{\"a\":1}\n"))
-	if err == nil || engineerr.ClassOf(err) != engineerr.Retryable || errors.Is(err, pipeline.ErrRejected) || errors.Is(err, pipeline.ErrFatal) {
+	if err == nil || engineerr.ClassOf(err) != engineerr.Retryable || errors.Is(err, engineerr.Permanent) || errors.Is(err, engineerr.Fatal) || engineerr.IsUnknownTable(err) {
 		t.Errorf("engine down: %v, class %s", err, engineerr.ClassOf(err))
 	}
 }
@@ -79,19 +98,19 @@ type tables struct {
 	good, late, impossible uuid.UUID
 }
 
-func (ts tables) Target(ctx context.Context, id uuid.UUID, _ [][]byte) (pipeline.Target, bool, error) {
+func (ts tables) Target(ctx context.Context, id uuid.UUID, _ [][]byte) (target.Table, bool, error) {
 	if id == ts.impossible {
-		return pipeline.Target{}, false, ts.eng.Exec(ctx, "SELECT toInt64('not a number')")
+		return target.Table{}, false, ts.eng.Exec(ctx, "SELECT toInt64('not a number')")
 	}
 	return ts.Generation(ctx, id, 1)
 }
 
-func (ts tables) Generation(_ context.Context, id uuid.UUID, gen int) (pipeline.Target, bool, error) {
+func (ts tables) Generation(_ context.Context, id uuid.UUID, gen int) (target.Table, bool, error) {
 	name := map[uuid.UUID]string{ts.good: "good", ts.late: "late"}[id]
 	if name == "" {
-		return pipeline.Target{}, false, nil
+		return target.Table{}, false, nil
 	}
-	return pipeline.Target{TableID: id, Database: "d", Table: fmt.Sprintf("%s__g%d", name, gen), Gen: gen}, true, nil
+	return target.Table{TableID: id, Database: "d", Table: fmt.Sprintf("%s__g%d", name, gen), Gen: gen}, true, nil
 }
 
 // TestNoEngineErrorLeavesThePartitionUnserved runs the consumer on the real broker and

@@ -250,11 +250,42 @@ var fatalCodes = map[int32]bool{
 	516: true, // AUTHENTICATION_FAILED
 }
 
-// Classify turns the driver's engine exceptions into *engineerr.Error with their class,
-// once, where they happen. Permanent errors also wrap pipeline.ErrRejected and fatal
-// ones pipeline.ErrFatal, so the pipeline branches on its own sentinels. Errors that
-// are not the engine's answer (connection refused or cut, timeouts) stay as they are,
-// which every caller treats as retryable.
+// kinds are the engine error codes callers branch on by more than their class, named in
+// engineerr's vocabulary (engineerr.IsUnknownTable, ...).
+var kinds = map[int32]engineerr.Kind{
+	60:  engineerr.UnknownTable,                      // UNKNOWN_TABLE
+	81:  engineerr.UnknownDatabase,                   // UNKNOWN_DATABASE
+	43:  engineerr.WrongType | engineerr.TypeRefused, // ILLEGAL_TYPE_OF_ARGUMENT
+	53:  engineerr.WrongType | engineerr.TypeRefused, // TYPE_MISMATCH
+	70:  engineerr.WrongType,                         // CANNOT_CONVERT_TYPE
+	386: engineerr.WrongType | engineerr.TypeRefused, // NO_COMMON_TYPE
+	44:  engineerr.TypeRefused,                       // ILLEGAL_COLUMN
+	48:  engineerr.TypeRefused,                       // NOT_IMPLEMENTED
+	169: engineerr.TypeRefused,                       // BAD_TYPE_OF_FIELD
+}
+
+// codeUnknownException is the code the embedded engine (chengine) answers libchdb's
+// errors that carry none.
+const codeUnknownException = 1002
+
+// kindOf is the kind of an engine exception. libchdb's "no stream for an empty result"
+// has no code of its own (UNKNOWN_EXCEPTION, like any error libchdb raises without one):
+// its text tells it apart, here and nowhere else.
+func kindOf(ex *clickhouse.Exception) engineerr.Kind {
+	if ex.Code == codeUnknownException && strings.Contains(ex.Message, "No active streaming query") {
+		return engineerr.NoActiveStream
+	}
+	return kinds[ex.Code]
+}
+
+// Classify turns the driver's engine exceptions into *engineerr.Error with their class
+// and kind, once, where they happen: it is the one place raw engine codes are read.
+// Callers branch on the class (errors.Is(err, engineerr.Permanent), engineerr.ClassOf)
+// and the kind's predicates (engineerr.IsUnknownTable, ...), never on a code or the
+// driver's types. A permanent or fatal error's text opens with its class ("rows rejected by the engine: code: 6,
+// ..."), as dead letters and logs show it. Errors that are not the engine's answer
+// (connection refused or cut, timeouts) stay as they are, which every caller treats as
+// retryable.
 func Classify(err error) error {
 	if err == nil {
 		return nil
@@ -263,14 +294,14 @@ func Classify(err error) error {
 	if !errors.As(err, &ex) {
 		return err
 	}
-	e := &engineerr.Error{Code: ex.Code, Message: ex.Message, Class: engineerr.Retryable, Err: err}
+	e := &engineerr.Error{Code: ex.Code, Message: ex.Message, Class: engineerr.Retryable, Kinds: kindOf(ex), Err: err}
 	switch {
 	case permanentCodes[ex.Code]:
 		e.Class = engineerr.Permanent
-		return fmt.Errorf("%w: %w", pipeline.ErrRejected, e)
+		return fmt.Errorf("%w: %w", e.Class, e)
 	case fatalCodes[ex.Code]:
 		e.Class = engineerr.Fatal
-		return fmt.Errorf("%w: %w", pipeline.ErrFatal, e)
+		return fmt.Errorf("%w: %w", e.Class, e)
 	}
 	return e
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
-	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/query/engineerr"
 )
 
 // TestInsertRowsStoresWhatJSONAsObjectStores inserts the same documents with InsertRows
@@ -52,10 +52,10 @@ func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 	}
 	// A row the engine cannot type is rejected as from text, so the consumer isolates it.
 	bad := "{\"n\":6}\n{\"big\":12345678901234567890123}\n"
-	if err := c.InsertRows(ctx, "d", "native", "bad", []byte(bad)); !errors.Is(err, pipeline.ErrRejected) {
+	if err := c.InsertRows(ctx, "d", "native", "bad", []byte(bad)); !errors.Is(err, engineerr.Permanent) {
 		t.Errorf("a number beyond every integer type: %v, want rejected", err)
 	}
-	if err := c.Exec(ctx, "INSERT INTO d.text FORMAT JSONAsObject\n"+bad); !errors.Is(err, pipeline.ErrRejected) {
+	if err := c.Exec(ctx, "INSERT INTO d.text FORMAT JSONAsObject\n"+bad); !errors.Is(err, engineerr.Permanent) {
 		t.Errorf("the same as JSONAsObject: %v, want rejected", err)
 	}
 	read := func(table string) []string {
@@ -82,7 +82,7 @@ func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 	if err := c.Exec(ctx, "INSERT INTO d.typed_text SETTINGS type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n"+rows.String()); err != nil {
 		t.Fatal("typed text:", err)
 	}
-	if err := c.InsertRows(ctx, "d", "typed_native", "bad", []byte(`{"_time":"not a time"}`+"\n")); !errors.Is(err, pipeline.ErrRejected) {
+	if err := c.InsertRows(ctx, "d", "typed_native", "bad", []byte(`{"_time":"not a time"}`+"\n")); !errors.Is(err, engineerr.Permanent) {
 		t.Errorf("a typed path's value that does not parse: %v, want rejected", err)
 	}
 	native, text = append(native, read("typed_native")...), append(text, read("typed_text")...)
