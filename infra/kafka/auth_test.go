@@ -22,14 +22,7 @@ func TestBrokerServesOnlyItsCredentials(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	b, err := NewBroker(BrokerConfig{LibsDir: libs, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Shutdown(context.Background())
+	b := startBroker(ctx, t, libs, dir)
 	if fi, err := os.Stat(b.CredentialsFile()); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("credentials file: %v %v", fi, err)
 	}

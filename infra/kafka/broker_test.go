@@ -19,14 +19,7 @@ func TestBrokerLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	b, err := NewBroker(BrokerConfig{LibsDir: libs, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Shutdown(context.Background())
+	b := startBroker(ctx, t, libs, dir)
 	cl, err := b.Conn().Client()
 	if err != nil {
 		t.Fatal(err)
@@ -46,14 +39,7 @@ func TestBrokerLifecycle(t *testing.T) {
 		t.Fatalf("pid file left after shutdown: %v", err)
 	}
 
-	b2, err := NewBroker(BrokerConfig{LibsDir: libs, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b2.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b2.Shutdown(context.Background())
+	b2 := startBroker(ctx, t, libs, dir)
 	cl2, err := b2.Conn().Client(kgo.ConsumeTopics("lifecycle"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {

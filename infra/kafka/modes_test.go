@@ -29,14 +29,7 @@ func TestBrokerFilesArePrivate(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBroker(BrokerConfig{LibsDir: libs, DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Shutdown(context.Background())
+	b := startBroker(ctx, t, libs, dir)
 	cl, err := b.Conn().Client()
 	if err != nil {
 		t.Fatal(err)
