@@ -47,6 +47,9 @@ func (s *Server) workflowAccess(ctx *fasthttp.RequestCtx, p *Principal, write bo
 			return forbidden("use this organization's workflows")
 		}
 	}
+	if s.deps.Workflows == nil {
+		return workflowErr(workflows.ErrDisabled)
+	}
 	return workflowErr(s.deps.Workflows.Available(s.work()))
 }
 
