@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 )
@@ -403,7 +404,7 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	}
 }
 
-const requestIDKey = "request_id"
+const requestIDKey = apierr.RequestIDKey
 
 // handler serves a request: it writes the answer on success and returns the error
 // otherwise, which respond writes (writeError) once, for every route. A handler never
