@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/statement"
 )
@@ -72,9 +73,7 @@ var (
 	errSessionExpired = apiErr(401, "unauthenticated", "the session or access token has expired", "log in again")
 )
 
-func forbidden(what string) *APIError {
-	return apiErr(403, "forbidden", "these credentials may not "+what, "use credentials with the needed permission")
-}
+func forbidden(what string) *APIError { return apierr.Forbidden(what) }
 
 // authenticate resolves the bearer token of a request and, for users, the organization
 // and cluster the request names.

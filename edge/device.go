@@ -109,7 +109,7 @@ func oauthErr(status int, code, desc string) error {
 	return &oauthError{status: status, code: code, desc: desc}
 }
 
-func (e *oauthError) write(ctx *fasthttp.RequestCtx) {
+func (e *oauthError) WriteAnswer(ctx *fasthttp.RequestCtx) {
 	writeJSON(ctx, e.status, map[string]string{"error": e.code, "error_description": e.desc})
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 }

@@ -56,7 +56,7 @@ var (
 	hecBusy          = &hecStatus{status: 503, text: "Server is busy", code: 9}
 )
 
-func (st *hecStatus) write(ctx *fasthttp.RequestCtx) {
+func (st *hecStatus) WriteAnswer(ctx *fasthttp.RequestCtx) {
 	body := map[string]any{"text": st.text, "code": st.code}
 	if st.invalid != nil {
 		body["invalid-event-number"] = *st.invalid

@@ -207,7 +207,7 @@ type firehoseError struct {
 func (e *firehoseError) Error() string { return e.err.Error() }
 func (e *firehoseError) Unwrap() error { return e.err }
 
-func (e *firehoseError) write(ctx *fasthttp.RequestCtx) {
+func (e *firehoseError) WriteAnswer(ctx *fasthttp.RequestCtx) {
 	a := toAPIError(e.err)
 	ctx.SetStatusCode(a.Status)
 	ctx.SetContentType("application/json")

@@ -10,13 +10,14 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/requestlog"
 )
 
 const (
 	principalKey = "principal"
-	apiErrorKey  = "api_error"
+	apiErrorKey  = apierr.ErrorKey
 )
 
 // bodyRoutes are the routes whose JSON bodies the request log keeps, secret fields

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -32,10 +31,10 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/valyala/fasthttp"
 
-	"github.com/svc-data/svc/infra/eventstore/boltstore"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/pipeline/transform"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/es/memstore"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/format"
 	"github.com/svc-data/svc/query/metrics"
@@ -568,10 +567,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	ctx := context.Background()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "events.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := memstore.New()
 	t.Cleanup(func() { st.Close() })
 	m := catalog.NewModel()
 	proj := catalog.NewProjector(st, m, 0, nil)

@@ -17,11 +17,9 @@ import (
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
-	"github.com/svc-data/svc/query/requestlog"
-	"github.com/svc-data/svc/query/tables"
-	"github.com/svc-data/svc/workflows"
 )
 
 // Config is the HTTP server's configuration.
@@ -86,20 +84,20 @@ func (c *Config) Validate() error {
 
 // Deps are the domain services the edge calls.
 type Deps struct {
-	Catalog  *catalog.Model
-	Commands *catalog.Service
-	Tables   *tables.Manager
+	Catalog  CatalogModel
+	Commands CatalogCommands
+	Tables   TableManager
 	Ingest   Acceptor
 	Query    QueryRunner
 	Ops      Ops
 	// RequestLog records API requests; nil records nothing.
-	RequestLog *requestlog.Log
+	RequestLog RequestLog
 	Clusters   ClusterRunner
 	// Search validates saved searches; Searcher runs log searches.
 	Search   SearchService
 	Searcher Searcher
 	// Workflows is the workflow API's domain; a disabled one answers 503.
-	Workflows *workflows.Service
+	Workflows WorkflowService
 	// Prometheus is the Prometheus app's query API; nil answers 503.
 	Prometheus PromQuery
 }
@@ -406,7 +404,7 @@ func (s *Server) logged(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	}
 }
 
-const requestIDKey = "request_id"
+const requestIDKey = apierr.RequestIDKey
 
 // handler serves a request: it writes the answer on success and returns the error
 // otherwise, which respond writes (writeError) once, for every route. A handler never

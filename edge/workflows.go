@@ -3,7 +3,6 @@ package edge
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,6 +45,9 @@ func (s *Server) workflowAccess(ctx *fasthttp.RequestCtx, p *Principal, write bo
 		default:
 			return forbidden("use this organization's workflows")
 		}
+	}
+	if s.deps.Workflows == nil {
+		return workflowErr(workflows.ErrDisabled)
 	}
 	return workflowErr(s.deps.Workflows.Available(s.work()))
 }
@@ -231,28 +233,4 @@ func (s *Server) workflowMetrics(ctx *fasthttp.RequestCtx, p *Principal) error {
 	}
 	writeJSON(ctx, 200, m)
 	return nil
-}
-
-// codeWord turns a field path (`query.database`, `sinks[0].settings.url`, or a member name
-// the request made up) into the words of an error code, which the document allows only
-// as lowercase letters, digits and underscores (`query_database`): every other run of
-// characters becomes one underscore.
-func codeWord(field string) string {
-	var b strings.Builder
-	gap := false
-	for _, c := range strings.ToLower(field) {
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
-			if gap && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			b.WriteRune(c)
-			gap = false
-		} else {
-			gap = true
-		}
-	}
-	if b.Len() == 0 {
-		return "body"
-	}
-	return b.String()
 }

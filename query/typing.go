@@ -13,10 +13,15 @@ import (
 	"github.com/svc-data/svc/query/tables"
 )
 
+// PathSource is where TypedPaths reads a table's recorded paths (catalog.Model).
+type PathSource interface {
+	Paths(table uuid.UUID) map[string][]string
+}
+
 // TypedPaths returns the path schema a statement types a table's paths by
 // (docs/typing.md): the paths recorded in the catalog, without the paths the column
 // type declares (JSON(_time DateTime64(3, 'UTC'), ...)), which are typed already.
-func TypedPaths(m *catalog.Model, t *catalog.Table) map[string][]string {
+func TypedPaths(m PathSource, t *catalog.Table) map[string][]string {
 	all := m.Paths(t.ID)
 	if all == nil {
 		return map[string][]string{} // known to be empty: every path reads NULL

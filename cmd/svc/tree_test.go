@@ -263,6 +263,43 @@ func fileMapRows(t *testing.T) []string {
 	return rows
 }
 
+// edgeTestMayReach are the drivers the edge's tests may still reach, each with why: not
+// one of them is a client the edge's own code or tests call.
+var edgeTestMayReach = map[string]string{
+	"github.com/aws/aws-sdk-go-v2": "Prometheus' config package (under query/promapi) links its AWS service discovery",
+	"github.com/aws/smithy-go":     "the same, through the AWS SDK",
+}
+
+// TestEdgeTestsNeedNoDriver checks that the edge's tests, with everything they link,
+// reach no external system's client: the edge owns an interface for each dependency
+// (edge/deps.go) and its tests hand in a real catalog over the in-memory event store
+// (projections/es/memstore), not bbolt.
+func TestEdgeTestsNeedNoDriver(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-test", "./edge")
+	cmd.Dir = repoRoot
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps -test ./edge: %v: %s", err, stderr.String())
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, modulePath+"/edge") {
+		t.Fatalf("go list -deps -test ./edge did not list the edge itself: %q", out)
+	}
+	for _, d := range drivers {
+		if _, ok := edgeTestMayReach[d]; ok {
+			continue
+		}
+		for _, p := range deps {
+			if strings.HasPrefix(p, d) {
+				t.Errorf("the edge's tests link %s (driver %s): give the edge an interface for that dependency and hand its tests something that needs no driver", p, d)
+				break
+			}
+		}
+	}
+}
+
 // TestFileMapListsEveryPackage keeps DESIGN.md's file map true: one row per package of
 // `go list ./...`, and no row for a package that does not exist.
 func TestFileMapListsEveryPackage(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/splsearch"
 	"github.com/svc-data/svc/query/tables"
+	"github.com/svc-data/svc/workflows"
 )
 
 func main() {
@@ -289,3 +290,12 @@ func announceBootstrap(cfg *Config, b *catalog.Bootstrap, log *slog.Logger) erro
 	log.Info("bootstrap created", "organization", b.Organization.Name, "cluster", b.Cluster.Name, "admin_user", b.AdminUser.Username)
 	return nil
 }
+
+// The edge owns the interfaces of its dependencies; these are the types that satisfy them.
+var (
+	_ edge.CatalogModel    = (*catalog.Model)(nil)
+	_ edge.CatalogCommands = (*catalog.Service)(nil)
+	_ edge.TableManager    = (*tables.Manager)(nil)
+	_ edge.RequestLog      = (*requestlog.Log)(nil)
+	_ edge.WorkflowService = (*workflows.Service)(nil)
+)
