@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -126,5 +128,65 @@ func TestRoleRules(t *testing.T) {
 	}
 	if err := svc.CreateRole(ctx, cl, "analyst", false); err != nil {
 		t.Errorf("re-creating a dropped role: %v", err)
+	}
+}
+
+// TestAPIKeyRules checks what a key may be made of: exactly one of a permission and
+// database roles, roles that exist, a future expiry, a cluster of the key's organization,
+// a token no other key has; the token itself is kept only as its hash.
+func TestAPIKeyRules(t *testing.T) {
+	ctx := context.Background()
+	svc, b := bootstrapped(t)
+	org, cl := b.Organization.ID, b.Cluster.ID
+	if err := svc.CreateRole(ctx, cl, "analyst", false); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	for _, c := range []struct {
+		name, field string
+		key         catalog.NewAPIKey
+	}{
+		{"no name", "name", catalog.NewAPIKey{Permission: catalog.PermReadOnly}},
+		{"a long name", "name", catalog.NewAPIKey{Name: strings.Repeat("k", 257), Permission: catalog.PermReadOnly}},
+		{"neither permission nor roles", "permission", catalog.NewAPIKey{Name: "k"}},
+		{"both permission and roles", "permission", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, Roles: []string{"analyst"}}},
+		{"an unknown permission", "permission", catalog.NewAPIKey{Name: "k", Permission: "superuser"}},
+		{"a missing role", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"nobody"}}},
+		{"a role in another case", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"Analyst"}}},
+		{"a role twice", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"analyst", "analyst"}}},
+		{"an expiry in the past", "expires_at", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, ExpiresAt: &past}},
+		{"the bootstrap key's token", "token", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, Token: "svck_rules_test_token_0123"}},
+	} {
+		c.key.OrgID, c.key.ClusterID = org, cl
+		var fe *catalog.FieldError
+		if _, _, err := svc.CreateAPIKey(ctx, c.key); !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: %v, want a field error on %s", c.name, err, c.field)
+		}
+	}
+	if _, _, err := svc.CreateAPIKey(ctx, catalog.NewAPIKey{OrgID: uuid.New(), ClusterID: cl, Name: "k", Permission: catalog.PermReadOnly}); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("a cluster of another organization: %v", err)
+	}
+
+	k, token, err := svc.CreateAPIKey(ctx, catalog.NewAPIKey{OrgID: org, ClusterID: cl, Name: "reader", Roles: []string{"analyst"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.TokenHash != catalog.HashToken(token) || k.TokenHint != catalog.TokenHint(token) || strings.Contains(k.TokenHint, token) {
+		t.Errorf("token %q kept as hash %q, hint %q", token, k.TokenHash, k.TokenHint)
+	}
+	if k.DefaultDatabase != catalog.DefaultDatabase || k.Expired(time.Now()) {
+		t.Errorf("defaults: %+v", k)
+	}
+	if got, ok := svc.Model().APIKeyByHash(catalog.HashToken(token)); !ok || got.ID != k.ID {
+		t.Errorf("the key by its token: %+v %v", got, ok)
+	}
+	if err := svc.DeleteAPIKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := svc.Model().APIKeyByHash(catalog.HashToken(token)); ok {
+		t.Error("a deleted key still authenticates")
+	}
+	if err := svc.DeleteAPIKey(ctx, k.ID); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("deleting a deleted key: %v", err)
 	}
 }
