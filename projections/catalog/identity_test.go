@@ -225,3 +225,78 @@ func TestSavedSearchRules(t *testing.T) {
 		t.Errorf("deleting a deleted search: %v", err)
 	}
 }
+
+// TestDeviceAuthorizationRules checks the device flow's states: a request is decided
+// once, before it expires; only an approved one is exchanged, once, for an OAuth token
+// of the approving user with the requested scope; the device code is kept as its hash.
+func TestDeviceAuthorizationRules(t *testing.T) {
+	ctx := context.Background()
+	svc, _ := bootstrapped(t)
+	u, err := svc.CreateUser(ctx, "ann", "Ann", "password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := func(name string, err, want error) {
+		t.Helper()
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", name, err, want)
+		}
+	}
+	state := func(id uuid.UUID, want string) {
+		t.Helper()
+		if d, ok := svc.Model().Device(id); !ok || d.State != want {
+			t.Errorf("state: %+v, want %s", d, want)
+		}
+	}
+	d, code, err := svc.RequestDevice(ctx, "cli", "openid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := svc.Model().DeviceByCodeHash(catalog.HashToken(code)); !ok || got.ID != d.ID || d.DeviceCodeHash == code {
+		t.Errorf("the device by its code: %+v %v", got, ok)
+	}
+	if got, ok := svc.Model().DeviceByUserCode(catalog.NormalizeUserCode(strings.ToLower(strings.ReplaceAll(d.UserCode, "-", "")))); !ok || got.ID != d.ID {
+		t.Errorf("the device by its user code typed loosely: %+v %v", got, ok)
+	}
+	state(d.ID, catalog.DevicePending)
+	_, _, err = svc.IssueDeviceToken(ctx, d.ID)
+	is("exchanging a pending request", err, catalog.ErrConflict)
+	is("deciding a missing request", svc.DecideDevice(ctx, uuid.New(), u.ID, true), catalog.ErrNotFound)
+
+	if err := svc.DecideDevice(ctx, d.ID, u.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	state(d.ID, catalog.DeviceApprovedState)
+	is("deciding twice", svc.DecideDevice(ctx, d.ID, u.ID, false), catalog.ErrConflict)
+	sess, token, err := svc.IssueDeviceToken(ctx, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(token, catalog.OAuthTokenPrefix) || sess.Kind != catalog.KindOAuth || sess.UserID != u.ID || sess.Scope != "openid" {
+		t.Errorf("the issued token %q: %+v", token, sess)
+	}
+	state(d.ID, catalog.DeviceIssued)
+	_, _, err = svc.IssueDeviceToken(ctx, d.ID)
+	is("exchanging twice", err, catalog.ErrConflict)
+
+	// A denied request is never exchanged.
+	denied, _, err := svc.RequestDevice(ctx, "cli", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.DecideDevice(ctx, denied.ID, u.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	state(denied.ID, catalog.DeviceDeniedState)
+	_, _, err = svc.IssueDeviceToken(ctx, denied.ID)
+	is("exchanging a denied request", err, catalog.ErrConflict)
+
+	// An expired request can no longer be decided.
+	svc.DeviceCodeTTL = 0
+	expired, _, err := svc.RequestDevice(ctx, "cli", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	is("deciding an expired request", svc.DecideDevice(ctx, expired.ID, u.ID, true), catalog.ErrConflict)
+	state(expired.ID, catalog.DevicePending)
+}
