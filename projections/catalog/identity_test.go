@@ -3,13 +3,17 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/svc-data/svc/infra/eventstore/boltstore"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/es"
 )
 
 // TestOrganizationAndMembershipRules checks the command rules of the organization
@@ -299,4 +303,82 @@ func TestDeviceAuthorizationRules(t *testing.T) {
 	}
 	is("deciding an expired request", svc.DecideDevice(ctx, expired.ID, u.ID, true), catalog.ErrConflict)
 	state(expired.ID, catalog.DevicePending)
+}
+
+// raceStore runs race once, just before the next append reaches the store: the command
+// making that append has already read its aggregate, so what race appends makes its
+// expected version stale.
+type raceStore struct {
+	es.Store
+	mu   sync.Mutex
+	race func()
+}
+
+func (s *raceStore) Append(ctx context.Context, stream string, exp es.Expected, events ...es.NewEvent) (es.AppendResult, error) {
+	s.mu.Lock()
+	race := s.race
+	s.race = nil
+	s.mu.Unlock()
+	if race != nil {
+		race()
+	}
+	return s.Store.Append(ctx, stream, exp, events...)
+}
+
+// TestALostRaceIsDecidedAgainOnTheNewState: a command whose aggregate changed between
+// its read and its append retries from a fresh read, so its rule sees the other
+// command's effect instead of overwriting it.
+func TestALostRaceIsDecidedAgainOnTheNewState(t *testing.T) {
+	ctx := context.Background()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "events.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rs := &raceStore{Store: st}
+	m := catalog.NewModel()
+	svc := catalog.NewService(rs, m, catalog.NewProjector(st, m, 0, nil))
+	u1, err := svc.CreateUser(ctx, "ann", "", "password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, err := svc.CreateUser(ctx, "bob", "", "password-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, err := svc.CreateOrganizationBy(ctx, "acme", u1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.SetMember(ctx, org.ID, u2.ID, catalog.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	raced := func(f func() error) {
+		t.Helper()
+		rs.mu.Lock()
+		rs.race = func() {
+			if err := f(); err != nil {
+				t.Errorf("the racing command: %v", err)
+			}
+		}
+		rs.mu.Unlock()
+	}
+
+	// Two administrators: removing one while the other is demoted leaves one.
+	raced(func() error { return svc.SetMember(ctx, org.ID, u2.ID, catalog.RoleMember) })
+	if err := svc.RemoveMember(ctx, org.ID, u1.ID); !errors.Is(err, catalog.ErrConflict) {
+		t.Errorf("removing an administrator while the other is demoted: %v, want %v", err, catalog.ErrConflict)
+	}
+	if ms, ok := svc.Model().Membership(org.ID, u1.ID); !ok || ms.Role != catalog.RoleAdmin {
+		t.Errorf("the last administrator: %+v %v", ms, ok)
+	}
+
+	// One user name claimed by two at once: the second sees the first's claim.
+	raced(func() error { _, err := svc.CreateUser(ctx, "Cid", "", "password-3"); return err })
+	if _, err := svc.CreateUser(ctx, "cid", "", "password-4"); !errors.Is(err, catalog.ErrExists) {
+		t.Errorf("a user name claimed meanwhile: %v, want %v", err, catalog.ErrExists)
+	}
+	if u, ok := svc.Model().UserByName("cid"); !ok || u.Username != "Cid" {
+		t.Errorf("the user of the name: %+v %v", u, ok)
+	}
 }
