@@ -146,42 +146,42 @@ func TestUserAndSessionRules(t *testing.T) {
 	if got, err := svc.Authenticate("Ann.O@example", "password-1"); err != nil || got.ID != u.ID {
 		t.Errorf("the right password: %+v %v", got, err)
 	}
-	for _, c := range []struct{ name, user, password string }{
-		{"a wrong password", "ann.o@example", "password-2"},
-		{"an unknown user", "nobody", "password-1"},
-		{"an empty password", "ann.o@example", ""},
-	} {
-		if _, err := svc.Authenticate(c.user, c.password); !errors.Is(err, catalog.ErrBadCredentials) {
-			t.Errorf("%s: %v", c.name, err)
+	refused := func(name, user, password string) {
+		t.Helper()
+		if _, err := svc.Authenticate(user, password); !errors.Is(err, catalog.ErrBadCredentials) {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
+	refused("a wrong password", "ann.o@example", "password-2")
+	refused("an unknown user", "nobody", "password-1")
+	refused("an empty password", "ann.o@example", "")
 
 	// Sessions: the token's prefix says its kind; only its hash is kept; it lives ttl; a
 	// revoked one is gone.
-	for _, c := range []struct {
-		kind, prefix string
-		ttl          time.Duration
-	}{{catalog.KindSession, catalog.SessionTokenPrefix, catalog.SessionTTL}, {catalog.KindOAuth, catalog.OAuthTokenPrefix, catalog.OAuthTokenTTL}} {
-		sess, token, err := svc.CreateSession(ctx, u.ID, c.kind, "", c.ttl)
+	session := func(kind, prefix string, ttl time.Duration) {
+		t.Helper()
+		sess, token, err := svc.CreateSession(ctx, u.ID, kind, "", ttl)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(token, c.prefix) || sess.TokenHash != catalog.HashToken(token) || strings.Contains(sess.TokenHash, token) {
-			t.Errorf("%s: token %q, hash %q", c.kind, token, sess.TokenHash)
+		if !strings.HasPrefix(token, prefix) || sess.TokenHash != catalog.HashToken(token) || strings.Contains(sess.TokenHash, token) {
+			t.Errorf("%s: token %q, hash %q", kind, token, sess.TokenHash)
 		}
-		if sess.UserID != u.ID || sess.Kind != c.kind || !sess.ExpiresAt.Equal(sess.CreatedAt.Add(c.ttl)) {
-			t.Errorf("%s: %+v", c.kind, sess)
+		if sess.UserID != u.ID || sess.Kind != kind || !sess.ExpiresAt.Equal(sess.CreatedAt.Add(ttl)) {
+			t.Errorf("%s: %+v", kind, sess)
 		}
 		if sess.Expired(sess.CreatedAt) || !sess.Expired(sess.ExpiresAt) {
-			t.Errorf("%s: expiry at %v", c.kind, sess.ExpiresAt)
+			t.Errorf("%s: expiry at %v", kind, sess.ExpiresAt)
 		}
 		if err := svc.RevokeSession(ctx, sess.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := svc.Model().SessionByHash(catalog.HashToken(token)); ok {
-			t.Errorf("%s: a revoked session still authenticates", c.kind)
+			t.Errorf("%s: a revoked session still authenticates", kind)
 		}
 	}
+	session(catalog.KindSession, catalog.SessionTokenPrefix, catalog.SessionTTL)
+	session(catalog.KindOAuth, catalog.OAuthTokenPrefix, catalog.OAuthTokenTTL)
 }
 
 // TestSavedSearchRules checks that an update keeps who made the search and where, counts

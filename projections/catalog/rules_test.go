@@ -142,27 +142,24 @@ func TestAPIKeyRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	past := time.Now().Add(-time.Minute)
-	for _, c := range []struct {
-		name, field string
-		key         catalog.NewAPIKey
-	}{
-		{"no name", "name", catalog.NewAPIKey{Permission: catalog.PermReadOnly}},
-		{"a long name", "name", catalog.NewAPIKey{Name: strings.Repeat("k", 257), Permission: catalog.PermReadOnly}},
-		{"neither permission nor roles", "permission", catalog.NewAPIKey{Name: "k"}},
-		{"both permission and roles", "permission", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, Roles: []string{"analyst"}}},
-		{"an unknown permission", "permission", catalog.NewAPIKey{Name: "k", Permission: "superuser"}},
-		{"a missing role", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"nobody"}}},
-		{"a role in another case", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"Analyst"}}},
-		{"a role twice", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"analyst", "analyst"}}},
-		{"an expiry in the past", "expires_at", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, ExpiresAt: &past}},
-		{"the bootstrap key's token", "token", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, Token: "svck_rules_test_token_0123"}},
-	} {
-		c.key.OrgID, c.key.ClusterID = org, cl
+	refused := func(name, field string, k catalog.NewAPIKey) {
+		t.Helper()
+		k.OrgID, k.ClusterID = org, cl
 		var fe *catalog.FieldError
-		if _, _, err := svc.CreateAPIKey(ctx, c.key); !errors.As(err, &fe) || fe.Field != c.field {
-			t.Errorf("%s: %v, want a field error on %s", c.name, err, c.field)
+		if _, _, err := svc.CreateAPIKey(ctx, k); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: %v, want a field error on %s", name, err, field)
 		}
 	}
+	refused("no name", "name", catalog.NewAPIKey{Permission: catalog.PermReadOnly})
+	refused("a long name", "name", catalog.NewAPIKey{Name: strings.Repeat("k", 257), Permission: catalog.PermReadOnly})
+	refused("neither permission nor roles", "permission", catalog.NewAPIKey{Name: "k"})
+	refused("both permission and roles", "permission", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, Roles: []string{"analyst"}})
+	refused("an unknown permission", "permission", catalog.NewAPIKey{Name: "k", Permission: "superuser"})
+	refused("a missing role", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"nobody"}})
+	refused("a role in another case", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"Analyst"}})
+	refused("a role twice", "database_roles", catalog.NewAPIKey{Name: "k", Roles: []string{"analyst", "analyst"}})
+	refused("an expiry in the past", "expires_at", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, ExpiresAt: &past})
+	refused("the bootstrap key's token", "token", catalog.NewAPIKey{Name: "k", Permission: catalog.PermReadOnly, Token: "svck_rules_test_token_0123"})
 	if _, _, err := svc.CreateAPIKey(ctx, catalog.NewAPIKey{OrgID: uuid.New(), ClusterID: cl, Name: "k", Permission: catalog.PermReadOnly}); !errors.Is(err, catalog.ErrNotFound) {
 		t.Errorf("a cluster of another organization: %v", err)
 	}
