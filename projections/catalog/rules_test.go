@@ -292,3 +292,38 @@ func TestAccessDefinitionRules(t *testing.T) {
 		t.Errorf("profiles after the drop: %+v", ps)
 	}
 }
+
+// TestGenerationResorts: a re-sort changes the physical key of its generation only and
+// counts; a table deleted since takes none.
+func TestGenerationResorts(t *testing.T) {
+	ctx := context.Background()
+	svc, b := bootstrapped(t)
+	cl := b.Cluster.ID
+	tbl, err := svc.CreateTable(ctx, catalog.NewTable{Cluster: cl, Database: catalog.DefaultDatabase, Name: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, key := range []string{"doc.a.:Int64", "doc.b.:Int64"} {
+		if _, err := svc.CreateGeneration(ctx, tbl.ID, n+1, "k", key, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := svc.ResortedGeneration(ctx, tbl.ID, 1, "doc.c.:Int64"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := svc.Model().TableByID(tbl.ID)
+	if g := got.Generations; len(g) != 2 || g[0].PhysicalKey != "doc.c.:Int64" || g[0].Resorts != 2 || g[1].PhysicalKey != "doc.b.:Int64" || g[1].Resorts != 0 {
+		t.Errorf("generations after two re-sorts of the first: %+v", g)
+	}
+	if _, err := svc.DeleteTable(ctx, cl, catalog.DefaultDatabase, "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateTable(ctx, catalog.NewTable{Cluster: cl, Database: catalog.DefaultDatabase, Name: "events"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.ResortedGeneration(ctx, tbl.ID, 1, "doc.d.:Int64"); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("re-sorting a deleted table: %v", err)
+	}
+}
