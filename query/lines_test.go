@@ -76,11 +76,7 @@ func spliced(t *testing.T, c *chclient.Client, name, sql string, settings map[st
 // value, for every type it serves and the strings the two encoders escape differently.
 func TestSplicedRowsMatchRowByRow(t *testing.T) {
 	url, _ := chtest.Engine(t)
-	c, err := chclient.Open(chclient.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := chtest.Client(t, url)
 	const sql = `SELECT number AS n, toInt64(number) - 9223372036854775807 - 1 AS i64, toUInt64(18446744073709551615 - number) AS u64,
 		toInt8(-128 + number) AS i8, toUInt32(number * 7) AS u32, number % 2 = 1 AS b, CAST(if(number % 3 = 0, NULL, number) AS Nullable(Int16)) AS ni,
 		arrayElement(['', 'plain', 'quote " back \\ slash /', 'ctl \b \f \n \r \t \x01 \x7f', 'utf8 é ü 😀 \u2028 \u2029', 'bad \xff\xfe utf8', '{"json":1}'], number % 7 + 1) AS s,
@@ -121,11 +117,7 @@ func TestSplicedRowsMatchRowByRow(t *testing.T) {
 // An engine error after the first rows ends the lines with the engine's classified error.
 func TestLinesEndWithTheEnginesError(t *testing.T) {
 	url, _ := chtest.Engine(t)
-	c, err := chclient.Open(chclient.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := chtest.Client(t, url)
 	ls, err := c.StreamLines(context.Background(), "SELECT number, throwIf(number = 400000, 'stop here') FROM numbers(1000000) SETTINGS max_block_size = 1000",
 		query.LinesFormat, query.Options{})
 	if err != nil {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
 	"github.com/svc-data/svc/infra/clickhouse"
-	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/promapi"
@@ -119,11 +118,7 @@ func TestPrometheusQueryAPIMatchesUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Shutdown(context.Background())
-	direct, err := chclient.Open(chclient.Config{URL: eng.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close()
+	direct := chtest.Client(t, eng.URL())
 	s := svcdtest.Start(t, "SVC_CLICKHOUSE_URL="+eng.URL(), "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	key := "Bearer " + s.AdminKey
 

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/svc-data/svc/cmd/svcd/svcdtest"
-	"github.com/svc-data/svc/infra/clickhouse/chclient"
+	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/promread"
 	"github.com/svc-data/svc/query/promread/promqlsuite"
@@ -32,11 +32,7 @@ func TestUpstreamPromQLSuite(t *testing.T) {
 	eng := sharedEngine(t)
 	s := svcdtest.Start(t, "SVC_CLICKHOUSE_URL="+eng.URL(), "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	installApp(t, s, catalog.AppPrometheus)
-	direct, err := chclient.Open(chclient.Config{URL: eng.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = direct.Close() })
+	direct := chtest.Client(t, eng.URL())
 	var orgs struct{ Organizations []struct{ ID string } }
 	s.Must(200, "GET", "/v1/organizations", nil).JSON(t, &orgs)
 	org := uuid.MustParse(orgs.Organizations[0].ID)

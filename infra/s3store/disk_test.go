@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -48,11 +47,7 @@ func TestTableOnBucketAttachesFromTheBucketAlone(t *testing.T) {
 	table := "CREATE TABLE IF NOT EXISTS d.t UUID '" + uuid.NewString() + "' (doc JSON) ENGINE = MergeTree ORDER BY (doc.id::Int64) SETTINGS non_replicated_deduplication_window = 100, " + disk
 	engine := func(dir string) (*clickhouse.Process, *chclient.Client) {
 		p := chtest.Start(t, clickhouse.ProcessConfig{DataDir: dir, Env: creds.EngineEnv(cluster)})
-		cl, err := chclient.Open(chclient.Config{URL: p.URL(), DialTimeout: 5 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cl.Close() })
+		cl := chtest.Client(t, p.URL())
 		return p, cl
 	}
 	exec := func(cl *chclient.Client, stmts ...string) {

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
 	"github.com/svc-data/svc/projections/catalog"
@@ -151,5 +154,52 @@ func TestClusterLifecycleTransitions(t *testing.T) {
 	// The name is free again.
 	if _, err := svc.CreateCluster(ctx, b.Organization.ID, "c"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClusterNameRules: names are checked, unique within their organization only, and a
+// rename frees the old name; renaming to the current name appends nothing.
+func TestClusterNameRules(t *testing.T) {
+	ctx := context.Background()
+	svc, b := bootstrapped(t)
+	org := b.Organization.ID
+	var fe *catalog.FieldError
+	for _, bad := range []string{"", "a b", "a/b", strings.Repeat("c", 65), uuid.NewString()} {
+		if _, err := svc.CreateCluster(ctx, org, bad); !errors.As(err, &fe) || fe.Field != "name" {
+			t.Errorf("cluster name %q: %v", bad, err)
+		}
+	}
+	if _, err := svc.CreateCluster(ctx, uuid.New(), "c"); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("a cluster of a missing organization: %v", err)
+	}
+	other, err := svc.CreateOrganization(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateCluster(ctx, other.ID, b.Cluster.Name); err != nil {
+		t.Errorf("the name of another organization's cluster: %v", err)
+	}
+	c, err := svc.CreateCluster(ctx, org, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "c"
+	pos := svc.Model().Position()
+	if got, err := svc.UpdateCluster(ctx, c.ID, catalog.ClusterUpdate{Name: &name}); err != nil || got.Name != "c" || svc.Model().Position() != pos {
+		t.Errorf("renaming to the current name: %+v %v, position %d -> %d", got, err, pos, svc.Model().Position())
+	}
+	bad := "a b"
+	if _, err := svc.UpdateCluster(ctx, c.ID, catalog.ClusterUpdate{Name: &bad}); !errors.As(err, &fe) || fe.Field != "name" {
+		t.Errorf("renaming to an invalid name: %v", err)
+	}
+	name = "d"
+	if got, err := svc.UpdateCluster(ctx, c.ID, catalog.ClusterUpdate{Name: &name}); err != nil || got.Name != "d" {
+		t.Fatalf("rename: %+v %v", got, err)
+	}
+	if _, err := svc.CreateCluster(ctx, org, "c"); err != nil {
+		t.Errorf("the name a rename freed: %v", err)
+	}
+	if _, err := svc.UpdateCluster(ctx, uuid.New(), catalog.ClusterUpdate{Name: &name}); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("renaming a missing cluster: %v", err)
 	}
 }

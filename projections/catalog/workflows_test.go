@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/svc-data/svc/projections/catalog"
 )
 
@@ -72,5 +74,51 @@ func TestWorkflowNamesAndLimitHoldUnderConcurrency(t *testing.T) {
 	}
 	if _, err := svc.SaveWorkflow(ctx, wf(w.Name)); err != nil {
 		t.Fatalf("create in the freed place: %v", err)
+	}
+}
+
+// TestWorkflowUpdateRules: an update keeps the workflow's organization and creation time,
+// may not take another workflow's name, and reaches only a workflow of its own cluster.
+func TestWorkflowUpdateRules(t *testing.T) {
+	ctx := context.Background()
+	svc, b := bootstrapped(t)
+	org, cl := b.Organization.ID, b.Cluster.ID
+	save := func(w catalog.Workflow) (*catalog.Workflow, error) { return svc.SaveWorkflow(ctx, w) }
+	a, err := save(catalog.Workflow{OrgID: org, ClusterID: cl, Name: "a", Database: "default", SQL: "SELECT 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := save(catalog.Workflow{OrgID: org, ClusterID: cl, Name: "b", Database: "default", SQL: "SELECT 1"}); err != nil {
+		t.Fatal(err)
+	}
+	up := *a
+	up.Name = "b"
+	if _, err := save(up); !errors.Is(err, catalog.ErrExists) {
+		t.Errorf("renaming onto another workflow's name: %v", err)
+	}
+	up.Name, up.OrgID, up.SQL = "a", uuid.New(), "SELECT 2"
+	got, err := save(up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.OrgID != org || !got.CreatedAt.Equal(a.CreatedAt) || got.Revision != 2 || got.SQL != "SELECT 2" {
+		t.Errorf("updated: %+v", got)
+	}
+	other, err := svc.CreateCluster(ctx, org, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := *got
+	moved.ClusterID = other.ID
+	if _, err := save(moved); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("updating through another cluster: %v", err)
+	}
+	if err := svc.DeleteWorkflow(ctx, other.ID, a.ID); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("deleting through another cluster: %v", err)
+	}
+	missing := *got
+	missing.ID = uuid.New()
+	if _, err := save(missing); !errors.Is(err, catalog.ErrNotFound) {
+		t.Errorf("updating a missing workflow: %v", err)
 	}
 }

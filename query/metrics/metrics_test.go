@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/query/metrics"
 )
@@ -14,11 +13,7 @@ import (
 // range keeps every n-th observation; the baseline is the latest one before the range.
 func TestStoreAndReadObservations(t *testing.T) {
 	url, _ := chtest.Engine(t)
-	eng, err := chclient.Open(chclient.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := chtest.Client(t, url)
 	ctx := context.Background()
 	if err := metrics.Schema(ctx, eng); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/query/sqlquote"
 )
@@ -17,11 +16,7 @@ import (
 // push-down selects what Prometheus selects.
 func TestRegexMatchersAgreeWithTheEngine(t *testing.T) {
 	url, _ := chtest.Engine(t)
-	eng, err := chclient.Open(chclient.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := chtest.Client(t, url)
 	values := []string{"", "a", "abc", "ABC", "a\nb", "a.b", "a-b", "foo", "foobar", "barfoo", "api-server", "10.0.0.1:9090", "ünï", "x|y", "(", "\\"}
 	patterns := []string{".*", ".+", "a", "a.*", ".*b", "(?i)abc", "a.b", "foo|bar", "foo.*|.*bar", "a\\.b", "[a-c]+", "[^a]*", "api-.+",
 		"10\\.0\\.0\\.[0-9]+:9090", "ü.*", "x\\|y", "\\(", "\\\\", "", "(a|)", ".", "a\nb", "^a$", "a$|b"}

@@ -15,11 +15,7 @@ import (
 // service sees.
 func openTestEngine(t testing.TB) testEngine {
 	url, _ := chtest.Engine(t)
-	c, err := chclient.Open(chclient.Config{URL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := chtest.Client(t, url)
 	return streamEngine{c}
 }
 

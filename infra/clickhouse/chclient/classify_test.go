@@ -122,11 +122,7 @@ func (ts tables) Generation(_ context.Context, id uuid.UUID, gen int) (target.Ta
 func TestNoEngineErrorLeavesThePartitionUnserved(t *testing.T) {
 	conn := kafkatest.Conn(t)
 	proc := chtest.Start(t, clickhouse.ProcessConfig{Restart: true})
-	eng, err := chclient.Open(chclient.Config{URL: proc.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := chtest.Client(t, proc.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if err := pipeline.EnsureSchema(ctx, eng); err != nil {

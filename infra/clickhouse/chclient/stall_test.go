@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/svc-data/svc/infra/clickhouse"
-	"github.com/svc-data/svc/infra/clickhouse/chclient"
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/infra/kafka/kafkatest"
@@ -38,11 +37,7 @@ func TestAStalledPartitionDoesNotHoldBackTheOthers(t *testing.T) {
 
 func testStalledPartition(t *testing.T, conn kafka.Conn, queueBytes int) {
 	proc := chtest.Start(t, clickhouse.ProcessConfig{})
-	eng, err := chclient.Open(chclient.Config{URL: proc.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := chtest.Client(t, proc.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
