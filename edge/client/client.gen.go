@@ -958,7 +958,9 @@ type ClientInterface interface {
 
 	// GetClusterSizes The cluster size catalog
 	//
-	// The replica counts and sizes clusters may be created with. No authentication.
+	// The replica counts and sizes clusters may be created with.
+	//
+	// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 	//
 	// Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 	GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3660,7 +3662,9 @@ func (c *Client) GetClusterMetricsByName(ctx context.Context, params *GetCluster
 
 // GetClusterSizes The cluster size catalog
 //
-// The replica counts and sizes clusters may be created with. No authentication.
+// The replica counts and sizes clusters may be created with.
+//
+// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 //
 // Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 func (c *Client) GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {

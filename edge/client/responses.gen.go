@@ -958,7 +958,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetClusterSizesWithResponse The cluster size catalog
 	//
-	// The replica counts and sizes clusters may be created with. No authentication.
+	// The replica counts and sizes clusters may be created with.
+	//
+	// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5714,11 +5716,25 @@ type GetClusterSizesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SizeCatalog
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetClusterSizesResponse) GetJSON200() *SizeCatalog {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetClusterSizesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetClusterSizesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -11904,7 +11920,9 @@ func (c *ClientWithResponses) GetClusterMetricsByNameWithResponse(ctx context.Co
 
 // GetClusterSizesWithResponse The cluster size catalog
 //
-// The replica counts and sizes clusters may be created with. No authentication.
+// The replica counts and sizes clusters may be created with.
+//
+// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16597,6 +16615,20 @@ func ParseGetClusterSizesResponse(rsp *http.Response) (*GetClusterSizesResponse,
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 
