@@ -877,3 +877,28 @@ func TestReconcilerRestoresALostSchedule(t *testing.T) {
 		return err == nil && d.Schedule.State != nil && !d.Schedule.State.Paused, fmt.Sprintf("the schedule was not made again: %v", err)
 	})
 }
+
+// TestWorkflowReadsOnAStoppedCluster: a stopped cluster's workflow logs and metrics
+// answer 503 cluster_stopped with the resume hint, as its queries do (issue 25, audit
+// row 9: they answered 500 internal_error).
+func TestWorkflowReadsOnAStoppedCluster(t *testing.T) {
+	s := startWorkflowsSvcd(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	wf := createWorkflow(t, s, map[string]any{"name": "reads", "query": map[string]any{"database": "default", "sql": "SELECT 1"}})
+	base := "/v1/workflows/" + wf.ID
+	s.Must(200, "GET", base+"/logs"+wfScope, nil)
+	a := newClusterAdmin(t, s)
+	var list struct{ Clusters []clusterJSON }
+	a.do(200, "GET", "/v1/clusters", nil).JSON(t, &list)
+	if len(list.Clusters) != 1 {
+		t.Fatalf("clusters: %+v", list)
+	}
+	id := list.Clusters[0].ID
+	checkCluster(t, a.cluster(200, "POST", "/v1/clusters/"+id+"/stop", nil), "stopped", false, false, true)
+	for _, p := range []string{base + "/logs", base + "/metrics"} {
+		var e struct{ Error struct{ Code, Hint string } }
+		s.Must(503, "GET", p+wfScope, nil).JSON(t, &e)
+		if e.Error.Code != "cluster_stopped" || !strings.Contains(e.Error.Hint, "/v1/clusters/"+id+"/resume") {
+			t.Fatalf("GET %s on a stopped cluster: %+v", p, e)
+		}
+	}
+}

@@ -10244,7 +10244,7 @@ type GetWorkflowLogsResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *WorkflowsUnavailable
+	JSON503 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10278,7 +10278,7 @@ func (r GetWorkflowLogsResponse) GetJSON500() *InternalError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWorkflowLogsResponse) GetJSON503() *WorkflowsUnavailable {
+func (r GetWorkflowLogsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -10327,7 +10327,7 @@ type GetWorkflowMetricsResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *WorkflowsUnavailable
+	JSON503 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10361,7 +10361,7 @@ func (r GetWorkflowMetricsResponse) GetJSON500() *InternalError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWorkflowMetricsResponse) GetJSON503() *WorkflowsUnavailable {
+func (r GetWorkflowMetricsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -20284,7 +20284,7 @@ func ParseGetWorkflowLogsResponse(rsp *http.Response) (*GetWorkflowLogsResponse,
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest WorkflowsUnavailable
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20352,7 +20352,7 @@ func ParseGetWorkflowMetricsResponse(rsp *http.Response) (*GetWorkflowMetricsRes
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest WorkflowsUnavailable
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
