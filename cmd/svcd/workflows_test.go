@@ -902,3 +902,33 @@ func TestWorkflowReadsOnAStoppedCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestPauseAWorkflowWhoseDatabaseIsGone: once the database a workflow's query names is
+// deleted, PATCH {"enabled": false} (and other edits that leave the query alone) still
+// answers 200 and the schedule stops; an edit of the query checks the database (issue 25,
+// audit row 1: every PATCH re-validated query.database, so it could not be paused).
+func TestPauseAWorkflowWhoseDatabaseIsGone(t *testing.T) {
+	s := startWorkflowsSvcd(t)
+	s.Must(200, "POST", "/v1/databases", map[string]string{"name": "gone"})
+	wf := createWorkflow(t, s, map[string]any{"name": "orphan", "interval_seconds": 3600,
+		"query": map[string]any{"database": "gone", "sql": "SELECT 1"}})
+	if !wf.Enabled || wf.NextRunAt == nil {
+		t.Fatalf("created: %+v", wf)
+	}
+	s.Must(200, "DELETE", "/v1/databases/gone", nil)
+	base := "/v1/workflows/" + wf.ID + wfScope
+	var v wfView
+	s.Must(200, "PATCH", base, map[string]any{"enabled": false}).JSON(t, &v)
+	if v.Enabled || v.NextRunAt != nil || v.IntervalSeconds == nil || *v.IntervalSeconds != 3600 {
+		t.Fatalf("paused: %+v", v)
+	}
+	s.Must(200, "GET", base, nil).JSON(t, &v)
+	if v.Enabled || v.NextRunAt != nil {
+		t.Fatalf("paused, read back: %+v", v)
+	}
+	s.Must(200, "PATCH", base, map[string]any{"description": "kept for the record"})
+	r := s.Must(400, "PATCH", base, map[string]any{"query": map[string]any{"sql": "SELECT 2"}})
+	if !strings.Contains(string(r.Body), `"invalid_query_database"`) {
+		t.Fatalf("query edit against a deleted database: %s", r.Body)
+	}
+}

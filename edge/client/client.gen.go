@@ -2119,7 +2119,7 @@ type ClientInterface interface {
 
 	// UpdateWorkflowWithBody Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -2130,7 +2130,7 @@ type ClientInterface interface {
 
 	// UpdateWorkflow Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -5543,7 +5543,7 @@ func (c *Client) GetWorkflow(ctx context.Context, workflowId WorkflowId, params 
 
 // UpdateWorkflowWithBody Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -5564,7 +5564,7 @@ func (c *Client) UpdateWorkflowWithBody(ctx context.Context, workflowId Workflow
 
 // UpdateWorkflow Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //

@@ -2187,7 +2187,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkflowWithBodyWithResponse Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -2198,7 +2198,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkflowWithResponse Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -13581,7 +13581,7 @@ func (c *ClientWithResponses) GetWorkflowWithResponse(ctx context.Context, workf
 
 // UpdateWorkflowWithBodyWithResponse Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -13598,7 +13598,7 @@ func (c *ClientWithResponses) UpdateWorkflowWithBodyWithResponse(ctx context.Con
 
 // UpdateWorkflowWithResponse Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
