@@ -23,7 +23,15 @@ type ClusterRunner interface {
 }
 
 // clusterSizes answers the size catalog (projections/clusters owns it).
-func (s *Server) clusterSizes(ctx *fasthttp.RequestCtx) { writeJSON(ctx, 200, clusters.Catalog()) }
+// clusterSizes answers the size catalog to any user (session or OAuth token), like the
+// rest of the cluster API; it needs no organization.
+func (s *Server) clusterSizes(ctx *fasthttp.RequestCtx, p *Principal) error {
+	if err := userOnly(p, "read cluster-management endpoints (GET /v1/clusters lists the key's own cluster)"); err != nil {
+		return err
+	}
+	writeJSON(ctx, 200, clusters.Catalog())
+	return nil
+}
 
 type createClusterRequest struct {
 	Name        *string              `json:"name"`

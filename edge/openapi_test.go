@@ -844,7 +844,8 @@ func TestOpenAPIAnswers(t *testing.T) {
 	if registeredRoutes(t)["GET /v1/openapi.json"] {
 		json200(request{method: "GET", target: "/v1/openapi.json"})
 	}
-	json200(request{method: "GET", target: "/v1/clusters/sizes"})
+	h.expect(request{method: "GET", target: "/v1/clusters/sizes"}, 401, "unauthenticated")
+	json200(request{method: "GET", target: "/v1/clusters/sizes", as: "org_member"})
 	json200(request{method: "GET", target: "/metrics"})
 
 	// Sessions.

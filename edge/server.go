@@ -183,7 +183,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/v1/invitations/{id}/decline", s.withKey(s.answerInvitation(false)))
 	r.GET("/v1/clusters", s.withKey(s.listClusters))
 	r.POST("/v1/clusters", s.withKey(s.createCluster))
-	r.GET("/v1/clusters/sizes", s.clusterSizes)
+	r.GET("/v1/clusters/sizes", s.withKey(s.clusterSizes))
 	r.GET("/v1/clusters/{cluster_id}", s.withKey(s.getCluster))
 	r.PATCH("/v1/clusters/{cluster_id}", s.withKey(s.patchCluster))
 	r.DELETE("/v1/clusters/{cluster_id}", s.withKey(s.deleteCluster))

@@ -207,12 +207,15 @@ func (s *Service) apply(ctx context.Context, b body, w *catalog.Workflow) error 
 		if b.Query.SQL != nil {
 			w.SQL = *b.Query.SQL
 		}
-	}
-	if w.Database == "" {
-		return invalid("query.database", "query.database must name a database")
-	}
-	if _, ok := s.model.Database(w.ClusterID, w.Database); !ok {
-		return invalid("query.database", "database %q does not exist in this cluster", w.Database)
+		// Only an edit of the query checks its database: a workflow whose database was
+		// deleted can still be paused, renamed or given other sinks (its runs fail
+		// until the query is pointed at a database that exists).
+		if w.Database == "" {
+			return invalid("query.database", "query.database must name a database")
+		}
+		if _, ok := s.model.Database(w.ClusterID, w.Database); !ok {
+			return invalid("query.database", "database %q does not exist in this cluster", w.Database)
+		}
 	}
 	if strings.TrimSpace(w.SQL) == "" || len(w.SQL) > maxSQL {
 		return invalid("query.sql", "query.sql must be a statement of 1 byte to 1 MiB")

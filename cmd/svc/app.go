@@ -237,7 +237,7 @@ func (a *app) client(s scope) (*client.Client, error) {
 			r.Header.Set("X-Service-Database", a.sel.database)
 		}
 		r.URL.RawQuery = q.Encode()
-		r.Header.Set("User-Agent", "svc-cli")
+		r.Header.Set("User-Agent", userAgent)
 		return nil
 	}
 	return client.NewClient(a.baseURL(), client.WithRequestEditorFn(editor))

@@ -133,8 +133,9 @@ func TestCLI(t *testing.T) {
 		a.ok("key", "delete", id)
 		a.ok("table", "delete", "events")
 		a.ok("db", "delete", "analytics")
-		if v := c.ok("cluster", "sizes"); v["sizes"] == nil {
-			t.Fatalf("sizes: %v", v)
+		// The size catalog is for users; an API key is refused (SPEC: Clusters).
+		if e := c.fails(1, "cluster", "sizes"); e["status"] != 403.0 {
+			t.Fatalf("sizes with an API key: %v", e)
 		}
 		out, _, code := c.run("completion", "bash")
 		if code != 0 || !strings.Contains(out, "svc") {
@@ -170,6 +171,9 @@ func TestCLI(t *testing.T) {
 		}
 		if v := c.with("SERVICE_ORG=default").ok("cluster", "get", cl[0]); v["name"] != cl[0] {
 			t.Fatalf("cluster get: %v", v)
+		}
+		if v := c.ok("cluster", "sizes"); v["sizes"] == nil {
+			t.Fatalf("sizes: %v", v)
 		}
 		sel := c.ok("org", "select", "default")
 		if field(sel, "selected").(map[string]any)["org"] != "default" {

@@ -73,7 +73,10 @@ type deviceCode struct {
 
 // deviceLogin runs the device authorization grant (RFC 8628).
 func (a *app) deviceLogin(ctx context.Context, timeout time.Duration) (any, error) {
-	c, err := client.NewClient(a.baseURL())
+	c, err := client.NewClient(a.baseURL(), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		r.Header.Set("User-Agent", userAgent)
+		return nil
+	}))
 	if err != nil {
 		return nil, err
 	}

@@ -91,10 +91,7 @@ func (n *node) QueryEngine(cluster uuid.UUID) (query.Engine, error) {
 	var waking *clusters.WakeError
 	switch err := n.rt.ForQuery(cluster); {
 	case errors.As(err, &stopped):
-		c := stopped.Cluster
-		return nil, &query.Error{Status: 503, Code: "cluster_stopped",
-			Message: fmt.Sprintf("cluster %q is %s; queries need a running cluster (ingestion is still accepted and lands on resume)", c.Name, c.PhaseName()),
-			Hint:    fmt.Sprintf("resume it: POST /v1/clusters/%s/resume", c.ID)}
+		return nil, clusterStoppedErr(stopped.Cluster)
 	case errors.As(err, &waking):
 		return nil, &query.Error{Status: 503, Code: "cluster_waking", Message: waking.Error(), Hint: "retry shortly"}
 	}
@@ -105,6 +102,14 @@ func (n *node) QueryEngine(cluster uuid.UUID) (query.Engine, error) {
 		return n.engines.QueryEngine(cluster)
 	}
 	return e, err
+}
+
+// clusterStoppedErr is the answer of a data-plane read (a query, a workflow's logs or
+// metrics) on a cluster that is not running: 503 cluster_stopped with the way to resume it.
+func clusterStoppedErr(c *catalog.Cluster) error {
+	return &query.Error{Status: 503, Code: "cluster_stopped",
+		Message: fmt.Sprintf("cluster %q is %s; queries need a running cluster (ingestion is still accepted and lands on resume)", c.Name, c.PhaseName()),
+		Hint:    fmt.Sprintf("resume it: POST /v1/clusters/%s/resume", c.ID)}
 }
 
 // SharedEngine implements query.Engines.

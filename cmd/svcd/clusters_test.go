@@ -443,3 +443,18 @@ func TestClusterSizeLimitsReachTheEngine(t *testing.T) {
 		t.Fatalf("resources of a stopped cluster: %+v", c.Resources)
 	}
 }
+
+// TestClusterSizesNeedAUser: the size catalog answers users (session or OAuth token)
+// like the rest of the cluster API; without credentials it is 401, and API keys are
+// refused (issue 25, audit row 8: it answered anyone).
+func TestClusterSizesNeedAUser(t *testing.T) {
+	s := startControlPlane(t)
+	s.Must(401, "GET", "/v1/clusters/sizes", nil, "Authorization", "")
+	s.Must(403, "GET", "/v1/clusters/sizes", nil)
+	session := login(t, s, "admin", adminPassword)
+	var cat struct{ Sizes []any }
+	s.Must(200, "GET", "/v1/clusters/sizes", nil, "Authorization", "Bearer "+session).JSON(t, &cat)
+	if len(cat.Sizes) == 0 {
+		t.Fatalf("size catalog: %+v", cat)
+	}
+}

@@ -33,7 +33,7 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 	}
 	wcfg := workflows.Config{Egress: egress.Policy{Allow: cfg.URLImportAllow}, HoldAfterSinks: cfg.WorkflowHoldAfterSinks, Logger: log}
 	sinks := tableSink{model: model, mgr: mgr, engines: engines}
-	logs := workflowLogEngines{engines}
+	logs := workflowLogEngines{engines, model}
 	if cfg.Workflows == "off" {
 		log.Info("workflows are disabled (SVC_WORKFLOWS=off)")
 		return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), nil
@@ -132,8 +132,20 @@ func (t tableSink) InsertDocs(ctx context.Context, cluster uuid.UUID, database, 
 }
 
 // workflowLogEngines adapts the registry to the run log's port.
-type workflowLogEngines struct{ e *engines }
+// A cluster that is not running answers clusterStoppedErr (503 with the resume hint); the
+// read does not wake an idle-stopped one.
+type workflowLogEngines struct {
+	e     *engines
+	model *catalog.Model
+}
 
 func (l workflowLogEngines) Engine(cluster uuid.UUID) (workflows.LogEngine, error) {
-	return l.e.client(cluster)
+	e, err := l.e.client(cluster)
+	if err != nil {
+		if c, ok := l.model.Cluster(cluster); ok && !c.Running() {
+			return nil, clusterStoppedErr(c)
+		}
+		return nil, err
+	}
+	return e, nil
 }

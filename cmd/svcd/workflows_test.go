@@ -877,3 +877,58 @@ func TestReconcilerRestoresALostSchedule(t *testing.T) {
 		return err == nil && d.Schedule.State != nil && !d.Schedule.State.Paused, fmt.Sprintf("the schedule was not made again: %v", err)
 	})
 }
+
+// TestWorkflowReadsOnAStoppedCluster: a stopped cluster's workflow logs and metrics
+// answer 503 cluster_stopped with the resume hint, as its queries do (issue 25, audit
+// row 9: they answered 500 internal_error).
+func TestWorkflowReadsOnAStoppedCluster(t *testing.T) {
+	s := startWorkflowsSvcd(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	wf := createWorkflow(t, s, map[string]any{"name": "reads", "query": map[string]any{"database": "default", "sql": "SELECT 1"}})
+	base := "/v1/workflows/" + wf.ID
+	s.Must(200, "GET", base+"/logs"+wfScope, nil)
+	a := newClusterAdmin(t, s)
+	var list struct{ Clusters []clusterJSON }
+	a.do(200, "GET", "/v1/clusters", nil).JSON(t, &list)
+	if len(list.Clusters) != 1 {
+		t.Fatalf("clusters: %+v", list)
+	}
+	id := list.Clusters[0].ID
+	checkCluster(t, a.cluster(200, "POST", "/v1/clusters/"+id+"/stop", nil), "stopped", false, false, true)
+	for _, p := range []string{base + "/logs", base + "/metrics"} {
+		var e struct{ Error struct{ Code, Hint string } }
+		s.Must(503, "GET", p+wfScope, nil).JSON(t, &e)
+		if e.Error.Code != "cluster_stopped" || !strings.Contains(e.Error.Hint, "/v1/clusters/"+id+"/resume") {
+			t.Fatalf("GET %s on a stopped cluster: %+v", p, e)
+		}
+	}
+}
+
+// TestPauseAWorkflowWhoseDatabaseIsGone: once the database a workflow's query names is
+// deleted, PATCH {"enabled": false} (and other edits that leave the query alone) still
+// answers 200 and the schedule stops; an edit of the query checks the database (issue 25,
+// audit row 1: every PATCH re-validated query.database, so it could not be paused).
+func TestPauseAWorkflowWhoseDatabaseIsGone(t *testing.T) {
+	s := startWorkflowsSvcd(t)
+	s.Must(200, "POST", "/v1/databases", map[string]string{"name": "gone"})
+	wf := createWorkflow(t, s, map[string]any{"name": "orphan", "interval_seconds": 3600,
+		"query": map[string]any{"database": "gone", "sql": "SELECT 1"}})
+	if !wf.Enabled || wf.NextRunAt == nil {
+		t.Fatalf("created: %+v", wf)
+	}
+	s.Must(200, "DELETE", "/v1/databases/gone", nil)
+	base := "/v1/workflows/" + wf.ID + wfScope
+	var v wfView
+	s.Must(200, "PATCH", base, map[string]any{"enabled": false}).JSON(t, &v)
+	if v.Enabled || v.NextRunAt != nil || v.IntervalSeconds == nil || *v.IntervalSeconds != 3600 {
+		t.Fatalf("paused: %+v", v)
+	}
+	s.Must(200, "GET", base, nil).JSON(t, &v)
+	if v.Enabled || v.NextRunAt != nil {
+		t.Fatalf("paused, read back: %+v", v)
+	}
+	s.Must(200, "PATCH", base, map[string]any{"description": "kept for the record"})
+	r := s.Must(400, "PATCH", base, map[string]any{"query": map[string]any{"sql": "SELECT 2"}})
+	if !strings.Contains(string(r.Body), `"invalid_query_database"`) {
+		t.Fatalf("query edit against a deleted database: %s", r.Body)
+	}
+}

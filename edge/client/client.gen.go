@@ -958,7 +958,9 @@ type ClientInterface interface {
 
 	// GetClusterSizes The cluster size catalog
 	//
-	// The replica counts and sizes clusters may be created with. No authentication.
+	// The replica counts and sizes clusters may be created with.
+	//
+	// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 	//
 	// Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 	GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2117,7 +2119,7 @@ type ClientInterface interface {
 
 	// UpdateWorkflowWithBody Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -2128,7 +2130,7 @@ type ClientInterface interface {
 
 	// UpdateWorkflow Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -3660,7 +3662,9 @@ func (c *Client) GetClusterMetricsByName(ctx context.Context, params *GetCluster
 
 // GetClusterSizes The cluster size catalog
 //
-// The replica counts and sizes clusters may be created with. No authentication.
+// The replica counts and sizes clusters may be created with.
+//
+// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 //
 // Corresponds with GET /v1/clusters/sizes (the `GetClusterSizes` operationId).
 func (c *Client) GetClusterSizes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5539,7 +5543,7 @@ func (c *Client) GetWorkflow(ctx context.Context, workflowId WorkflowId, params 
 
 // UpdateWorkflowWithBody Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -5560,7 +5564,7 @@ func (c *Client) UpdateWorkflowWithBody(ctx context.Context, workflowId Workflow
 
 // UpdateWorkflow Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //

@@ -958,7 +958,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetClusterSizesWithResponse The cluster size catalog
 	//
-	// The replica counts and sizes clusters may be created with. No authentication.
+	// The replica counts and sizes clusters may be created with.
+	//
+	// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2185,7 +2187,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkflowWithBodyWithResponse Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -2196,7 +2198,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkflowWithResponse Update a workflow
 	//
-	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+	// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -5714,11 +5716,25 @@ type GetClusterSizesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *SizeCatalog
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetClusterSizesResponse) GetJSON200() *SizeCatalog {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetClusterSizesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetClusterSizesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -10228,7 +10244,7 @@ type GetWorkflowLogsResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *WorkflowsUnavailable
+	JSON503 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10262,7 +10278,7 @@ func (r GetWorkflowLogsResponse) GetJSON500() *InternalError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWorkflowLogsResponse) GetJSON503() *WorkflowsUnavailable {
+func (r GetWorkflowLogsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -10311,7 +10327,7 @@ type GetWorkflowMetricsResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *WorkflowsUnavailable
+	JSON503 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10345,7 +10361,7 @@ func (r GetWorkflowMetricsResponse) GetJSON500() *InternalError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetWorkflowMetricsResponse) GetJSON503() *WorkflowsUnavailable {
+func (r GetWorkflowMetricsResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -11904,7 +11920,9 @@ func (c *ClientWithResponses) GetClusterMetricsByNameWithResponse(ctx context.Co
 
 // GetClusterSizesWithResponse The cluster size catalog
 //
-// The replica counts and sizes clusters may be created with. No authentication.
+// The replica counts and sizes clusters may be created with.
+//
+// **Access:** no API keys; users (session or OAuth token), in any organization or none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13563,7 +13581,7 @@ func (c *ClientWithResponses) GetWorkflowWithResponse(ctx context.Context, workf
 
 // UpdateWorkflowWithBodyWithResponse Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -13580,7 +13598,7 @@ func (c *ClientWithResponses) UpdateWorkflowWithBodyWithResponse(ctx context.Con
 
 // UpdateWorkflowWithResponse Update a workflow
 //
-// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table.
+// Rule 2 of the spec: omitted fields keep their values; `sinks` replaces the full list. Enabled/paused/manual-only follow the schedule state table. Only an edit of `query` checks that `query.database` exists, so a workflow whose database was deleted can still be paused (`{"enabled": false}`), renamed or re-pointed.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -16597,6 +16615,20 @@ func ParseGetClusterSizesResponse(rsp *http.Response) (*GetClusterSizesResponse,
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 
@@ -20252,7 +20284,7 @@ func ParseGetWorkflowLogsResponse(rsp *http.Response) (*GetWorkflowLogsResponse,
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest WorkflowsUnavailable
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20320,7 +20352,7 @@ func ParseGetWorkflowMetricsResponse(rsp *http.Response) (*GetWorkflowMetricsRes
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest WorkflowsUnavailable
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
