@@ -30,6 +30,7 @@ import (
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 
+	"github.com/svc-data/svc/edge/ingest"
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/pipeline/transform/otlplogs"
 	"github.com/svc-data/svc/pipeline/transform/otlpmetrics"
@@ -173,7 +174,7 @@ func (c *peekedConn) SyscallConn() (syscall.RawConn, error) {
 // MaxOTLPMessage bounds an OTLP/gRPC message after decompression, as MaxOTLPBody bounds
 // an OTLP/HTTP body. grpc-go enforces it while decompressing (it reads at most this
 // many bytes plus one from the decompressor), so a compressed bomb stops there.
-const MaxOTLPMessage = MaxOTLPBody
+const MaxOTLPMessage = ingest.MaxOTLPBody
 
 // An OTLP/gRPC export is authenticated from its headers before its message is read:
 // grpc-go decompresses and unmarshals a message before any interceptor or handler runs,
@@ -339,8 +340,8 @@ type otlpMetrics struct {
 }
 
 func (o otlpTraces) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	buf := newRows()
-	defer recycleRows(buf)
+	buf := ingest.NewRows()
+	defer ingest.RecycleRows(buf)
 	if err := o.s.grpcExport(ctx, "traces", proto.Size(req), buf, func(b *rows.Buffer) error { return otlptraces.Append(req, b) }); err != nil {
 		return nil, err
 	}
@@ -352,8 +353,8 @@ func (o otlpTraces) Export(ctx context.Context, req *coltracepb.ExportTraceServi
 }
 
 func (o otlpLogs) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
-	buf := newRows()
-	defer recycleRows(buf)
+	buf := ingest.NewRows()
+	defer ingest.RecycleRows(buf)
 	if err := o.s.grpcExport(ctx, "logs", proto.Size(req), buf, func(b *rows.Buffer) error { return otlplogs.Append(req, b) }); err != nil {
 		return nil, err
 	}
@@ -365,8 +366,8 @@ func (o otlpLogs) Export(ctx context.Context, req *collogspb.ExportLogsServiceRe
 }
 
 func (o otlpMetrics) Export(ctx context.Context, req *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
-	buf := newRows()
-	defer recycleRows(buf)
+	buf := ingest.NewRows()
+	defer ingest.RecycleRows(buf)
 	if err := o.s.grpcExport(ctx, "metrics", proto.Size(req), buf, func(b *rows.Buffer) error { return otlpmetrics.Append(req, b) }); err != nil {
 		return nil, err
 	}
@@ -408,11 +409,11 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 	if err != nil {
 		return err
 	}
-	table, err := otlpTable(signal, md.Get)
+	table, err := ingest.OTLPTable(signal, md.Get)
 	if err != nil {
 		return err
 	}
-	t, err := s.tableNamedForInsert(p, db, table, newTable{})
+	t, err := s.ingest.TableNamedForInsert(p, db, table, ingest.NewTable{})
 	if err != nil {
 		return err
 	}
@@ -423,7 +424,7 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 		b.Grow(5 * size)
 		return decode(b)
 	}
-	if _, err := s.ingestInto(p, db, t, get("idempotency-key"), buf, grown); err != nil {
+	if _, err := s.ingest.IngestInto(p, db, t, get("idempotency-key"), buf, grown); err != nil {
 		return err
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/svc-data/svc/edge/ingest"
 	"github.com/svc-data/svc/pipeline"
 )
 
@@ -27,7 +28,7 @@ func TestGRPCErrorsAreWhatOTLPExportersRetry(t *testing.T) {
 		{&APIError{Status: 429, Code: "too_many", RetryAfter: 7}, codes.ResourceExhausted, 7 * time.Second},
 		{errExpired, codes.Unauthenticated, 0},
 		{errUnauthenticated, codes.Unauthenticated, 0},
-		{decodeError(errTestBad), codes.InvalidArgument, 0},
+		{ingest.DecodeError(errTestBad), codes.InvalidArgument, 0},
 		{forbidden("insert rows"), codes.PermissionDenied, 0},
 		{apiErr(404, "database_not_found", "x", ""), codes.NotFound, 0},
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/ingest"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/pipeline/transform"
 	"github.com/svc-data/svc/projections/catalog"
@@ -629,7 +630,7 @@ func newHarness(t *testing.T) *harness {
 	must(err)
 	_, err = svc.CreateGeneration(ctx, auto.ID, 1, "", "doc.ts.:DateTime64(9)", "ts")
 	must(err)
-	_, err = svc.CreateTable(ctx, catalog.NewTable{Cluster: h.cluster.ID, Database: "default", Name: LogsearchTable, SortingKey: "_time", ColumnType: LogsearchColumnType})
+	_, err = svc.CreateTable(ctx, catalog.NewTable{Cluster: h.cluster.ID, Database: "default", Name: ingest.LogsearchTable, SortingKey: "_time", ColumnType: ingest.LogsearchColumnType})
 	must(err)
 	ss, err := svc.SaveSearch(ctx, catalog.SavedSearch{OrgID: h.org.ID, ClusterID: h.cluster.ID, CreatedBy: h.alice.ID, Name: "errors",
 		SPL: "error | stats count by host", Earliest: "-24h", Latest: "now", Database: "default", Visualization: "table", Visibility: "private"})

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/svc-data/svc/edge/apierr"
+	"github.com/svc-data/svc/edge/ingest"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 )
@@ -62,7 +63,7 @@ func (c *Config) Validate() error {
 		c.Addr = "127.0.0.1:8080"
 	}
 	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = MaxOTLPBody + 1<<20 // OTLP/HTTP: 100 MiB, and a clear 413 past it
+		c.MaxBodyBytes = ingest.MaxOTLPBody + 1<<20 // OTLP/HTTP: 100 MiB, and a clear 413 past it
 	}
 	if c.MaxConcurrentIngest <= 0 {
 		c.MaxConcurrentIngest = 256
@@ -116,13 +117,14 @@ type SearchService interface {
 
 // Server is the HTTP front door.
 type Server struct {
-	cfg      Config
-	deps     Deps
-	srv      *fasthttp.Server
-	ln       net.Listener
-	grpc     *grpc.Server
-	split    *splitListener
-	inflight chan struct{} // tokens bounding concurrent inserts
+	cfg   Config
+	deps  Deps
+	srv   *fasthttp.Server
+	ln    net.Listener
+	grpc  *grpc.Server
+	split *splitListener
+	// ingest serves the insert routes (edge/ingest).
+	ingest *ingest.Handlers
 	// grpcKeys bounds OTLP/gRPC streams per key; grpcMessages counts messages received.
 	grpcKeys     keyStreams
 	grpcMessages atomic.Int64
@@ -154,9 +156,12 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, deps: deps, inflight: make(chan struct{}, cfg.MaxConcurrentIngest), logins: newLoginLimiter()}
+	s := &Server{cfg: cfg, deps: deps, logins: newLoginLimiter()}
 	s.grpcKeys.max = cfg.GRPCStreams
 	s.life, s.endLife = context.WithCancel(context.Background())
+	s.ingest = ingest.New(s.life, ingest.Config{MaxConcurrentIngest: cfg.MaxConcurrentIngest, IngestWait: cfg.IngestWait,
+		IngestTimeout: cfg.IngestTimeout, URLImportAllow: cfg.URLImportAllow},
+		ingest.Deps{Auth: ingestAuth{s}, Catalog: deps.Catalog, Tables: deps.Tables, Commands: deps.Commands, Ingest: deps.Ingest, Query: deps.Query})
 	r := router.New()
 	r.SaveMatchedRoutePath = true
 	r.GET("/v1/logs", s.withKey(s.listLogs))
@@ -200,13 +205,13 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/databases", s.withKey(s.listDatabases))
 	r.POST("/v1/databases", s.withKey(s.createDatabase))
 	r.DELETE("/v1/databases/{database}", s.withKey(s.deleteDatabase))
-	r.POST("/services/collector/event", respond(s.hecEvents))
-	r.POST("/services/collector", respond(s.hecEvents))
-	r.POST("/services/collector/event/1.0", respond(s.hecEvents))
-	r.POST("/services/collector/raw", respond(s.hecRaw))
-	r.POST("/services/collector/raw/1.0", respond(s.hecRaw))
-	r.GET("/services/collector/health", respond(s.hecHealth))
-	r.GET("/services/collector/health/1.0", respond(s.hecHealth))
+	r.POST("/services/collector/event", respond(s.ingest.HECEvents))
+	r.POST("/services/collector", respond(s.ingest.HECEvents))
+	r.POST("/services/collector/event/1.0", respond(s.ingest.HECEvents))
+	r.POST("/services/collector/raw", respond(s.ingest.HECRaw))
+	r.POST("/services/collector/raw/1.0", respond(s.ingest.HECRaw))
+	r.GET("/services/collector/health", respond(s.ingest.HECHealth))
+	r.GET("/services/collector/health/1.0", respond(s.ingest.HECHealth))
 	r.GET("/v1/apps/logsearch/searches", s.withKey(s.Gated(catalog.AppLogsearch, s.listSearches)))
 	r.POST("/v1/apps/logsearch/searches", s.withKey(s.Gated(catalog.AppLogsearch, s.createSearch)))
 	r.GET("/v1/apps/logsearch/searches/{id}", s.withKey(s.Gated(catalog.AppLogsearch, s.getSearch)))
@@ -222,7 +227,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/tables/{table}", s.withKey(s.describeTable))
 	r.PATCH("/v1/tables/{table}", s.withKey(s.patchTable))
 	r.DELETE("/v1/tables/{table}", s.withKey(s.deleteTable))
-	r.POST("/v1/tables/{table}", respond(s.insertRoute))
+	r.POST("/v1/tables/{table}", respond(s.ingest.Insert))
 	r.GET("/v1/tables/{table}/freshness", s.withKey(s.freshness))
 	r.GET("/v1/tables/{table}/dead_letters", s.withKey(s.deadLetters))
 	r.GET("/metrics", respond(s.metrics))
@@ -234,9 +239,9 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/v1/apps", s.withKey(s.listApps))
 	r.PUT("/v1/apps/{app_id}", s.withKey(s.installApp))
 	r.DELETE("/v1/apps/{app_id}", s.withKey(s.uninstallApp))
-	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("traces"))))
-	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("logs"))))
-	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, s.otlpHTTP("metrics"))))
+	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, keyedIngest(s.ingest.OTLP("traces")))))
+	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, keyedIngest(s.ingest.OTLP("logs")))))
+	r.POST("/otlp/v1/metrics", s.withKey(s.Gated(catalog.AppOpenTelemetry, keyedIngest(s.ingest.OTLP("metrics")))))
 	// The Prometheus app's query API (promql.go), with the methods Prometheus serves each with.
 	r.GET("/prometheus/api/v1/query", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.POST("/prometheus/api/v1/query", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
@@ -252,7 +257,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.POST("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	// The Prometheus app's remote write (promwrite.go).
-	r.POST("/prometheus/api/v1/write", s.withKey(s.Gated(catalog.AppPrometheus, s.promWrite)))
+	r.POST("/prometheus/api/v1/write", s.withKey(s.Gated(catalog.AppPrometheus, keyedIngest(s.ingest.PromWrite))))
 	r.GET("/ui/", respond(s.consolePage))
 	r.GET("/ui/assets/{file}", respond(s.consoleAsset))
 	r.POST("/ui/login", respond(s.consoleLogin))

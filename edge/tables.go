@@ -1,14 +1,13 @@
 package edge
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/ingest"
 	"github.com/svc-data/svc/projections/catalog"
-	"github.com/svc-data/svc/query/tables"
 )
 
 // tableView is a table as the API shows it.
@@ -179,43 +178,7 @@ func (s *Server) deleteTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	return nil
 }
 
-func tableError(err error) error {
-	if errors.Is(err, tables.ErrKeyUnusable) {
-		return &APIError{Status: 400, Code: "engine_error", Field: "sorting_key", Message: err.Error(),
-			Hint: "the engine refused this sorting key; check for repeated or non-comparable expressions"}
-	}
-	return err
-}
-
-// idempotencyHeader reads a request's Idempotency-Key: absent is no key, and present but
-// empty is refused (the document's minLength 1) rather than read as absent, on every route
-// that takes it (inserts, OTLP, workflow runs).
-func idempotencyHeader(ctx *fasthttp.RequestCtx) (string, error) {
-	key := ctx.Request.Header.Peek("Idempotency-Key")
-	if key != nil && len(key) == 0 {
-		return "", &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
-			Message: "Idempotency-Key is empty; send 1 to 128 visible ASCII characters or omit it"}
-	}
-	return string(key), validIdempotencyKey(string(key))
-}
-
-// validIdempotencyKey enforces 1 to 128 visible ASCII characters without spaces.
-func validIdempotencyKey(k string) error {
-	if k == "" {
-		return nil
-	}
-	if len(k) > 128 {
-		return &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
-			Message: "Idempotency-Key is longer than 128 characters"}
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] <= ' ' || k[i] > '~' {
-			return &APIError{Status: 400, Code: "invalid_idempotency_key", Field: "Idempotency-Key",
-				Message: "Idempotency-Key must be visible ASCII characters without spaces"}
-		}
-	}
-	return nil
-}
+func tableError(err error) error { return ingest.TableError(err) }
 
 // mayInsert is the INSERT grant of statement.MayInsert for a request's principal.
 func (s *Server) mayInsert(p *Principal, db, table string) bool {

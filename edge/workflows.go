@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/ingest"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/workflows"
 )
@@ -154,7 +155,7 @@ func (s *Server) startWorkflowRun(ctx *fasthttp.RequestCtx, p *Principal) error 
 	if err != nil {
 		return err
 	}
-	key, err := idempotencyHeader(ctx)
+	key, err := ingest.IdempotencyHeader(ctx)
 	if err != nil {
 		return err
 	}

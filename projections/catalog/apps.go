@@ -193,7 +193,7 @@ func (m *Model) appsOpen(cluster uuid.UUID) bool {
 	return m.appsOpened[cluster]
 }
 
-// logsearchTable is the table log search reads and HEC writes (edge.LogsearchTable).
+// logsearchTable is the table log search reads and HEC writes (edge/ingest.LogsearchTable).
 const logsearchTable = "logsearch_events"
 
 func (m *Model) usesLogsearch(c *Cluster) bool {

@@ -1,4 +1,4 @@
-package edge
+package ingest
 
 import (
 	"encoding/hex"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/pipeline/promwrite"
 )
@@ -22,14 +23,14 @@ const (
 	headerExemplarsWritten  = "X-Prometheus-Remote-Write-Exemplars-Written"
 )
 
-// promWrite serves POST /prometheus/api/v1/write: Prometheus remote write 1.0 and 2.0
+// PromWrite serves POST /prometheus/api/v1/write: Prometheus remote write 1.0 and 2.0
 // into the Prometheus app's tables of the selected database (query/promstore), through
 // the log like every insert, acknowledged (204) once the log holds the request. Status
 // codes follow the remote-write specification: 400 for a request that can never be
 // stored (senders drop it), 415 for a message type or encoding this receiver does not
 // read, 5xx and 429 with Retry-After for what a retry can cure. A request's content is
 // its idempotency key: a retried request lands once.
-func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) error {
+func (h *Handlers) PromWrite(ctx *fasthttp.RequestCtx, p Caller) error {
 	msg, err := promwrite.Negotiate(string(ctx.Request.Header.ContentType()), string(ctx.Request.Header.Peek("Content-Encoding")))
 	// A Content-Encoding given is exactly `snappy`, as senders write it and the document
 	// says (an empty one is not taken for an absent one).
@@ -41,14 +42,14 @@ func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err != nil {
 		return promWriteError(err)
 	}
-	if !p.can(actInsert) {
-		return forbidden("write Prometheus series")
+	if !p.CanInsert() {
+		return apierr.Forbidden("write Prometheus series")
 	}
-	db, err := s.database(ctx, p)
+	db, err := h.deps.Auth.Database(ctx, p)
 	if err != nil {
 		return err
 	}
-	release, err := s.ingestSlot()
+	release, err := h.ingestSlot()
 	if err != nil {
 		return err
 	}
@@ -58,23 +59,23 @@ func (s *Server) promWrite(ctx *fasthttp.RequestCtx, p *Principal) error {
 		return promWriteError(err)
 	}
 	for _, sec := range b.Sections {
-		if !s.mayInsert(p, db.Name, sec.Table) {
-			return apiErr(403, "forbidden", "no role of this key holds INSERT on "+db.Name+"."+sec.Table,
+		if !h.deps.Auth.MayInsert(p, db.Name, sec.Table) {
+			return apierr.New(403, "forbidden", "no role of this key holds INSERT on "+db.Name+"."+sec.Table,
 				"GRANT INSERT ON "+db.Name+".* TO <role> with an admin key (remote write fills the prometheus_* tables)")
 		}
 	}
 	if len(b.Sections) > 0 {
-		err := s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: pipeline.PrometheusTableID(db.Engine),
+		err := h.accept(pipeline.Accepted{Cluster: p.Cluster(), Org: p.Org(), TableID: pipeline.PrometheusTableID(db.Engine),
 			Database: db.Engine, Table: "prometheus", IdempotencyKey: "prw-" + hex.EncodeToString(b.Digest[:]),
 			Rows: pipeline.EncodeSections(b.Sections), Format: pipeline.FormatPrometheus, Count: b.Rows()})
 		if err != nil {
 			return err
 		}
 	}
-	h := &ctx.Response.Header
-	h.Set(headerSamplesWritten, strconv.Itoa(b.Samples))
-	h.Set(headerHistogramsWritten, strconv.Itoa(b.Histograms))
-	h.Set(headerExemplarsWritten, strconv.Itoa(b.Exemplars))
+	rh := &ctx.Response.Header
+	rh.Set(headerSamplesWritten, strconv.Itoa(b.Samples))
+	rh.Set(headerHistogramsWritten, strconv.Itoa(b.Histograms))
+	rh.Set(headerExemplarsWritten, strconv.Itoa(b.Exemplars))
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
@@ -84,10 +85,10 @@ func promWriteError(err error) error {
 	hint := "nothing of this request was stored"
 	switch {
 	case errors.Is(err, promwrite.ErrUnsupportedMediaType):
-		return &APIError{Status: 415, Code: "unsupported_media_type", Message: err.Error(),
+		return &apierr.Error{Status: 415, Code: "unsupported_media_type", Message: err.Error(),
 			Hint: "send snappy-compressed application/x-protobuf (proto=" + promwrite.V1 + " or " + promwrite.V2 + "); " + hint}
 	case errors.Is(err, promwrite.ErrTooLarge):
-		return &APIError{Status: 413, Code: "request_too_large", Message: err.Error(), Hint: "lower queue_config.max_samples_per_send; " + hint}
+		return &apierr.Error{Status: 413, Code: "request_too_large", Message: err.Error(), Hint: "lower queue_config.max_samples_per_send; " + hint}
 	}
-	return &APIError{Status: 400, Code: "invalid_remote_write", Message: err.Error(), Hint: hint}
+	return &apierr.Error{Status: 400, Code: "invalid_remote_write", Message: err.Error(), Hint: hint}
 }

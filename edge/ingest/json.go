@@ -1,4 +1,4 @@
-package edge
+package ingest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/pipeline/transform"
@@ -21,25 +22,24 @@ import (
 // decoder fills buf with the rows of a request body.
 type decoder func(body []byte, buf *rows.Buffer) error
 
-// insertRoute serves POST /v1/tables/{table}: plain JSON rows, a transform of a known
+// Insert serves POST /v1/tables/{table}: plain JSON rows, a transform of a known
 // source format, a Firehose delivery, or a URL import.
-func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) error {
+func (h *Handlers) Insert(ctx *fasthttp.RequestCtx) error {
 	args := ctx.QueryArgs()
 	name := string(args.Peek("transform"))
 	if name == "firehose" && !args.Has("url") {
-		return s.firehoseDelivery(ctx)
+		return h.firehoseDelivery(ctx)
 	}
-	p, err := s.authenticate(ctx)
+	p, err := h.deps.Auth.Authenticate(ctx)
 	if err != nil {
 		return err
 	}
-	ctx.SetUserValue(principalKey, p)
 	if args.Has("url") {
 		if args.Has("transform") {
-			return apiErr(400, "transform_with_url", "transforms are not supported with URL inserts",
+			return apierr.New(400, "transform_with_url", "transforms are not supported with URL inserts",
 				"import the URL without transform, or post the body with ?transform="+name)
 		}
-		return s.urlImport(ctx, p)
+		return h.urlImport(ctx, p)
 	}
 	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 	decode := decoder(func(body []byte, buf *rows.Buffer) error {
@@ -52,20 +52,20 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) error {
 	if args.Has("transform") {
 		t, err := transform.Get(name)
 		if err != nil {
-			return &APIError{Status: 400, Code: "unknown_transform", Field: "transform", Message: err.Error()}
+			return &apierr.Error{Status: 400, Code: "unknown_transform", Field: "transform", Message: err.Error()}
 		}
 		contentType := string(ctx.Request.Header.ContentType())
 		decode = func(body []byte, buf *rows.Buffer) error {
 			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding}, buf)
 		}
 	}
-	idem, err := idempotencyHeader(ctx)
+	idem, err := IdempotencyHeader(ctx)
 	if err != nil {
 		return err
 	}
-	buf := newRows()
-	defer recycleRows(buf)
-	n, err := s.ingest(ctx, p, idem, buf, decode)
+	buf := NewRows()
+	defer RecycleRows(buf)
+	n, err := h.ingest(ctx, p, idem, buf, decode)
 	if err != nil {
 		return err
 	}
@@ -80,19 +80,19 @@ func (s *Server) insertRoute(ctx *fasthttp.RequestCtx) error {
 
 // ingest authorizes, decodes and writes one request's rows to the log, returning the
 // number of rows the log acknowledged. Nothing is acknowledged unless everything is.
-func (s *Server) ingest(ctx *fasthttp.RequestCtx, p *Principal, idem string, buf *rows.Buffer, decode decoder) (int, error) {
-	if !p.can(actInsert) {
-		return 0, forbidden("insert rows")
+func (h *Handlers) ingest(ctx *fasthttp.RequestCtx, p Caller, idem string, buf *rows.Buffer, decode decoder) (int, error) {
+	if !p.CanInsert() {
+		return 0, apierr.Forbidden("insert rows")
 	}
-	db, err := s.database(ctx, p)
+	db, err := h.deps.Auth.Database(ctx, p)
 	if err != nil {
 		return 0, err
 	}
-	t, err := s.tableForInsert(ctx, p, db)
+	t, err := h.tableForInsert(ctx, p, db)
 	if err != nil {
 		return 0, err
 	}
-	return s.ingestInto(p, db, t, idem, buf, func(buf *rows.Buffer) error { return decode(ctx.PostBody(), buf) })
+	return h.IngestInto(p, db, t, idem, buf, func(buf *rows.Buffer) error { return decode(ctx.PostBody(), buf) })
 }
 
 // rowBuffers recycles the row buffers of ingest requests: a new buffer per request cost
@@ -102,23 +102,23 @@ var rowBuffers = sync.Pool{New: func() any { return new(rows.Buffer) }}
 // maxRecycledRows bounds the rows capacity kept for another request.
 const maxRecycledRows = 8 << 20
 
-// newRows returns an empty row buffer for one request.
-func newRows() *rows.Buffer { return rowBuffers.Get().(*rows.Buffer) }
+// NewRows returns an empty row buffer for one request.
+func NewRows() *rows.Buffer { return rowBuffers.Get().(*rows.Buffer) }
 
-// recycleRows returns b for another request once its request is answered. Only memory
+// RecycleRows returns b for another request once its request is answered. Only memory
 // nothing else holds may come back: rows the log acknowledged (the producer is done with
-// them), rows never handed to it, and not rows of a failed accept, which ingestInto
+// them), rows never handed to it, and not rows of a failed accept, which IngestInto
 // drops from b.
-func recycleRows(b *rows.Buffer) {
+func RecycleRows(b *rows.Buffer) {
 	b.Recycle(maxRecycledRows)
 	rowBuffers.Put(b)
 }
 
-// ingestInto checks a custom-role key's INSERT grant, decodes and writes rows into a
+// IngestInto checks a custom-role key's INSERT grant, decodes and writes rows into a
 // table the caller resolved (the HTTP routes above, and OTLP/gRPC).
-func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table, idem string, buf *rows.Buffer, decode func(*rows.Buffer) error) (int, error) {
-	if !s.mayInsert(p, db.Name, t.Name) {
-		return 0, apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
+func (h *Handlers) IngestInto(p Caller, db *catalog.Database, t *catalog.Table, idem string, buf *rows.Buffer, decode func(*rows.Buffer) error) (int, error) {
+	if !h.deps.Auth.MayInsert(p, db.Name, t.Name) {
+		return 0, apierr.New(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name),
 			"GRANT INSERT ON "+db.Name+"."+t.Name+" TO <role> with an admin key")
 	}
 	if err := validIdempotencyKey(idem); err != nil {
@@ -126,23 +126,23 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 	}
 	// The slot is taken before decoding: decoding costs the memory and CPU the bound
 	// is there to limit.
-	release, err := s.ingestSlot()
+	release, err := h.ingestSlot()
 	if err != nil {
 		return 0, err
 	}
 	defer release()
 	buf.MaxBytes = pipeline.MaxRequestBytes
 	if err := decode(buf); err != nil {
-		return 0, decodeError(err)
+		return 0, DecodeError(err)
 	}
 	if buf.Rows == 0 {
 		return 0, nil
 	}
-	err = s.accept(pipeline.Accepted{Cluster: p.ClusterID, Org: p.OrgID, TableID: t.ID,
+	err = h.accept(pipeline.Accepted{Cluster: p.Cluster(), Org: p.Org(), TableID: t.ID,
 		Database: t.Engine, Table: t.Name, IdempotencyKey: idem, Rows: buf.B})
 	if err != nil {
 		// The log may still hold the rows (a produce that timed out here can complete
-		// later), so their memory is never recycled (recycleRows).
+		// later), so their memory is never recycled (RecycleRows).
 		buf.B = nil
 		return 0, err
 	}
@@ -153,12 +153,12 @@ func (s *Server) ingestInto(p *Principal, db *catalog.Database, t *catalog.Table
 // release gives it back. An insert holds its slot from before its body is decoded until
 // the log acknowledged its rows: beyond the bound, clients are told to come back rather
 // than piling up decoded rows here.
-func (s *Server) ingestSlot() (release func(), err error) {
+func (h *Handlers) ingestSlot() (release func(), err error) {
 	select {
-	case s.inflight <- struct{}{}:
-		return func() { <-s.inflight }, nil
-	case <-time.After(s.cfg.IngestWait):
-		return nil, &APIError{Status: 503, Code: "ingest_busy", RetryAfter: 1,
+	case h.inflight <- struct{}{}:
+		return func() { <-h.inflight }, nil
+	case <-time.After(h.cfg.IngestWait):
+		return nil, &apierr.Error{Status: 503, Code: "ingest_busy", RetryAfter: 1,
 			Message: "too many inserts in flight; nothing of this request was stored",
 			Hint:    "retry after the Retry-After delay, or send fewer, larger requests"}
 	}
@@ -166,10 +166,10 @@ func (s *Server) ingestSlot() (release func(), err error) {
 
 // accept writes accepted rows to the log, returning once it acknowledged them. The
 // caller holds an ingest slot (ingestSlot).
-func (s *Server) accept(a pipeline.Accepted) error {
-	actx, cancel := context.WithTimeout(context.Background(), ackTimeout(s.cfg.IngestTimeout, len(a.Rows)))
+func (h *Handlers) accept(a pipeline.Accepted) error {
+	actx, cancel := context.WithTimeout(context.Background(), ackTimeout(h.cfg.IngestTimeout, len(a.Rows)))
 	defer cancel()
-	return s.deps.Ingest.Accept(actx, a)
+	return h.deps.Ingest.Accept(actx, a)
 }
 
 // ackTimeout is how long a request of n bytes of rows waits for the log's acknowledgment:
@@ -179,9 +179,9 @@ func ackTimeout(base time.Duration, n int) time.Duration {
 	return base + time.Duration(n>>20)*time.Second
 }
 
-// decodeError maps a decoder's error to the API's: 413 for size limits, 415 for content
+// DecodeError maps a decoder's error to the API's: 413 for size limits, 415 for content
 // types and codings it does not read, 400 naming the problem for the rest.
-func decodeError(err error) error {
+func DecodeError(err error) error {
 	var hs *hecStatus
 	if errors.As(err, &hs) {
 		return err
@@ -189,16 +189,16 @@ func decodeError(err error) error {
 	hint := "nothing of this request was stored"
 	switch {
 	case errors.Is(err, rows.ErrTooLarge):
-		return &APIError{Status: 413, Code: "request_too_large", Message: err.Error(), Hint: "split the rows into several requests; " + hint}
+		return &apierr.Error{Status: 413, Code: "request_too_large", Message: err.Error(), Hint: "split the rows into several requests; " + hint}
 	case errors.Is(err, rows.ErrUnsupportedMediaType):
-		return &APIError{Status: 415, Code: "unsupported_media_type", Message: err.Error(), Hint: hint}
+		return &apierr.Error{Status: 415, Code: "unsupported_media_type", Message: err.Error(), Hint: hint}
 	}
-	return &APIError{Status: 400, Code: "invalid_rows", Message: err.Error(),
+	return &apierr.Error{Status: 400, Code: "invalid_rows", Message: err.Error(),
 		Hint: "send one JSON object or an array of JSON objects (or the transform's format); " + hint}
 }
 
 // firehoseError is an error of a Firehose delivery, answered in the shape Firehose reads
-// (writeError): {requestId, timestamp, errorMessage}.
+// (apierr.Write): {requestId, timestamp, errorMessage}.
 type firehoseError struct {
 	requestID string
 	err       error
@@ -208,7 +208,7 @@ func (e *firehoseError) Error() string { return e.err.Error() }
 func (e *firehoseError) Unwrap() error { return e.err }
 
 func (e *firehoseError) WriteAnswer(ctx *fasthttp.RequestCtx) {
-	a := toAPIError(e.err)
+	a := apierr.From(e.err)
 	ctx.SetStatusCode(a.Status)
 	ctx.SetContentType("application/json")
 	if a.RetryAfter > 0 {
@@ -222,11 +222,11 @@ func (e *firehoseError) WriteAnswer(ctx *fasthttp.RequestCtx) {
 // X-Amz-Firehose-Access-Key is accepted too), and every answer, success or error, has the
 // shape Firehose reads: {requestId, timestamp[, errorMessage]}. The request id is the
 // idempotency key, so a delivery Firehose retries lands once.
-func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
+func (h *Handlers) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 	requestID := string(ctx.Request.Header.Peek("X-Amz-Firehose-Request-Id"))
 	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
-	buf := newRows()
-	defer recycleRows(buf)
+	buf := NewRows()
+	defer RecycleRows(buf)
 	body, inflateErr := buf.Inflate(ctx.PostBody(), encoding, 0)
 	if inflateErr == nil {
 		if env, err := firehose.ParseEnvelope(body); env.RequestID != "" || err == nil {
@@ -241,32 +241,28 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 		token = ctx.Request.Header.Peek("X-Amz-Firehose-Access-Key")
 	}
 	if len(token) == 0 {
-		token = bearer(ctx.Request.Header.Peek("Authorization"))
+		token = h.deps.Auth.Bearer(ctx.Request.Header.Peek("Authorization"))
 	}
 	if len(token) == 0 {
-		return fail(apiErr(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
+		return fail(apierr.New(401, "unauthenticated", "missing access key: set the endpoint's access key to an API key", ""))
 	}
-	p, err := s.principalForToken(string(token))
-	if err == nil {
-		err = s.resolveScope(ctx, p)
-	}
+	p, err := h.deps.Auth.Token(ctx, string(token))
 	if err != nil {
 		return fail(err)
 	}
-	ctx.SetUserValue(principalKey, p)
 	if inflateErr != nil {
-		return fail(decodeError(inflateErr))
+		return fail(DecodeError(inflateErr))
 	}
 	var columns []string
 	if c := ctx.QueryArgs().Peek("columns"); c != nil {
 		if columns, err = firehose.ParseColumns(string(c)); err != nil {
-			return fail(decodeError(err))
+			return fail(DecodeError(err))
 		}
 	} else if v, ok, err := firehose.CommonAttribute(ctx.Request.Header.Peek("X-Amz-Firehose-Common-Attributes"), "columns"); err != nil {
-		return fail(decodeError(err))
+		return fail(DecodeError(err))
 	} else if ok {
 		if columns, err = firehose.ParseColumns(v); err != nil {
-			return fail(decodeError(err))
+			return fail(DecodeError(err))
 		}
 	}
 	idem := ""
@@ -280,7 +276,7 @@ func (s *Server) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 		_, err := firehose.Decode(body, columns, dst)
 		return err
 	}
-	if _, err := s.ingest(ctx, p, idem, buf, decode); err != nil {
+	if _, err := h.ingest(ctx, p, idem, buf, decode); err != nil {
 		return fail(err)
 	}
 	ctx.SetStatusCode(200)

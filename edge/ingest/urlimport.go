@@ -1,4 +1,4 @@
-package edge
+package ingest
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/egress"
 )
@@ -16,10 +17,10 @@ import (
 // operator allows more with SVC_URL_IMPORT_ALLOW.
 
 // allowImport checks raw against the policy.
-func (s *Server) allowImport(ctx context.Context, raw string) (*url.URL, error) {
-	u, err := egress.Policy{Allow: s.cfg.URLImportAllow}.Check(ctx, raw)
+func (h *Handlers) allowImport(ctx context.Context, raw string) (*url.URL, error) {
+	u, err := egress.Policy{Allow: h.cfg.URLImportAllow}.Check(ctx, raw)
 	if err != nil {
-		return nil, &APIError{Status: 400, Code: "url_refused", Field: "url", Message: err.Error(),
+		return nil, &apierr.Error{Status: 400, Code: "url_refused", Field: "url", Message: err.Error(),
 			Hint: "URL imports reach public http(s) addresses; an operator can allow more with SVC_URL_IMPORT_ALLOW"}
 	}
 	return u, nil
@@ -27,23 +28,23 @@ func (s *Server) allowImport(ctx context.Context, raw string) (*url.URL, error) 
 
 // urlImport runs the engine's native URL import into a table; the request stays open
 // until it finishes.
-func (s *Server) urlImport(ctx *fasthttp.RequestCtx, p *Principal) error {
-	if !p.can(actInsert) {
-		return forbidden("insert rows")
+func (h *Handlers) urlImport(ctx *fasthttp.RequestCtx, p Caller) error {
+	if !p.CanInsert() {
+		return apierr.Forbidden("insert rows")
 	}
-	db, t, err := s.selectedTable(ctx, p)
+	db, t, err := h.deps.Auth.SelectedTable(ctx, p)
 	if err != nil {
 		return err
 	}
-	if !s.mayInsert(p, db.Name, t.Name) {
-		return apiErr(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name), "")
+	if !h.deps.Auth.MayInsert(p, db.Name, t.Name) {
+		return apierr.New(403, "forbidden", fmt.Sprintf("no role of this key holds INSERT on %s.%s", db.Name, t.Name), "")
 	}
-	u, err := s.allowImport(s.work(), string(ctx.QueryArgs().Peek("url")))
+	u, err := h.allowImport(h.work(), string(ctx.QueryArgs().Peek("url")))
 	if err != nil {
 		return err
 	}
 	queryID := string(ctx.QueryArgs().Peek("query_id"))
-	res, err := s.deps.Query.ImportURL(s.work(), query.Import{OrgID: p.OrgID, Database: db.Name, ClusterID: p.ClusterID, TableID: t.ID, URL: u.String(), QueryID: queryID})
+	res, err := h.deps.Query.ImportURL(h.work(), query.Import{OrgID: p.Org(), Database: db.Name, ClusterID: p.Cluster(), TableID: t.ID, URL: u.String(), QueryID: queryID})
 	if res.QueryID != "" {
 		ctx.Response.Header.Set("X-Engine-Query-Id", res.QueryID)
 	}

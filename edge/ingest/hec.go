@@ -1,4 +1,4 @@
-package edge
+package ingest
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/tables"
@@ -46,7 +47,7 @@ type hecStatus struct {
 	retryAfter int
 }
 
-// hecStatus is an error answered in HEC's own envelope (writeError).
+// hecStatus is an error answered in HEC's own envelope (apierr.Write).
 func (h *hecStatus) Error() string { return h.text }
 
 var (
@@ -70,31 +71,28 @@ func (st *hecStatus) WriteAnswer(ctx *fasthttp.RequestCtx) {
 	writeJSON(ctx, st.status, body)
 }
 
-func (s *Server) hecHealth(ctx *fasthttp.RequestCtx) error {
+// HECHealth serves GET /services/collector/health.
+func (h *Handlers) HECHealth(ctx *fasthttp.RequestCtx) error {
 	writeJSON(ctx, 200, map[string]any{"text": "HEC is healthy", "code": 17})
 	return nil
 }
 
 // hecPrincipal authenticates an HEC request.
-func (s *Server) hecPrincipal(ctx *fasthttp.RequestCtx) (*Principal, *hecStatus) {
-	h := ctx.Request.Header.Peek("Authorization")
+func (h *Handlers) hecPrincipal(ctx *fasthttp.RequestCtx) (Caller, *hecStatus) {
+	a := ctx.Request.Header.Peek("Authorization")
 	var token []byte
-	if len(h) > len("splunk ") && bytes.EqualFold(h[:len("splunk ")], []byte("splunk ")) {
-		token = bytes.TrimSpace(h[len("splunk "):])
+	if len(a) > len("splunk ") && bytes.EqualFold(a[:len("splunk ")], []byte("splunk ")) {
+		token = bytes.TrimSpace(a[len("splunk "):])
 	} else {
-		token = bearer(h)
+		token = h.deps.Auth.Bearer(a)
 	}
 	if len(token) == 0 {
 		return nil, hecTokenRequired
 	}
-	p, err := s.principalForToken(string(token))
+	p, err := h.deps.Auth.Token(ctx, string(token))
 	if err != nil {
 		return nil, hecInvalidToken
 	}
-	if err := s.resolveScope(ctx, p); err != nil {
-		return nil, hecInvalidToken
-	}
-	ctx.SetUserValue(principalKey, p)
 	return p, nil
 }
 
@@ -171,8 +169,9 @@ func appendRow(dst *rows.Buffer, t time.Time, raw string, m hecMeta, fields map[
 	return dst.EndRow()
 }
 
-func (s *Server) hecEvents(ctx *fasthttp.RequestCtx) error {
-	p, st := s.hecPrincipal(ctx)
+// HECEvents serves POST /services/collector/event: concatenated JSON events.
+func (h *Handlers) HECEvents(ctx *fasthttp.RequestCtx) error {
+	p, st := h.hecPrincipal(ctx)
 	if st != nil {
 		return st
 	}
@@ -240,11 +239,12 @@ func (s *Server) hecEvents(ctx *fasthttp.RequestCtx) error {
 		}
 		return nil
 	}
-	return s.hecIngest(ctx, p, decode)
+	return h.hecIngest(ctx, p, decode)
 }
 
-func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) error {
-	p, st := s.hecPrincipal(ctx)
+// HECRaw serves POST /services/collector/raw: raw text, one event per line.
+func (h *Handlers) HECRaw(ctx *fasthttp.RequestCtx) error {
+	p, st := h.hecPrincipal(ctx)
 	if st != nil {
 		return st
 	}
@@ -271,39 +271,39 @@ func (s *Server) hecRaw(ctx *fasthttp.RequestCtx) error {
 		}
 		return nil
 	}
-	return s.hecIngest(ctx, p, decode)
+	return h.hecIngest(ctx, p, decode)
 }
 
 // hecIngest writes decoded events to logsearch_events, creating the table on first use.
-func (s *Server) hecIngest(ctx *fasthttp.RequestCtx, p *Principal, decode decoder) error {
+func (h *Handlers) hecIngest(ctx *fasthttp.RequestCtx, p Caller, decode decoder) error {
 	// HEC belongs to the log-search app: without it, HEC's own "Token disabled" answer,
 	// with the hint naming the request that installs the app.
-	if err := s.requireApp(p, catalog.AppLogsearch); err != nil {
-		return &hecStatus{status: 403, text: "Token disabled", code: 1, hint: toAPIError(err).Hint}
+	if err := h.deps.Auth.RequireApp(p, catalog.AppLogsearch); err != nil {
+		return &hecStatus{status: 403, text: "Token disabled", code: 1, hint: apierr.From(err).Hint}
 	}
-	if !p.can(actInsert) {
+	if !p.CanInsert() {
 		return &hecStatus{status: 403, text: "Invalid token", code: 4}
 	}
-	db, err := s.database(ctx, p)
+	db, err := h.deps.Auth.Database(ctx, p)
 	if err != nil {
 		return &hecStatus{status: 400, text: "Incorrect index", code: 7}
 	}
 	// The INSERT grant is checked before anything is created: a key that may not write
 	// the table must not make it either.
-	if !s.mayInsert(p, db.Name, LogsearchTable) {
+	if !h.deps.Auth.MayInsert(p, db.Name, LogsearchTable) {
 		return hecInvalidToken
 	}
-	if _, ok := s.deps.Catalog.Table(p.ClusterID, db.Name, LogsearchTable); !ok && p.CustomRole() {
+	if _, ok := h.deps.Catalog.Table(p.Cluster(), db.Name, LogsearchTable); !ok && p.CustomRole() {
 		return hecInvalidToken // custom-role keys create no tables
 	}
-	if _, err := s.tableNamedForInsert(p, db, LogsearchTable, newTable{tables.LogSearchSortingKey, LogsearchColumnType}); err != nil {
+	if _, err := h.TableNamedForInsert(p, db, LogsearchTable, NewTable{tables.LogSearchSortingKey, LogsearchColumnType}); err != nil {
 		return &hecStatus{status: 503, text: "Server is busy", code: 9}
 	}
 	ctx.SetUserValue("table", LogsearchTable)
-	buf := newRows()
-	defer recycleRows(buf)
+	buf := NewRows()
+	defer RecycleRows(buf)
 	// HEC has no request id to deduplicate by (its channel names a client, not a request).
-	_, err = s.ingest(ctx, p, "", buf, decode)
+	_, err = h.ingest(ctx, p, "", buf, decode)
 	if err != nil {
 		return hecError(err)
 	}
@@ -317,7 +317,7 @@ func hecError(err error) error {
 	if errors.As(err, &hs) {
 		return hs
 	}
-	e := toAPIError(err)
+	e := apierr.From(err)
 	switch {
 	case e.Status == 503:
 		return &hecStatus{status: 503, text: "Server is busy", code: 9, retryAfter: 1}

@@ -1,4 +1,4 @@
-package edge
+package ingest
 
 import (
 	"strconv"
@@ -10,6 +10,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/pipeline/transform"
 )
@@ -67,35 +68,35 @@ func writeOTLPSuccess(ctx *fasthttp.RequestCtx, signal, contentType string, buf 
 	return nil
 }
 
-// otlpTable is the table a native OTLP export of signal writes to: the signal's name
+// OTLPTable is the table a native OTLP export of signal writes to: the signal's name
 // (traces, logs, metrics) unless x-service-<signal>-table names another. values returns
 // every value the header (HTTP) or metadata key (gRPC) was sent with; one rule for both
 // transports: a header given empty names nothing and is refused rather than read as
-// absent (one given twice was refused already: repeatedHeader).
-func otlpTable(signal string, values func(string) []string) (string, error) {
+// absent (one given twice was refused already: the edge's repeatedHeader).
+func OTLPTable(signal string, values func(string) []string) (string, error) {
 	h := "x-service-" + signal + "-table"
 	switch v := values(h); {
 	case len(v) == 0:
 		return signal, nil
 	case v[0] == "":
-		return "", &APIError{Status: 400, Code: "invalid_table", Field: h,
+		return "", &apierr.Error{Status: 400, Code: "invalid_table", Field: h,
 			Message: "the " + h + " header is empty", Hint: "name a table, or omit the header"}
 	default:
 		return v[0], nil
 	}
 }
 
-// otlpHTTP serves POST /otlp/v1/{signal}: OTLP/HTTP with JSON or protobuf bodies, gzip or
+// OTLP serves POST /otlp/v1/{signal}: OTLP/HTTP with JSON or protobuf bodies, gzip or
 // not, into the signal's table of the selected database. Answers are OTLP responses
 // (partialSuccess when records were dropped); refusals use the error envelope, and
 // backpressure is 503 with Retry-After, which OTLP exporters retry.
-func (s *Server) otlpHTTP(signal string) keyHandler {
+func (h *Handlers) OTLP(signal string) func(ctx *fasthttp.RequestCtx, p Caller) error {
 	t, err := transform.Get("otlp-" + signal)
 	if err != nil {
 		panic(err) // the otlp-* transforms are built in
 	}
-	return func(ctx *fasthttp.RequestCtx, p *Principal) error {
-		table, err := otlpTable(signal, func(h string) []string {
+	return func(ctx *fasthttp.RequestCtx, p Caller) error {
+		table, err := OTLPTable(signal, func(h string) []string {
 			var vs []string
 			for _, v := range ctx.Request.Header.PeekAll(h) {
 				vs = append(vs, string(v))
@@ -109,13 +110,13 @@ func (s *Server) otlpHTTP(signal string) keyHandler {
 		ctx.SetUserValue("table", table)
 		contentType := string(ctx.Request.Header.ContentType())
 		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
-		idem, err := idempotencyHeader(ctx)
+		idem, err := IdempotencyHeader(ctx)
 		if err != nil {
 			return err
 		}
-		buf := newRows()
-		defer recycleRows(buf)
-		n, err := s.ingest(ctx, p, idem, buf, func(body []byte, buf *rows.Buffer) error {
+		buf := NewRows()
+		defer RecycleRows(buf)
+		n, err := h.ingest(ctx, p, idem, buf, func(body []byte, buf *rows.Buffer) error {
 			return t.Decode(transform.Request{Body: body, ContentType: contentType, ContentEncoding: encoding, MaxBodySize: MaxOTLPBody}, buf)
 		})
 		if err != nil {
