@@ -80,14 +80,7 @@ func Write(ctx *fasthttp.RequestCtx, err error) {
 		pe.WriteAnswer(ctx)
 		return
 	}
-	e := From(err)
-	if public, detail := Public(e); detail != "" {
-		id, _ := ctx.UserValue(RequestIDKey).(string)
-		public.Message += "; it was logged as " + id
-		ctx.SetUserValue(InternalErrorKey, detail)
-		e = public
-	}
-	ctx.SetUserValue(ErrorKey, e)
+	e := Answer(ctx, err)
 	body, _ := json.Marshal(struct {
 		Error *Error `json:"error"`
 	}{e})
@@ -98,6 +91,21 @@ func Write(ctx *fasthttp.RequestCtx, err error) {
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	ctx.SetBody(body)
+}
+
+// Answer is err as the request answers it, recorded for the request log: a 5xx carries
+// a generic message and the request id, its detail kept for the server log (Public).
+// Write and every protocol's own envelope (ProtocolError) answer through it.
+func Answer(ctx *fasthttp.RequestCtx, err error) *Error {
+	e := From(err)
+	if public, detail := Public(e); detail != "" {
+		id, _ := ctx.UserValue(RequestIDKey).(string)
+		public.Message += "; it was logged as " + id
+		ctx.SetUserValue(InternalErrorKey, detail)
+		e = public
+	}
+	ctx.SetUserValue(ErrorKey, e)
+	return e
 }
 
 // Public is what a client (and the request log, which the organization reads) may see

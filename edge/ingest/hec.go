@@ -45,6 +45,9 @@ type hecStatus struct {
 	hint string
 	// retryAfter, in seconds, is sent as the Retry-After header.
 	retryAfter int
+	// cause, on a failure inside the service, is the error behind it: recorded for the
+	// request and server logs (apierr.Answer), never answered.
+	cause error
 }
 
 // hecStatus is an error answered in HEC's own envelope (apierr.Write).
@@ -58,6 +61,9 @@ var (
 )
 
 func (st *hecStatus) WriteAnswer(ctx *fasthttp.RequestCtx) {
+	if st.cause != nil {
+		apierr.Answer(ctx, st.cause)
+	}
 	body := map[string]any{"text": st.text, "code": st.code}
 	if st.invalid != nil {
 		body["invalid-event-number"] = *st.invalid
@@ -325,6 +331,9 @@ func hecError(err error) error {
 		return hecInvalidToken
 	case e.Status == 413:
 		return &hecStatus{status: 413, text: "Content length too large", code: 27}
+	case e.Status >= 500:
+		// Splunk's "Internal server error": the detail goes to the server log only.
+		return &hecStatus{status: 500, text: "Internal server error", code: 8, cause: err}
 	}
 	return &hecStatus{status: 400, text: "Invalid data format: " + e.Message, code: 6}
 }

@@ -208,7 +208,7 @@ func (e *firehoseError) Error() string { return e.err.Error() }
 func (e *firehoseError) Unwrap() error { return e.err }
 
 func (e *firehoseError) WriteAnswer(ctx *fasthttp.RequestCtx) {
-	a := apierr.From(e.err)
+	a := apierr.Answer(ctx, e.err)
 	ctx.SetStatusCode(a.Status)
 	ctx.SetContentType("application/json")
 	if a.RetryAfter > 0 {
@@ -225,17 +225,17 @@ func (e *firehoseError) WriteAnswer(ctx *fasthttp.RequestCtx) {
 func (h *Handlers) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 	requestID := string(ctx.Request.Header.Peek("X-Amz-Firehose-Request-Id"))
 	encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
-	buf := NewRows()
-	defer RecycleRows(buf)
-	body, inflateErr := buf.Inflate(ctx.PostBody(), encoding, 0)
-	if inflateErr == nil {
-		if env, err := firehose.ParseEnvelope(body); env.RequestID != "" || err == nil {
-			if requestID == "" {
-				requestID = env.RequestID
-			}
+	if requestID == "" && (encoding == "" || encoding == "identity") {
+		// A plain body's own id answers even a refusal of the key: reading it costs no
+		// decompression.
+		if env, err := firehose.ParseEnvelope(ctx.PostBody()); env.RequestID != "" || err == nil {
+			requestID = env.RequestID
 		}
 	}
 	fail := func(err error) error { return &firehoseError{requestID: requestID, err: err} }
+	// The key is checked before a compressed body is inflated: an unauthenticated request
+	// costs no decompression. Firehose sends its request id as a header too, so even a
+	// refusal of the key answers it; the body's id is used only where the header has none.
 	token := ctx.Request.Header.Peek("X-Cloud-Firehose-Access-Key")
 	if len(token) == 0 {
 		token = ctx.Request.Header.Peek("X-Amz-Firehose-Access-Key")
@@ -249,6 +249,14 @@ func (h *Handlers) firehoseDelivery(ctx *fasthttp.RequestCtx) error {
 	p, err := h.deps.Auth.Token(ctx, string(token))
 	if err != nil {
 		return fail(err)
+	}
+	buf := NewRows()
+	defer RecycleRows(buf)
+	body, inflateErr := buf.Inflate(ctx.PostBody(), encoding, 0)
+	if inflateErr == nil && requestID == "" {
+		if env, err := firehose.ParseEnvelope(body); env.RequestID != "" || err == nil {
+			requestID = env.RequestID
+		}
 	}
 	if inflateErr != nil {
 		return fail(DecodeError(inflateErr))
