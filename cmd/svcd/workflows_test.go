@@ -148,23 +148,27 @@ type delivery struct {
 	Body   map[string]any
 }
 
-// sinkServer records deliveries; it answers 503 to the first `failFirst` of them.
+// sinkServer records deliveries; it answers 503 to the first `failFirst` attempts of each
+// run's delivery (by the body's run_id), so that which of two concurrent runs delivers
+// first does not decide which one is retried.
 type sinkServer struct {
 	*httptest.Server
 	mu        sync.Mutex
 	got       []delivery
 	failFirst int
+	attempts  map[any]int
 }
 
 func newSinkServer(t *testing.T, failFirst int) *sinkServer {
-	ss := &sinkServer{failFirst: failFirst}
+	ss := &sinkServer{failFirst: failFirst, attempts: map[any]int{}}
 	ss.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body map[string]any
 		_ = json.Unmarshal(raw, &body)
 		ss.mu.Lock()
 		ss.got = append(ss.got, delivery{Header: r.Header.Clone(), Body: body})
-		n := len(ss.got)
+		ss.attempts[body["run_id"]]++
+		n := ss.attempts[body["run_id"]]
 		ss.mu.Unlock()
 		if n <= ss.failFirst {
 			w.WriteHeader(503)
