@@ -105,7 +105,12 @@ type Consumer struct {
 	stats   *Stats
 	mu      sync.Mutex
 	workers map[partitionID]*worker
-	wg      sync.WaitGroup
+	// closed (under mu) is set by Drain and Shutdown before they wait for the workers:
+	// an assignment the group hands over after it starts no worker, so no worker is
+	// added to wg while it is waited on (the partition is read again, from its committed
+	// offset, by its next owner).
+	closed bool
+	wg     sync.WaitGroup
 	// draining is closed by Drain: workers flush what they hold and stop.
 	draining  chan struct{}
 	drainOnce sync.Once
@@ -135,6 +140,9 @@ func (c *Consumer) Assigned(a Assignment) {
 	id := partitionID{a.Topic(), a.Partition()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
 	if old := c.workers[id]; old != nil {
 		old.stop()
 	}
@@ -198,6 +206,9 @@ func (c *Consumer) deliver(ctx context.Context, id partitionID, a Assignment, re
 // when they did or ctx ended. The log adapter calls it after it stopped fetching and
 // before it leaves the group, so that a clean shutdown leaves nothing behind.
 func (c *Consumer) Drain(ctx context.Context) error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	c.drainOnce.Do(func() { close(c.draining) })
 	return c.wait(ctx)
 }
@@ -205,6 +216,7 @@ func (c *Consumer) Drain(ctx context.Context) error {
 // Shutdown stops every worker. Unflushed rows stay in the log, uncommitted.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
+	c.closed = true
 	ws := c.workers
 	c.workers = map[partitionID]*worker{}
 	c.mu.Unlock()

@@ -416,6 +416,36 @@ func TestDrainFlushesWhatIsHeldAndCommits(t *testing.T) {
 	c.Shutdown(ctx)
 }
 
+// TestAnAssignmentDuringTheDrainStartsNoWorker: the group can hand a partition over
+// while the consumer drains (the client leaves the group only after the drain). No worker
+// may start then: it would be added to the wait group the drain is waiting on (a data race
+// svcd's race build reported while a new cluster was stopped at once), and the partition is
+// read again by its next owner from its committed offset, so nothing is skipped.
+func TestAnAssignmentDuringTheDrainStartsNoWorker(t *testing.T) {
+	table := uuid.New()
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Hour, RetryMin: time.Millisecond}, newMemEngine(), oneTable{table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	part := &memPartition{offset: -1, records: makeRecords(table, 7, 3)}
+	c.Assigned(memAssignment{part})
+	c.mu.Lock()
+	n := len(c.workers)
+	c.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d workers started after the drain", n)
+	}
+	if off, _ := (memAssignment{part}).Committed(); off != -1 {
+		t.Fatalf("committed %d after an assignment during the drain", off)
+	}
+	c.Shutdown(ctx)
+}
+
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
