@@ -1613,9 +1613,27 @@ type ClientWithResponsesInterface interface {
 	//   them is 403 and the operator defines them; tenants still select one with
 	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
 	//
-	// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-	// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-	// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+	// engine, which checks names and values, except a short deny-list, each refused with 400
+	// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+	// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+	// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+	// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+	// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+	// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+	// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+	// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+	// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+	// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+	// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+	// encoding, which the service reads itself (`output_format_*` except the
+	// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+	// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+	// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+	// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+	// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+	// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+	// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 	// `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 	// roles may read; row counts and sizes are null where row policies filter the key's reads),
 	// `workloads`, `resources`,
@@ -1680,9 +1698,27 @@ type ClientWithResponsesInterface interface {
 	//   them is 403 and the operator defines them; tenants still select one with
 	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
 	//
-	// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-	// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-	// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+	// engine, which checks names and values, except a short deny-list, each refused with 400
+	// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+	// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+	// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+	// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+	// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+	// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+	// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+	// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+	// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+	// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+	// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+	// encoding, which the service reads itself (`output_format_*` except the
+	// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+	// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+	// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+	// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+	// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+	// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+	// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 	// `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 	// roles may read; row counts and sizes are null where row policies filter the key's reads),
 	// `workloads`, `resources`,
@@ -12857,9 +12893,27 @@ func (c *ClientWithResponses) SetMemberRoleWithResponse(ctx context.Context, org
 //     them is 403 and the operator defines them; tenants still select one with
 //     `SETTINGS workload = 'name'` and see them in `system.workloads`.
 //
-// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+// engine, which checks names and values, except a short deny-list, each refused with 400
+// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+// encoding, which the service reads itself (`output_format_*` except the
+// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 // `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 // roles may read; row counts and sizes are null where row policies filter the key's reads),
 // `workloads`, `resources`,
@@ -12930,9 +12984,27 @@ func (c *ClientWithResponses) RunQueryWithBodyWithResponse(ctx context.Context, 
 //     them is 403 and the operator defines them; tenants still select one with
 //     `SETTINGS workload = 'name'` and see them in `system.workloads`.
 //
-// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+// engine, which checks names and values, except a short deny-list, each refused with 400
+// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+// encoding, which the service reads itself (`output_format_*` except the
+// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 // `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 // roles may read; row counts and sizes are null where row policies filter the key's reads),
 // `workloads`, `resources`,
