@@ -1561,7 +1561,10 @@ type ClientInterface interface {
 	//   (one root workload, one resource per operation): where a cluster's engine is a
 	//   ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 	//   them is 403 and the operator defines them; tenants still select one with
-	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
+	//   `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+	//   settings profiles are the organization's own records (a policy names one of its tables,
+	//   a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+	//   allowed on a shared server too.
 	//
 	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 	// engine, which checks names and values, except a short deny-list, each refused with 400
@@ -1646,7 +1649,10 @@ type ClientInterface interface {
 	//   (one root workload, one resource per operation): where a cluster's engine is a
 	//   ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 	//   them is 403 and the operator defines them; tenants still select one with
-	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
+	//   `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+	//   settings profiles are the organization's own records (a policy names one of its tables,
+	//   a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+	//   allowed on a shared server too.
 	//
 	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 	// engine, which checks names and values, except a short deny-list, each refused with 400
@@ -4771,7 +4777,10 @@ func (c *Client) SetMemberRole(ctx context.Context, org Org, user string, params
 //     (one root workload, one resource per operation): where a cluster's engine is a
 //     ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 //     them is 403 and the operator defines them; tenants still select one with
-//     `SETTINGS workload = 'name'` and see them in `system.workloads`.
+//     `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+//     settings profiles are the organization's own records (a policy names one of its tables,
+//     a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+//     allowed on a shared server too.
 //
 // **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 // engine, which checks names and values, except a short deny-list, each refused with 400
@@ -4866,7 +4875,10 @@ func (c *Client) RunQueryWithBody(ctx context.Context, params *RunQueryParams, c
 //     (one root workload, one resource per operation): where a cluster's engine is a
 //     ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 //     them is 403 and the operator defines them; tenants still select one with
-//     `SETTINGS workload = 'name'` and see them in `system.workloads`.
+//     `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+//     settings profiles are the organization's own records (a policy names one of its tables,
+//     a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+//     allowed on a shared server too.
 //
 // **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 // engine, which checks names and values, except a short deny-list, each refused with 400

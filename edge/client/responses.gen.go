@@ -1611,7 +1611,10 @@ type ClientWithResponsesInterface interface {
 	//   (one root workload, one resource per operation): where a cluster's engine is a
 	//   ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 	//   them is 403 and the operator defines them; tenants still select one with
-	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
+	//   `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+	//   settings profiles are the organization's own records (a policy names one of its tables,
+	//   a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+	//   allowed on a shared server too.
 	//
 	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 	// engine, which checks names and values, except a short deny-list, each refused with 400
@@ -1696,7 +1699,10 @@ type ClientWithResponsesInterface interface {
 	//   (one root workload, one resource per operation): where a cluster's engine is a
 	//   ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 	//   them is 403 and the operator defines them; tenants still select one with
-	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
+	//   `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+	//   settings profiles are the organization's own records (a policy names one of its tables,
+	//   a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+	//   allowed on a shared server too.
 	//
 	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 	// engine, which checks names and values, except a short deny-list, each refused with 400
@@ -12891,7 +12897,10 @@ func (c *ClientWithResponses) SetMemberRoleWithResponse(ctx context.Context, org
 //     (one root workload, one resource per operation): where a cluster's engine is a
 //     ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 //     them is 403 and the operator defines them; tenants still select one with
-//     `SETTINGS workload = 'name'` and see them in `system.workloads`.
+//     `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+//     settings profiles are the organization's own records (a policy names one of its tables,
+//     a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+//     allowed on a shared server too.
 //
 // **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 // engine, which checks names and values, except a short deny-list, each refused with 400
@@ -12982,7 +12991,10 @@ func (c *ClientWithResponses) RunQueryWithBodyWithResponse(ctx context.Context, 
 //     (one root workload, one resource per operation): where a cluster's engine is a
 //     ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 //     them is 403 and the operator defines them; tenants still select one with
-//     `SETTINGS workload = 'name'` and see them in `system.workloads`.
+//     `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+//     settings profiles are the organization's own records (a policy names one of its tables,
+//     a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+//     allowed on a shared server too.
 //
 // **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
 // engine, which checks names and values, except a short deny-list, each refused with 400
