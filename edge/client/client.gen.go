@@ -894,7 +894,7 @@ type ClientInterface interface {
 	// With an API key: the key's own cluster. With user credentials: the clusters of the
 	// selected organization (`organization` is required when the user belongs to several).
 	//
-	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; no custom-role keys (403: they have no metadata API); users (session or OAuth token) who are members of the organization.
 	//
 	// Users must pass `organization` (400 `missing_organization` otherwise); API keys may omit it.
 	//
@@ -1375,7 +1375,7 @@ type ClientInterface interface {
 	// credentials: every organization the user belongs to, with the user's `role`; the
 	// `organization` parameter narrows the list to that one.
 	//
-	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`: their own organization only, a decided exception to their having no metadata API, so that a client can check a key and learn its organization); users (session or OAuth token) who are members of the organization.
 	//
 	// Corresponds with GET /v1/organizations (the `ListOrganizations` operationId).
 	ListOrganizations(ctx context.Context, params *ListOrganizationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3600,7 +3600,7 @@ func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ..
 // With an API key: the key's own cluster. With user credentials: the clusters of the
 // selected organization (`organization` is required when the user belongs to several).
 //
-// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; no custom-role keys (403: they have no metadata API); users (session or OAuth token) who are members of the organization.
 //
 // Users must pass `organization` (400 `missing_organization` otherwise); API keys may omit it.
 //
@@ -4441,7 +4441,7 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // credentials: every organization the user belongs to, with the user's `role`; the
 // `organization` parameter narrows the list to that one.
 //
-// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`: their own organization only, a decided exception to their having no metadata API, so that a client can check a key and learn its organization); users (session or OAuth token) who are members of the organization.
 //
 // Corresponds with GET /v1/organizations (the `ListOrganizations` operationId).
 func (c *Client) ListOrganizations(ctx context.Context, params *ListOrganizationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {

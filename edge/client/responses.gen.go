@@ -890,7 +890,7 @@ type ClientWithResponsesInterface interface {
 	// With an API key: the key's own cluster. With user credentials: the clusters of the
 	// selected organization (`organization` is required when the user belongs to several).
 	//
-	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; no custom-role keys (403: they have no metadata API); users (session or OAuth token) who are members of the organization.
 	//
 	// Users must pass `organization` (400 `missing_organization` otherwise); API keys may omit it.
 	//
@@ -1411,7 +1411,7 @@ type ClientWithResponsesInterface interface {
 	// credentials: every organization the user belongs to, with the user's `role`; the
 	// `organization` parameter narrows the list to that one.
 	//
-	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`: their own organization only, a decided exception to their having no metadata API, so that a client can check a key and learn its organization); users (session or OAuth token) who are members of the organization.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11870,7 +11870,7 @@ func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, params *Lo
 // With an API key: the key's own cluster. With user credentials: the clusters of the
 // selected organization (`organization` is required when the user belongs to several).
 //
-// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; no custom-role keys (403: they have no metadata API); users (session or OAuth token) who are members of the organization.
 //
 // Users must pass `organization` (400 `missing_organization` otherwise); API keys may omit it.
 //
@@ -12607,7 +12607,7 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 // credentials: every organization the user belongs to, with the user's `role`; the
 // `organization` parameter narrows the list to that one.
 //
-// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`: their own organization only, a decided exception to their having no metadata API, so that a client can check a key and learn its organization); users (session or OAuth token) who are members of the organization.
 //
 // Returns a wrapper object for the known response body format(s).
 //
