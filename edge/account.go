@@ -125,6 +125,9 @@ func (s *Server) viewOrg(o *catalog.Organization, user uuid.UUID) orgView {
 }
 
 func (s *Server) listOrganizations(ctx *fasthttp.RequestCtx, p *Principal) error {
+	// Custom-role keys get their own organization too, a documented exception to the
+	// spec's "no metadata API" (edge/openapi.json): it is how a client checks a key and
+	// learns its organization (svc login --key), and tells nothing the key is not bound to.
 	out := []orgView{}
 	if p.Key != nil {
 		if o, ok := s.deps.Catalog.Organization(p.Key.OrgID); ok {
@@ -376,6 +379,9 @@ func (s *Server) viewCluster(c *catalog.Cluster) clusterView {
 }
 
 func (s *Server) listClusters(ctx *fasthttp.RequestCtx, p *Principal) error {
+	if p.CustomRole() {
+		return forbidden("list clusters") // SPEC: custom-role keys have no metadata API
+	}
 	out := []clusterView{}
 	if p.Key != nil {
 		if c, ok := s.deps.Catalog.Cluster(p.Key.ClusterID); ok {

@@ -357,7 +357,8 @@ type lineResult struct {
 	env        statement.Env
 	finish     func()
 	canceled   func() error
-	hideCounts bool // as result.hideCounts
+	hideCounts bool     // as result.hideCounts
+	hints      []string // Statement.Hints
 }
 
 func (r *lineResult) QueryID() string { return r.queryID }
@@ -386,7 +387,7 @@ func (r *lineResult) WriteTo(out *bufio.Writer) error {
 	// an HTTP chunk and a system call).
 	bw := bufio.NewWriterSize(out, 64<<10)
 	defer bw.Flush()
-	w, err := format.New(r.format, bw, nil)
+	w, err := format.New(r.format, bw, r.hints)
 	if err != nil {
 		return err
 	}

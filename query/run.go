@@ -217,7 +217,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		}
 		if ls != nil {
 			return &lineResult{queryID: req.QueryID, format: req.Format, start: start, lines: ls, sp: sp, first: first, env: env,
-				finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}, nil
+				finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden, hints: st.Hints}, nil
 		}
 	}
 	rows, err := eng.Stream(qctx, st.SQL, opts)
@@ -228,7 +228,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Response, error) {
 		rows = explainRows{Rows: rows, env: env}
 	}
 	res := &result{queryID: req.QueryID, format: req.Format, start: start, rows: rows, env: env, empty: st.EmptyResult,
-		finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden}
+		finish: finish, canceled: qctx.Err, hideCounts: st.CountsHidden, hints: st.Hints}
 	// Peek the first row so that errors the engine raises at once (unknown columns,
 	// type errors, memory limits at start) get a proper status rather than an in-band
 	// error after a 200.
@@ -285,6 +285,7 @@ type result struct {
 	// engine's counts include rows the caller may not see (Statement.CountsHidden).
 	hideCounts bool
 	returned   uint64
+	hints      []string // Statement.Hints
 }
 
 // readCounts is what the response reports as read.
@@ -305,7 +306,7 @@ func (r *result) ContentType() string {
 
 func (r *result) WriteTo(bw *bufio.Writer) error {
 	defer bw.Flush()
-	w, err := format.New(r.format, bw, nil)
+	w, err := format.New(r.format, bw, r.hints)
 	if err != nil {
 		return err
 	}

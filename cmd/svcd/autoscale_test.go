@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,17 +61,28 @@ func TestClusterAutoscalesWithLoad(t *testing.T) {
 
 // TestMaxThreadsClampedToClusterSize: a statement asking for more threads than its
 // cluster's size has (or for 0, the engine's "auto") runs with the size's cores; fewer
-// stay as asked.
+// stay as asked; the answer's hints note a lowering.
 func TestMaxThreadsClampedToClusterSize(t *testing.T) {
 	s := startControlPlane(t)
 	a := newClusterAdmin(t, s)
 	a.create("small") // 1 core
 	key := a.key("small")
-	for _, tc := range []struct{ asked, want string }{{"8", "1"}, {"0", "1"}, {"1", "1"}} {
-		var res struct{ Data []map[string]any }
+	for _, tc := range []struct {
+		asked, want string
+		hinted      bool
+	}{{"8", "1", true}, {"0", "1", true}, {"1", "1", false}} {
+		var res struct {
+			Data  []map[string]any
+			Hints []string
+		}
 		s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT toUInt64(getSetting('max_threads')) AS t SETTINGS max_threads = " + tc.asked}, key...).JSON(t, &res)
 		if got := fmt.Sprint(res.Data[0]["t"]); got != tc.want {
 			t.Errorf("max_threads = %s ran with %s threads, want %s", tc.asked, got, tc.want)
+		}
+		// The answer says the value was lowered (issue 25 audit row 6).
+		hinted := len(res.Hints) == 1 && strings.Contains(res.Hints[0], "max_threads = "+tc.asked+" lowered to "+tc.want)
+		if hinted != tc.hinted || (!tc.hinted && len(res.Hints) > 0) {
+			t.Errorf("max_threads = %s: hints %q, want a note of the lowering: %v", tc.asked, res.Hints, tc.hinted)
 		}
 	}
 	// The bootstrap cluster has no size: the statement's value stands.

@@ -42,6 +42,18 @@ func (u clusterUsage) Sample(ctx context.Context, c *catalog.Cluster, res cluste
 		}
 	}
 	pts = append(pts, metrics.Point{Name: metrics.ConsumedMessages, Unit: "{message}", Kind: metrics.Sum, Int: landed})
+	// The connector: the same consumer, as GET /v1/connectors/{id} shows it.
+	if st, running := n.ops.Stats(id); running {
+		rows, _, _, _, dead := st.Totals()
+		up := int64(1)
+		if len(st.Stalls()) > 0 {
+			up = 0
+		}
+		pts = append(pts, metrics.Point{Name: metrics.ConnectorEvents, Unit: "{row}", Kind: metrics.Sum, Int: rows},
+			metrics.Point{Name: metrics.ConnectorErrors, Unit: "{row}", Kind: metrics.Sum, Int: dead},
+			metrics.Point{Name: metrics.ConnectorBuffer, Unit: "{request}", Kind: metrics.Gauge, Int: st.Held()},
+			metrics.Point{Name: metrics.ConnectorAvailability, Unit: "1", Kind: metrics.Gauge, Int: up})
+	}
 
 	// Tables: the active parts of every generation of a catalog table, summed.
 	byEngine := map[string]*catalog.Database{}

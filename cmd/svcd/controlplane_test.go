@@ -123,6 +123,7 @@ func TestPermissionMatrix(t *testing.T) {
 	admins := []string{"admin", "session_admin", "oauth_admin"}
 	readers := []string{"admin", "read_write", "read_only", "session_admin", "session_member", "oauth_admin"}
 	users := []string{"session_admin", "session_member", "oauth_admin"}
+	notRole := []string{"admin", "read_write", "write_only", "read_only", "session_admin", "session_member", "oauth_admin"}
 	n := 0
 	unique := func() string { n++; return fmt.Sprintf("x%d", n) }
 	type endpoint struct {
@@ -167,12 +168,20 @@ func TestPermissionMatrix(t *testing.T) {
 			_, id := createKey(t, s, map[string]any{"name": unique(), "permission": "read_only"})
 			return "DELETE", "/v1/keys/" + id, nil
 		}, 200},
+		// Custom-role keys have no metadata API (SPEC; issue 25 audit row 5).
+		// GET /v1/organizations stays open to them, the key's own organization only (documented).
 		{"list organizations", all, func() (string, string, any) { return "GET", "/v1/organizations", nil }, 200},
-		{"list clusters", all, func() (string, string, any) { return "GET", "/v1/clusters?organization=default", nil }, 200},
+		{"list clusters", notRole, func() (string, string, any) { return "GET", "/v1/clusters?organization=default", nil }, 200},
 		{"create organization", users, func() (string, string, any) {
 			return "POST", "/v1/organizations", map[string]string{"name": "org-" + unique()}
 		}, 200},
 		{"account", users, func() (string, string, any) { return "GET", "/v1/me", nil }, 200},
+	}
+	// The documented exception: a custom-role key lists its own organization only.
+	var own struct{ Organizations []map[string]any }
+	s.Must(200, "GET", "/v1/organizations", nil, "Authorization", "Bearer "+creds["role"]).JSON(t, &own)
+	if len(own.Organizations) != 1 || own.Organizations[0]["name"] != "default" || own.Organizations[0]["role"] != nil {
+		t.Errorf("a custom-role key's organizations: %v, want its own only", own.Organizations)
 	}
 	for _, e := range endpoints {
 		for _, c := range all {

@@ -186,3 +186,42 @@ func queryAs(t *testing.T, s *svcdtest.Service, auth, sql string) []map[string]a
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestRowPoliciesAndProfilesOnASharedEngine (issue 25 audit row 7): on a ClickHouse server
+// every cluster shares, an organization manages its row policies and settings profiles
+// (records of its own, not engine objects, unlike server-wide workloads); they apply to
+// its custom-role keys and reach no other organization's reads of a same-named table.
+func TestRowPoliciesAndProfilesOnASharedEngine(t *testing.T) {
+	eng := sharedEngine(t)
+	s := svcdtest.Start(t, "SVC_CLICKHOUSE_URL="+eng.URL(), "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	other := secondOrganization(t, s)
+	rows := `[{"n":1},{"n":2},{"n":3}]`
+	for _, auth := range []string{"Bearer " + s.AdminKey, other} {
+		s.Must(200, "POST", "/v1/tables", map[string]string{"name": "t"}, "Authorization", auth)
+		s.Must(202, "POST", "/v1/tables/t", rows, "Authorization", auth)
+		if d := queryAs(t, s, auth, "SELECT count() AS n FROM t"); d[0]["n"] != float64(3) {
+			t.Fatalf("seed: %v", d)
+		}
+	}
+	for _, sql := range []string{
+		"CREATE ROLE analyst",
+		"GRANT SELECT ON default.t TO analyst",
+		"CREATE ROW POLICY only_one ON t FOR SELECT USING n = 1 TO analyst",
+		"CREATE SETTINGS PROFILE quiet SETTINGS use_concurrency_control = 0 TO analyst",
+	} {
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": sql})
+	}
+	key, _ := createKey(t, s, map[string]any{"name": "analyst key", "database_roles": []string{"analyst"}})
+	var res struct{ Data []map[string]any }
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "SELECT count() AS n, toUInt64(getSetting('use_concurrency_control')) AS c FROM t"},
+		"Authorization", "Bearer "+key).JSON(t, &res)
+	if len(res.Data) != 1 || res.Data[0]["n"] != float64(1) || fmt.Sprint(res.Data[0]["c"]) != "0" {
+		t.Errorf("the custom-role key read %v, want 1 row (the policy) and use_concurrency_control 0 (the profile)", res.Data)
+	}
+	// The other organization's table of the same name is untouched.
+	if d := queryAs(t, s, other, "SELECT count() AS n FROM t"); d[0]["n"] != float64(3) {
+		t.Errorf("the other organization reads %v rows of its t, want 3", d)
+	}
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "DROP ROW POLICY only_one ON t"})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "DROP SETTINGS PROFILE quiet"})
+}

@@ -108,15 +108,27 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 		}
 		return m
 	}
-	all := "service.table.rows,service.table.storage.size,messaging.client.consumed.messages,service.cluster.cpu.allocated,service.cluster.memory.allocated,kafka.consumer_group.lag"
+	all := "service.table.rows,service.table.storage.size,messaging.client.consumed.messages,service.cluster.cpu.allocated,service.cluster.memory.allocated,kafka.consumer_group.lag," +
+		"service.connector.events,service.connector.errors,service.connector.buffer,service.connector.availability"
 	scope := url.Values{"organization_id": {orgID}, "cluster_id": {c.ID}, "metric": {all}, "window_seconds": {"600"}}
 	var m metricsAnswer
 	testenv.Eventually(t, time.Minute, func() (bool, string) {
 		m = get(200, scope)
 		n, _, _, ok := m.latest("service.table.rows", "table", "ev")
 		consumed, _, _, _ := m.latest("messaging.client.consumed.messages", "", "")
-		return ok && n == 300 && consumed == 307, fmt.Sprintf("metrics never showed 300 rows of ev and 307 consumed: %+v", m)
+		events, _, _, _ := m.latest("service.connector.events", "", "")
+		return ok && n == 300 && consumed == 307 && events == 307, fmt.Sprintf("metrics never showed 300 rows of ev and 307 consumed and landed by the connector: %+v", m)
 	})
+	// The connector's series (issue 25 audit row 3: accepted names that answered no points).
+	if dead, _, _, ok := m.latest("service.connector.errors", "", ""); !ok || dead != 0 {
+		t.Fatalf("connector errors: %d %v, want 0 dead-lettered", dead, ok)
+	}
+	if up, _, _, ok := m.latest("service.connector.availability", "", ""); !ok || up != 1 {
+		t.Fatalf("connector availability: %d %v, want 1", up, ok)
+	}
+	if _, _, _, ok := m.latest("service.connector.buffer", "", ""); !ok {
+		t.Fatal("no connector buffer points")
+	}
 	if len(m.Resources) != 1 || m.Resources[0].Scope.Name == "" || len(m.PartialErrors) != 0 {
 		t.Fatalf("resources %+v", m)
 	}
@@ -150,7 +162,7 @@ func TestMetricsMatchWhatHappened(t *testing.T) {
 		if ser.Source != "internal.metrics" {
 			t.Fatalf("source %q", ser.Source)
 		}
-		if ser.Name == "messaging.client.consumed.messages" && (ser.Type != "sum" || ser.AggregationTemporality != "cumulative" || ser.IsMonotonic == nil || !*ser.IsMonotonic) {
+		if (ser.Name == "messaging.client.consumed.messages" || ser.Name == "service.connector.events") && (ser.Type != "sum" || ser.AggregationTemporality != "cumulative" || ser.IsMonotonic == nil || !*ser.IsMonotonic) {
 			t.Fatalf("consumed messages series %+v", ser)
 		}
 	}

@@ -448,3 +448,36 @@ func TestSmallResultsGoOutWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestStatementSettingsPassedOrRefused (issue 25 audit row 6): a statement's SETTINGS are
+// passed to the engine (the spec) except a short deny-list, refused with the reason in the
+// hint; a setting outside the old allow-list reaches the engine, in a read and in an
+// INSERT ... SELECT.
+func TestStatementSettingsPassedOrRefused(t *testing.T) {
+	s := svcdtest.Start(t)
+	seedPeople(t, s)
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "copy"})
+	var res struct{ Data []map[string]any }
+	runSQL(t, s, "SELECT toUInt64(getSetting('join_any_take_last_row')) AS v SETTINGS join_any_take_last_row = 1", "JSON").JSON(t, &res)
+	if len(res.Data) != 1 || fmt.Sprint(res.Data[0]["v"]) != "1" {
+		t.Fatalf("join_any_take_last_row did not reach the engine: %v", res.Data)
+	}
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "INSERT INTO copy SETTINGS insert_null_as_default = 1 SELECT id, name FROM people SETTINGS optimize_on_insert = 0"})
+	s.WaitCount("copy", 3, time.Minute)
+	for _, c := range []struct{ sql, code, hint string }{
+		{"SELECT 1 SETTINGS compatibility = '23.1'", "setting_not_allowed", "the analyzer"},
+		{"INSERT INTO copy SETTINGS apply_deleted_mask = 0 SELECT id FROM people", "setting_not_allowed", "deleted"},
+		{"SELECT 1 SETTINGS max_memory_usage_for_user = 1", "setting_not_allowed", "user-level"},
+		{"SELECT 1 SETTINGS no_such_setting_anywhere = 1", "engine_error", ""},
+	} {
+		r, err := s.Do("POST", "/v1/query", map[string]string{"sql": c.sql})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error struct{ Code, Hint string } }
+		json.Unmarshal(r.Body, &e)
+		if r.Status != 400 || e.Error.Code != c.code || !strings.Contains(e.Error.Hint, c.hint) {
+			t.Errorf("%s: %d %s, want 400 %s with a hint naming %q", c.sql, r.Status, r.Body, c.code, c.hint)
+		}
+	}
+}

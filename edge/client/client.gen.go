@@ -894,7 +894,7 @@ type ClientInterface interface {
 	// With an API key: the key's own cluster. With user credentials: the clusters of the
 	// selected organization (`organization` is required when the user belongs to several).
 	//
-	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; no custom-role keys (403: they have no metadata API); users (session or OAuth token) who are members of the organization.
 	//
 	// Users must pass `organization` (400 `missing_organization` otherwise); API keys may omit it.
 	//
@@ -1265,7 +1265,7 @@ type ClientInterface interface {
 
 	// GetMetrics Read stored metrics
 	//
-	// Stored observations of the scope's clusters, sampled by the node running each cluster into the cluster's own engine (`_svc.metrics`, every `SVC_METRICS_INTERVAL`, default 15 s, kept 30 days). Recorded: `service.cluster.cpu.allocated` (the engine's max_threads), `service.cluster.memory.allocated` (its memory limit, bytes), `service.table.storage.size` and `service.table.rows` (per `database`, `table`: active parts of every generation), `messaging.client.consumed.messages` (rows the cluster's consumer landed since it started: cumulative, monotonic sum), `kafka.consumer_group.lag` (per `partition`), and the default series `max_cpu_cores` (allocated cores) and `max_memory_bytes` (the engine's tracked memory at the sample). `service.connector.*` names are accepted and not recorded (no points). Points are observations, never aggregates; over 10,000 in a series range every n-th observation is kept; missing observations are absent. 64-bit integers and nanosecond timestamps are decimal strings. A cluster that is not running answers a `partial_errors` entry (`cluster_stopped`, ...). Every parameter error is 400 naming the field.
+	// Stored observations of the scope's clusters, sampled by the node running each cluster into the cluster's own engine (`_svc.metrics`, every `SVC_METRICS_INTERVAL`, default 15 s, kept 30 days). Recorded: `service.cluster.cpu.allocated` (the engine's max_threads), `service.cluster.memory.allocated` (its memory limit, bytes), `service.table.storage.size` and `service.table.rows` (per `database`, `table`: active parts of every generation), `messaging.client.consumed.messages` (rows the cluster's consumer landed since it started: cumulative, monotonic sum), `kafka.consumer_group.lag` (per `partition`), and the default series `max_cpu_cores` (allocated cores) and `max_memory_bytes` (the engine's tracked memory at the sample). the cluster's connector (its ingest consumer, as `GET /v1/connectors/{id}` shows it) as `service.connector.events` (rows landed since the consumer started: cumulative, monotonic sum), `service.connector.errors` (rows dead-lettered since it started: cumulative sum), `service.connector.buffer` (accepted requests held in batches not yet closed) and `service.connector.availability` (1 while it consumes with no stalled partition, else 0). Other `service.connector.*` names are accepted and not recorded (no points). Points are observations, never aggregates; over 10,000 in a series range every n-th observation is kept; missing observations are absent. 64-bit integers and nanosecond timestamps are decimal strings. A cluster that is not running answers a `partial_errors` entry (`cluster_stopped`, ...). Every parameter error is 400 naming the field.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 	//
@@ -1375,7 +1375,7 @@ type ClientInterface interface {
 	// credentials: every organization the user belongs to, with the user's `role`; the
 	// `organization` parameter narrows the list to that one.
 	//
-	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+	// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`: their own organization only, a decided exception to their having no metadata API, so that a client can check a key and learn its organization); users (session or OAuth token) who are members of the organization.
 	//
 	// Corresponds with GET /v1/organizations (the `ListOrganizations` operationId).
 	ListOrganizations(ctx context.Context, params *ListOrganizationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1561,11 +1561,32 @@ type ClientInterface interface {
 	//   (one root workload, one resource per operation): where a cluster's engine is a
 	//   ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 	//   them is 403 and the operator defines them; tenants still select one with
-	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
+	//   `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+	//   settings profiles are the organization's own records (a policy names one of its tables,
+	//   a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+	//   allowed on a shared server too.
 	//
-	// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-	// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-	// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+	// engine, which checks names and values, except a short deny-list, each refused with 400
+	// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+	// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+	// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+	// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+	// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+	// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+	// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+	// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+	// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+	// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+	// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+	// encoding, which the service reads itself (`output_format_*` except the
+	// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+	// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+	// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+	// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+	// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+	// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+	// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 	// `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 	// roles may read; row counts and sizes are null where row policies filter the key's reads),
 	// `workloads`, `resources`,
@@ -1628,11 +1649,32 @@ type ClientInterface interface {
 	//   (one root workload, one resource per operation): where a cluster's engine is a
 	//   ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 	//   them is 403 and the operator defines them; tenants still select one with
-	//   `SETTINGS workload = 'name'` and see them in `system.workloads`.
+	//   `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+	//   settings profiles are the organization's own records (a policy names one of its tables,
+	//   a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+	//   allowed on a shared server too.
 	//
-	// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-	// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-	// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+	// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+	// engine, which checks names and values, except a short deny-list, each refused with 400
+	// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+	// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+	// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+	// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+	// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+	// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+	// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+	// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+	// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+	// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+	// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+	// encoding, which the service reads itself (`output_format_*` except the
+	// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+	// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+	// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+	// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+	// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+	// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+	// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 	// `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 	// roles may read; row counts and sizes are null where row policies filter the key's reads),
 	// `workloads`, `resources`,
@@ -3558,7 +3600,7 @@ func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ..
 // With an API key: the key's own cluster. With user credentials: the clusters of the
 // selected organization (`organization` is required when the user belongs to several).
 //
-// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; no custom-role keys (403: they have no metadata API); users (session or OAuth token) who are members of the organization.
 //
 // Users must pass `organization` (400 `missing_organization` otherwise); API keys may omit it.
 //
@@ -4209,7 +4251,7 @@ func (c *Client) GetMe(ctx context.Context, params *GetMeParams, reqEditors ...R
 
 // GetMetrics Read stored metrics
 //
-// Stored observations of the scope's clusters, sampled by the node running each cluster into the cluster's own engine (`_svc.metrics`, every `SVC_METRICS_INTERVAL`, default 15 s, kept 30 days). Recorded: `service.cluster.cpu.allocated` (the engine's max_threads), `service.cluster.memory.allocated` (its memory limit, bytes), `service.table.storage.size` and `service.table.rows` (per `database`, `table`: active parts of every generation), `messaging.client.consumed.messages` (rows the cluster's consumer landed since it started: cumulative, monotonic sum), `kafka.consumer_group.lag` (per `partition`), and the default series `max_cpu_cores` (allocated cores) and `max_memory_bytes` (the engine's tracked memory at the sample). `service.connector.*` names are accepted and not recorded (no points). Points are observations, never aggregates; over 10,000 in a series range every n-th observation is kept; missing observations are absent. 64-bit integers and nanosecond timestamps are decimal strings. A cluster that is not running answers a `partial_errors` entry (`cluster_stopped`, ...). Every parameter error is 400 naming the field.
+// Stored observations of the scope's clusters, sampled by the node running each cluster into the cluster's own engine (`_svc.metrics`, every `SVC_METRICS_INTERVAL`, default 15 s, kept 30 days). Recorded: `service.cluster.cpu.allocated` (the engine's max_threads), `service.cluster.memory.allocated` (its memory limit, bytes), `service.table.storage.size` and `service.table.rows` (per `database`, `table`: active parts of every generation), `messaging.client.consumed.messages` (rows the cluster's consumer landed since it started: cumulative, monotonic sum), `kafka.consumer_group.lag` (per `partition`), and the default series `max_cpu_cores` (allocated cores) and `max_memory_bytes` (the engine's tracked memory at the sample). the cluster's connector (its ingest consumer, as `GET /v1/connectors/{id}` shows it) as `service.connector.events` (rows landed since the consumer started: cumulative, monotonic sum), `service.connector.errors` (rows dead-lettered since it started: cumulative sum), `service.connector.buffer` (accepted requests held in batches not yet closed) and `service.connector.availability` (1 while it consumes with no stalled partition, else 0). Other `service.connector.*` names are accepted and not recorded (no points). Points are observations, never aggregates; over 10,000 in a series range every n-th observation is kept; missing observations are absent. 64-bit integers and nanosecond timestamps are decimal strings. A cluster that is not running answers a `partial_errors` entry (`cluster_stopped`, ...). Every parameter error is 400 naming the field.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who are members of the organization.
 //
@@ -4399,7 +4441,7 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 // credentials: every organization the user belongs to, with the user's `role`; the
 // `organization` parameter narrows the list to that one.
 //
-// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`); users (session or OAuth token) who are members of the organization.
+// **Access:** API keys with permission `admin`, `read_write`, `write_only` or `read_only`; custom-role keys (`database_roles`: their own organization only, a decided exception to their having no metadata API, so that a client can check a key and learn its organization); users (session or OAuth token) who are members of the organization.
 //
 // Corresponds with GET /v1/organizations (the `ListOrganizations` operationId).
 func (c *Client) ListOrganizations(ctx context.Context, params *ListOrganizationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4735,11 +4777,32 @@ func (c *Client) SetMemberRole(ctx context.Context, org Org, user string, params
 //     (one root workload, one resource per operation): where a cluster's engine is a
 //     ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 //     them is 403 and the operator defines them; tenants still select one with
-//     `SETTINGS workload = 'name'` and see them in `system.workloads`.
+//     `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+//     settings profiles are the organization's own records (a policy names one of its tables,
+//     a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+//     allowed on a shared server too.
 //
-// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+// engine, which checks names and values, except a short deny-list, each refused with 400
+// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+// encoding, which the service reads itself (`output_format_*` except the
+// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 // `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 // roles may read; row counts and sizes are null where row policies filter the key's reads),
 // `workloads`, `resources`,
@@ -4812,11 +4875,32 @@ func (c *Client) RunQueryWithBody(ctx context.Context, params *RunQueryParams, c
 //     (one root workload, one resource per operation): where a cluster's engine is a
 //     ClickHouse server shared by every cluster (`SVC_CLICKHOUSE_URL`), creating or dropping
 //     them is 403 and the operator defines them; tenants still select one with
-//     `SETTINGS workload = 'name'` and see them in `system.workloads`.
+//     `SETTINGS workload = 'name'` and see them in `system.workloads`. Row policies and
+//     settings profiles are the organization's own records (a policy names one of its tables,
+//     a profile presets `workload` and `use_concurrency_control` for its roles), so they are
+//     allowed on a shared server too.
 //
-// **Settings.** A `SETTINGS` clause may set only an allow-list of limits, performance,
-// join and aggregation knobs, output details, `workload` and `use_concurrency_control`;
-// anything else is refused. **System tables.** Readable: `system.databases`, `tables`,
+// **Settings.** A `SETTINGS` clause (of a read, at any level, or of `INSERT ... SELECT`) is passed to the
+// engine, which checks names and values, except a short deny-list, each refused with 400
+// `setting_not_allowed` and its reason in the hint: settings that lift access control or change
+// name resolution after the service verified the statement (`readonly`, `allow_ddl`,
+// `allow_introspection_*`, `allow_experimental_*`, `enable_analyzer`, `compatibility`,
+// `prefer_column_name_to_alias`, `additional_table_filters`, `additional_result_filter`,
+// `apply_deleted_mask`, `asterisk_include_*_columns`, `param_*`); settings of resources every
+// tenant of the engine shares (`use_query_cache`, `query_cache_*`, `filesystem_cache*`,
+// `send_logs_level`, `log_queries` and the other query-log switches, `opentelemetry_*`,
+// `query_profiler_*`, `memory_profiler_*`, `background_*`, `os_thread_priority`, `priority`,
+// `max_network_bandwidth*`, every `*_for_user` and `*_for_all_users` limit); settings that reach
+// outside the engine (`http_*`, `s3_*`, `azure_*`, `hdfs_*`, `remote_*`, replica choice:
+// `load_balancing`, `max_parallel_replicas`, `parallel_replicas*`); the engine's output
+// encoding, which the service reads itself (`output_format_*` except the
+// `output_format_json_quote_*`, `output_format_decimal_trailing_zeros`,
+// `output_format_json_named_tuples_as_objects` and `output_format_json_escape_forward_slashes`
+// value details, `format_*`, `*display_secrets*`); and the insert deduplication, quorum and
+// asynchronous-insert settings exactly-once ingest rests on. Statements filtered by row
+// policies also may not set read limits (`max_rows_to_read`, ...). On a sized cluster,
+// `max_threads` above the size's cores (or 0) runs with the cores, and the answer's `hints`
+// say so (`max_threads = 8 lowered to 2, ...`). **System tables.** Readable: `system.databases`, `tables`,
 // `columns`, `parts` (filtered to the organization and, for custom-role keys, to tables their
 // roles may read; row counts and sizes are null where row policies filter the key's reads),
 // `workloads`, `resources`,

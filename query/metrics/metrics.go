@@ -25,6 +25,11 @@ const (
 	ConsumerLag      = "kafka.consumer_group.lag"
 	MaxCPUCores      = "max_cpu_cores"
 	MaxMemoryBytes   = "max_memory_bytes"
+	// The cluster's connector (its Kafka ingest consumer, GET /v1/connectors/{id}).
+	ConnectorEvents       = "service.connector.events"       // rows landed since the consumer started (sum)
+	ConnectorErrors       = "service.connector.errors"       // rows dead-lettered since it started (sum)
+	ConnectorBuffer       = "service.connector.buffer"       // accepted requests fetched and held in open batches (gauge)
+	ConnectorAvailability = "service.connector.availability" // 1 consuming with no stalled partition, else 0 (gauge)
 	// Queries run through the query API in the sample's interval (not in Known: read by
 	// the cluster metrics routes).
 	ReadQueries  = "total_read_queries"
@@ -40,12 +45,13 @@ const (
 
 // Known lists the recorded metrics; Default is what a request without `metric` gets.
 var (
-	Known   = []string{CPUAllocated, MemoryAllocated, TableStorageSize, TableRows, ConsumedMessages, ConsumerLag, MaxCPUCores, MaxMemoryBytes}
+	Known = []string{CPUAllocated, MemoryAllocated, TableStorageSize, TableRows, ConsumedMessages, ConsumerLag, MaxCPUCores, MaxMemoryBytes,
+		ConnectorEvents, ConnectorErrors, ConnectorBuffer, ConnectorAvailability}
 	Default = []string{MaxCPUCores, MaxMemoryBytes}
 )
 
 // IsKnown reports whether name may be requested: a recorded metric, or one of the
-// service.connector.* family (not recorded by this service: no points).
+// service.connector.* family (those not in Known are not recorded: no points).
 func IsKnown(name string) bool {
 	for _, k := range Known {
 		if k == name {

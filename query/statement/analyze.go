@@ -135,5 +135,6 @@ func (a *analyzer) readStatement(kind Kind, sql string, verified bool) (*Stateme
 		Reads:       a.readRefs(),
 		Settings:    settings,
 		RowPolicies: a.policies,
+		Hints:       a.hints,
 	}, nil
 }

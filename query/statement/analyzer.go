@@ -32,6 +32,8 @@ type analyzer struct {
 	// dynamic are the paths read as Dynamic although the table has a schema.
 	dynamic []DynamicPath
 	typed   []TypedPath
+	// hints are notes for the answer (a lowered max_threads).
+	hints []string
 }
 
 // tableRead records one table the statement reads and what of it.
@@ -48,6 +50,7 @@ type settingUse struct {
 	name  string
 	value string // plain value
 	pos   int
+	str   bool // written as a string literal
 }
 
 func newAnalyzer(sql string, env *Env) *analyzer {

@@ -15,6 +15,7 @@ var readLimitSettings = map[string]bool{
 	"max_rows_to_read": true, "max_bytes_to_read": true, "max_partitions_to_read": true,
 	"min_execution_speed": true, "min_execution_speed_bytes": true,
 	"max_execution_speed": true, "max_execution_speed_bytes": true,
+	"max_rows_to_read_leaf": true, "max_bytes_to_read_leaf": true, "max_estimated_execution_time": true,
 }
 
 // countsHidden reports whether the engine's read counts of the statement would reveal

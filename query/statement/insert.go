@@ -50,8 +50,8 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 			if err := refuseSetting(name, npos); err != nil {
 				return nil, err
 			}
-			kind := allowedSettings[name]
-			value, ok := headerValue(v, kind)
+			kind := settingKinds[name]
+			value, str, ok := headerValue(v, kind)
 			if !ok {
 				return nil, badRequest(CodeSetting, v.pos, "", "invalid value for setting %s", name)
 			}
@@ -60,7 +60,10 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 					return nil, err
 				}
 			}
-			header = append(header, settingUse{name: name, value: value, pos: npos})
+			if name == "max_threads" {
+				value = a.threadsLimit(value)
+			}
+			header = append(header, settingUse{name: name, value: value, pos: npos, str: str})
 			if !t.acceptOp(",") {
 				break
 			}
@@ -173,6 +176,7 @@ func (a *analyzer) insert(t *tokens) (*Statement, *Error) {
 		Settings:    settings,
 		EmptyResult: true,
 		RowPolicies: a.policies,
+		Hints:       a.hints,
 	}, nil
 }
 
@@ -181,24 +185,25 @@ func (a *analyzer) holds(priv Privilege, db, table string) bool {
 	return holds(a.env.Principal, a.access, priv, db, table)
 }
 
-func headerValue(v token, kind settingKind) (string, bool) {
+func headerValue(v token, kind settingKind) (string, bool, bool) {
 	switch {
-	case v.kind == tokNumber && kind == settingNumber:
-		return v.text, true
-	case v.kind == tokString && kind == settingString:
-		return plainString(v.text)
-	case v.kind == tokIdent && !v.quoted && kind == settingNumber && (v.is("true") || v.is("false")):
+	case v.kind == tokNumber && kind != settingString:
+		return v.text, false, true
+	case v.kind == tokString && kind != settingNumber:
+		s, ok := plainString(v.text)
+		return s, true, ok
+	case v.kind == tokIdent && !v.quoted && kind != settingString && (v.is("true") || v.is("false")):
 		if v.is("true") {
-			return "1", true
+			return "1", false, true
 		}
-		return "0", true
+		return "0", false, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // settingLiteral renders a setting value for the SQL text.
 func settingLiteral(s settingUse) string {
-	if allowedSettings[s.name] == settingString {
+	if s.str {
 		return sqlquote.String(s.value)
 	}
 	return s.value

@@ -23,7 +23,7 @@ func (a *analyzer) createProfile(t *tokens) (*Statement, *Error) {
 		return nil, badRequest(CodeSyntax, t.peek().pos, h, "IF NOT EXISTS and OR REPLACE cannot be combined")
 	}
 	orReplace = orReplace || orRepl
-	if err := a.requireScheduling("managing settings profiles"); err != nil {
+	if err := a.requireAccessDDL("managing settings profiles"); err != nil {
 		return nil, err
 	}
 	name, pos, err := plainName(t, "a profile name", h)
@@ -144,7 +144,7 @@ func (a *analyzer) dropProfile(t *tokens) (*Statement, *Error) {
 		return nil, err
 	}
 	ifExists := t.accept("IF", "EXISTS")
-	if err := a.requireScheduling("managing settings profiles"); err != nil {
+	if err := a.requireAccessDDL("managing settings profiles"); err != nil {
 		return nil, err
 	}
 	name, pos, err := plainName(t, "a profile name", h)

@@ -100,12 +100,27 @@ func existsClause(t *tokens) (ifNotExists, orReplace bool) {
 	return false, false
 }
 
-func (a *analyzer) requireScheduling(what string) *Error {
+// requireAccessDDL admits row-policy and settings-profile statements: an administrator's,
+// outside the internal organization. Unlike workloads and resources they are allowed on a
+// shared engine: both are control-plane records of the organization (catalog events, never
+// engine objects), a policy names a table of the organization's own databases, and a
+// profile only presets workload and use_concurrency_control, which the organization's
+// statements may set themselves.
+func (a *analyzer) requireAccessDDL(what string) *Error {
 	if err := a.requireAdmin(what); err != nil {
 		return err
 	}
 	if a.env.Cluster.InternalOrganization {
 		return forbidden(CodeForbidden, -1, "", "the internal organization does not support %s", what)
+	}
+	return nil
+}
+
+// requireScheduling admits workload and resource statements: as requireAccessDDL, and
+// not on a shared engine, where workload scheduling is server-wide.
+func (a *analyzer) requireScheduling(what string) *Error {
+	if err := a.requireAccessDDL(what); err != nil {
+		return err
 	}
 	if a.env.Cluster.SharedEngine {
 		return forbidden(CodeForbidden, -1, "select a workload the operator defined: SELECT name FROM system.workloads, then SETTINGS workload = 'name'",
@@ -126,7 +141,7 @@ func (a *analyzer) createRowPolicy(t *tokens) (*Statement, *Error) {
 		return nil, badRequest(CodeSyntax, t.peek().pos, h, "IF NOT EXISTS and OR REPLACE cannot be combined")
 	}
 	orReplace = orReplace || orRepl
-	if err := a.requireScheduling("managing row policies"); err != nil {
+	if err := a.requireAccessDDL("managing row policies"); err != nil {
 		return nil, err
 	}
 	name, _, err := plainName(t, "a policy name", h)
@@ -298,7 +313,7 @@ func (a *analyzer) dropRowPolicy(t *tokens) (*Statement, *Error) {
 		return nil, err
 	}
 	ifExists := t.accept("IF", "EXISTS")
-	if err := a.requireScheduling("managing row policies"); err != nil {
+	if err := a.requireAccessDDL("managing row policies"); err != nil {
 		return nil, err
 	}
 	name, _, err := plainName(t, "a policy name", h)

@@ -1,6 +1,7 @@
 package statement
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,75 +13,106 @@ import (
 type settingKind uint8
 
 const (
-	settingNumber settingKind = iota + 1 // numbers and booleans
+	settingAny    settingKind = iota // a number, boolean or plain string; the engine checks it
+	settingNumber                    // numbers and booleans
 	settingString
 )
 
-// allowedSettings are the settings a statement's SETTINGS clause may set:
-// limits, performance knobs, join and aggregation behaviour, output details,
-// and workload scheduling. Anything else is refused: settings that change
-// security or name resolution (readonly, allow_ddl, allow_introspection_*,
-// allow_experimental_*, enable_analyzer, prefer_column_name_to_alias,
-// additional_table_filters, ...), that reach outside the tenant or machine
-// (http_*, s3_*, remote_*, distributed and parallel replica settings,
-// use_query_cache, send_logs_level, log_queries), and user-level limits.
-var allowedSettings = map[string]settingKind{
-	// limits
-	"max_execution_time": settingNumber, "max_memory_usage": settingNumber, "max_threads": settingNumber,
-	"max_rows_to_read": settingNumber, "max_bytes_to_read": settingNumber, "max_result_rows": settingNumber,
-	"max_result_bytes": settingNumber, "max_rows_to_group_by": settingNumber, "max_rows_to_sort": settingNumber,
-	"max_bytes_to_sort": settingNumber, "max_rows_in_join": settingNumber, "max_bytes_in_join": settingNumber,
-	"max_rows_in_set": settingNumber, "max_bytes_in_set": settingNumber, "max_rows_in_distinct": settingNumber,
-	"max_bytes_in_distinct": settingNumber, "max_columns_to_read": settingNumber, "max_temporary_columns": settingNumber,
-	"max_temporary_non_const_columns": settingNumber, "max_subquery_depth": settingNumber, "max_ast_depth": settingNumber,
-	"max_ast_elements": settingNumber, "max_expanded_ast_elements": settingNumber, "max_execution_speed": settingNumber,
-	"min_execution_speed": settingNumber, "max_execution_speed_bytes": settingNumber, "min_execution_speed_bytes": settingNumber,
-	"timeout_before_checking_execution_speed": settingNumber, "max_partitions_to_read": settingNumber,
-	"max_temporary_data_on_disk_size_for_query": settingNumber,
-	"result_overflow_mode":                      settingString, "read_overflow_mode": settingString, "timeout_overflow_mode": settingString,
-	"group_by_overflow_mode": settingString, "sort_overflow_mode": settingString, "join_overflow_mode": settingString,
-	"set_overflow_mode": settingString, "distinct_overflow_mode": settingString,
-	// memory and spilling
-	"max_bytes_before_external_group_by": settingNumber, "max_bytes_before_external_sort": settingNumber,
-	"max_bytes_ratio_before_external_group_by": settingNumber, "max_bytes_ratio_before_external_sort": settingNumber,
-	"group_by_two_level_threshold": settingNumber, "group_by_two_level_threshold_bytes": settingNumber,
-	"distributed_aggregation_memory_efficient": settingNumber,
-	// execution
-	"max_block_size": settingNumber, "preferred_block_size_bytes": settingNumber, "max_final_threads": settingNumber,
-	"use_uncompressed_cache": settingNumber, "optimize_read_in_order": settingNumber,
-	"optimize_aggregation_in_order": settingNumber, "optimize_move_to_prewhere": settingNumber,
-	"enable_optimize_predicate_expression": settingNumber, "optimize_use_projections": settingNumber,
-	"compile_expressions": settingNumber, "min_count_to_compile_expression": settingNumber,
-	"use_skip_indexes": settingNumber, "force_primary_key": settingNumber, "force_index_by_date": settingNumber,
-	"use_index_for_in_with_subqueries": settingNumber, "short_circuit_function_evaluation": settingString,
-	"do_not_merge_across_partitions_select_final": settingNumber, "query_plan_enable_optimizations": settingNumber,
-	"final": settingNumber,
-	// semantics that stay inside the query
-	"join_algorithm": settingString, "join_use_nulls": settingNumber, "join_default_strictness": settingString,
-	"any_join_distinct_right_table_keys": settingNumber, "joined_subquery_requires_alias": settingNumber,
-	"aggregate_functions_null_for_empty": settingNumber, "transform_null_in": settingNumber,
-	"cast_keep_nullable": settingNumber, "enable_positional_arguments": settingNumber,
-	"count_distinct_implementation": settingString, "union_default_mode": settingString,
-	"data_type_default_nullable": settingNumber, "extremes": settingNumber, "totals_auto_threshold": settingNumber,
-	"allow_suspicious_types_in_order_by": settingNumber, "allow_suspicious_types_in_group_by": settingNumber,
-	"limit": settingNumber, "offset": settingNumber, "session_timezone": settingString,
-	"date_time_output_format": settingString, "log_comment": settingString,
-	"output_format_json_quote_64bit_integers": settingNumber, "output_format_json_quote_64bit_floats": settingNumber,
-	"output_format_json_quote_denormals": settingNumber, "output_format_json_quote_decimals": settingNumber,
-	"output_format_decimal_trailing_zeros": settingNumber, "output_format_json_named_tuples_as_objects": settingNumber,
-	"output_format_json_escape_forward_slashes": settingNumber,
-	// INSERT ... SELECT
-	"max_insert_threads": settingNumber, "max_insert_block_size": settingNumber,
-	"min_insert_block_size_rows": settingNumber, "min_insert_block_size_bytes": settingNumber,
-	// workload scheduling (SETTINGS workload = <name>)
+// settingKinds are the settings whose value this package reads itself.
+var settingKinds = map[string]settingKind{
+	"max_threads": settingNumber, "max_execution_time": settingNumber,
 	"workload": settingString, "use_concurrency_control": settingNumber,
 }
+
+// deniedSettings are the settings a statement's SETTINGS clause may not set, each
+// with the reason; every other setting is passed to the engine (SPEC: "SETTINGS
+// clauses are passed to the engine"), which validates names and values. The list
+// is short on purpose: it names what would let one statement weaken the
+// service's guarantees, not what might be unwise. Served in edge/openapi.json
+// (POST /v1/query); keep the two together.
+var deniedSettings = map[string]string{
+	// access control and name resolution: the service's checks rest on them
+	"readonly":                                  "it would lift the read-only mode reads run in",
+	"allow_ddl":                                 "it changes what the engine lets a statement do",
+	"allow_introspection_functions":             "introspection reads the engine process's memory and symbols",
+	"additional_table_filters":                  "it changes the rows a table yields, beside row policies",
+	"additional_result_filter":                  "it changes the rows a statement yields, beside row policies",
+	"enable_analyzer":                           "the service verifies statements under the analyzer it runs",
+	"allow_experimental_analyzer":               "the service verifies statements under the analyzer it runs",
+	"prefer_column_name_to_alias":               "it changes which column a name resolves to after verification",
+	"empty_result_for_aggregation_by_empty_set": "it changes results the counts report rests on",
+	"compatibility":                             "it sets many settings at once, the analyzer among them",
+	"apply_deleted_mask":                        "rows deleted from a table would show again",
+	"asterisk_include_materialized_columns":     "* is the document; the table's other columns are the service's",
+	"asterisk_include_alias_columns":            "* is the document; the table's other columns are the service's",
+	"priority":                                  "scheduling across statements is the service's: use SETTINGS workload",
+	// server-wide resources and other tenants
+	"use_query_cache":                 "the query cache is shared by every tenant of the engine",
+	"enable_reads_from_query_cache":   "the query cache is shared by every tenant of the engine",
+	"enable_writes_to_query_cache":    "the query cache is shared by every tenant of the engine",
+	"send_logs_level":                 "server logs name other tenants' objects",
+	"log_queries":                     "the query log is the engine's, shared by every tenant",
+	"log_query_threads":               "the query log is the engine's, shared by every tenant",
+	"log_query_views":                 "the query log is the engine's, shared by every tenant",
+	"log_profile_events":              "the query log is the engine's, shared by every tenant",
+	"log_processors_profiles":         "the query log is the engine's, shared by every tenant",
+	"log_formatted_queries":           "the query log is the engine's, shared by every tenant",
+	"log_queries_min_type":            "the query log is the engine's, shared by every tenant",
+	"log_queries_probability":         "the query log is the engine's, shared by every tenant",
+	"os_thread_priority":              "thread priority is taken from the engine's other statements",
+	"load_balancing":                  "replica choice is the service's",
+	"max_parallel_replicas":           "replica choice is the service's",
+	"prefer_localhost_replica":        "replica choice is the service's",
+	"skip_unavailable_shards":         "replica choice is the service's",
+	"max_http_get_redirects":          "statements do not reach URLs",
+	"enable_url_encoding":             "statements do not reach URLs",
+	"max_concurrent_queries_for_user": "user-level limits are the service's",
+}
+
+// deniedPrefixes deny families of settings, by the start of the parsed name.
+var deniedPrefixes = []struct{ prefix, reason string }{
+	{"allow_experimental_", "experimental engine features are not supported"},
+	{"allow_introspection_", "introspection reads the engine process's memory and symbols"},
+	{"http_", "statements do not reach URLs"},
+	{"s3_", "statements do not reach object storage"},
+	{"s3queue_", "statements do not reach object storage"},
+	{"azure_", "statements do not reach object storage"},
+	{"hdfs_", "statements do not reach object storage"},
+	{"remote_", "statements do not reach other servers"},
+	{"distributed_ddl", "DDL runs through the service"},
+	{"parallel_replicas", "replica choice is the service's"},
+	{"query_cache_", "the query cache is shared by every tenant of the engine"},
+	{"filesystem_cache", "the filesystem cache is shared by every tenant of the engine"},
+	{"enable_filesystem_cache", "the filesystem cache is shared by every tenant of the engine"},
+	{"opentelemetry_", "trace export is the engine's, shared by every tenant"},
+	{"query_profiler_", "the profiler writes to the engine's shared logs"},
+	{"memory_profiler_", "the profiler writes to the engine's shared logs"},
+	{"background_", "background pools are the engine's, shared by every tenant"},
+	{"max_network_bandwidth", "network limits are the engine's, shared by every tenant"},
+	{"output_format_", "the service reads the engine's answer itself: choose the answer's format with the request's format"},
+	{"format_", "the service reads the engine's answer itself (and format_display_secrets_* would show credentials)"},
+	{"display_secrets", "it would show credentials"},
+	{"param_", "query parameters would be substituted after verification"},
+}
+
+// passedOutputFormats are output_format_* settings that only change how values
+// are written, passed to the engine despite the output_format_ prefix.
+var passedOutputFormats = map[string]bool{
+	"output_format_json_quote_64bit_integers": true, "output_format_json_quote_64bit_floats": true,
+	"output_format_json_quote_denormals": true, "output_format_json_quote_decimals": true,
+	"output_format_decimal_trailing_zeros": true, "output_format_json_named_tuples_as_objects": true,
+	"output_format_json_escape_forward_slashes": true,
+}
+
+// deniedSuffixes deny limits of a whole engine user or of all users: the
+// service's tenants share them.
+var deniedSuffixes = []string{"_for_user", "_for_all_users"}
 
 // breaksExactlyOnce reports settings the ingest pipeline's exactly-once
 // delivery rests on: deduplication tokens and windows, quorum inserts and
 // asynchronous inserts. A statement setting one could make the engine
 // discard (or double) a batch the pipeline inserts, so they are refused with
-// their own hint even where a future allow-list entry would match.
+// their own hint.
 func breaksExactlyOnce(name string) bool {
 	n := strings.ToLower(name)
 	return strings.Contains(n, "dedup") || // insert_deduplicate, insert_deduplication_token, *_deduplication_window, deduplicate_blocks_in_dependent_materialized_views
@@ -88,15 +120,38 @@ func breaksExactlyOnce(name string) bool {
 		strings.HasPrefix(n, "insert_quorum") || strings.HasPrefix(n, "insert_keeper_")
 }
 
-// refuseSetting returns the error for a setting name outside the allow-list,
-// or nil when the name is allowed.
+// deniedReason returns why a setting (a parsed SETTINGS item's name) may not be
+// set, or "" when it is passed to the engine.
+func deniedReason(name string) string {
+	n := strings.ToLower(name)
+	if r, ok := deniedSettings[n]; ok {
+		return r
+	}
+	if passedOutputFormats[n] {
+		return ""
+	}
+	for _, p := range deniedPrefixes {
+		if strings.HasPrefix(n, p.prefix) {
+			return p.reason
+		}
+	}
+	for _, suf := range deniedSuffixes {
+		if strings.HasSuffix(n, suf) {
+			return "user-level limits are the service's"
+		}
+	}
+	return ""
+}
+
+// refuseSetting returns the error for a denied setting name, or nil when the
+// setting is passed to the engine.
 func refuseSetting(name string, pos int) *Error {
 	if breaksExactlyOnce(name) {
 		return badRequest(CodeSetting, pos, "ingest deduplicates batches itself; settings that change insert deduplication, quorum or asynchronous inserts cannot be set",
 			"setting %s is not allowed", name)
 	}
-	if _, ok := allowedSettings[name]; !ok {
-		return badRequest(CodeSetting, pos, "settings that change security, reach outside the tenant, or are experimental cannot be set",
+	if r := deniedReason(name); r != "" {
+		return badRequest(CodeSetting, pos, "remove it from the SETTINGS clause: "+r,
 			"setting %s is not allowed", name)
 	}
 	return nil
@@ -118,8 +173,8 @@ func (a *analyzer) settingsClause(s *ch.SettingsClause) *Error {
 		if err := refuseSetting(name, pos); err != nil {
 			return err
 		}
-		kind := allowedSettings[name]
-		value, err := settingValue(it.Expr, kind, pos)
+		kind := settingKinds[name]
+		value, str, err := settingValue(it.Expr, kind, pos)
 		if err != nil {
 			return err
 		}
@@ -131,7 +186,7 @@ func (a *analyzer) settingsClause(s *ch.SettingsClause) *Error {
 		if name == "max_threads" {
 			value = a.capThreads(it, value)
 		}
-		a.settings = append(a.settings, settingUse{name: name, value: value, pos: pos})
+		a.settings = append(a.settings, settingUse{name: name, value: value, pos: pos, str: str})
 	}
 	return nil
 }
@@ -141,6 +196,16 @@ func (a *analyzer) settingsClause(s *ch.SettingsClause) *Error {
 // than refusing keeps a statement working when autoscaling moved its cluster to a
 // smaller size.
 func (a *analyzer) capThreads(it *ch.SettingExpr, value string) string {
+	capped := a.threadsLimit(value)
+	if capped != value {
+		it.Expr = &ch.NumberLiteral{NumPos: it.Expr.Pos(), NumEnd: it.Expr.End(), Literal: capped, Base: 10}
+	}
+	return capped
+}
+
+// threadsLimit returns the max_threads value a statement runs with for the asked
+// value, and records a hint in the answer when it lowered it.
+func (a *analyzer) threadsLimit(value string) string {
 	limit := a.env.Cluster.MaxThreads
 	if limit <= 0 {
 		return value
@@ -149,42 +214,49 @@ func (a *analyzer) capThreads(it *ch.SettingExpr, value string) string {
 		return value
 	}
 	capped := strconv.Itoa(limit)
-	it.Expr = &ch.NumberLiteral{NumPos: it.Expr.Pos(), NumEnd: it.Expr.End(), Literal: capped, Base: 10}
+	hint := fmt.Sprintf("max_threads = %s lowered to %s, the cores of the cluster's size", value, capped)
+	if !slices.Contains(a.hints, hint) {
+		a.hints = append(a.hints, hint)
+	}
 	return capped
 }
 
-// settingValue returns the plain value of a setting literal.
-func settingValue(e ch.Expr, kind settingKind, pos int) (string, *Error) {
+// settingValue returns the plain value of a setting literal and whether it was
+// a string.
+func settingValue(e ch.Expr, kind settingKind, pos int) (string, bool, *Error) {
 	switch v := e.(type) {
 	case *ch.NumberLiteral:
-		if kind == settingNumber {
-			return v.Literal, nil
+		if kind != settingString {
+			return v.Literal, false, nil
 		}
 	case *ch.StringLiteral:
-		if s, ok := plainString(v.Literal); ok && kind == settingString {
-			return s, nil
+		if s, ok := plainString(v.Literal); ok && kind != settingNumber {
+			return s, true, nil
 		}
 	case *ch.Ident:
-		if kind == settingNumber && v.QuoteType == ch.Unquoted {
+		if kind != settingString && v.QuoteType == ch.Unquoted {
 			switch strings.ToLower(v.Name) {
 			case "true":
-				return "1", nil
+				return "1", false, nil
 			case "false":
-				return "0", nil
+				return "0", false, nil
 			}
 		}
 	case *ch.BoolLiteral:
-		if kind == settingNumber {
+		if kind != settingString {
 			if strings.EqualFold(v.Literal, "true") {
-				return "1", nil
+				return "1", false, nil
 			}
-			return "0", nil
+			return "0", false, nil
 		}
 	}
-	if kind == settingString {
-		return "", badRequest(CodeSetting, pos, "write the value as a string literal without escapes", "invalid setting value")
+	switch kind {
+	case settingString:
+		return "", false, badRequest(CodeSetting, pos, "write the value as a string literal without escapes", "invalid setting value")
+	case settingNumber:
+		return "", false, badRequest(CodeSetting, pos, "write the value as a number", "invalid setting value")
 	}
-	return "", badRequest(CodeSetting, pos, "write the value as a number", "invalid setting value")
+	return "", false, badRequest(CodeSetting, pos, "write the value as a number, true/false or a string literal without escapes", "invalid setting value")
 }
 
 // checkWorkloadName accepts the workload and resource names this package

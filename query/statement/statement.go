@@ -95,6 +95,9 @@ type Statement struct {
 	// not see (row policies, system views over every tenant's objects); report
 	// only what the statement returned (counts.go).
 	CountsHidden bool
+	// Hints are notes for the answer's hints (JSON formats): a max_threads
+	// lowered to the cluster size's cores.
+	Hints []string
 }
 
 // TableRef names a table both ways.
