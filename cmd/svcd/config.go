@@ -50,8 +50,8 @@ type Config struct {
 	// engineMemoryBytes is EngineMemory read by Validate; 0 keeps the engine's default.
 	engineMemoryBytes int64
 
-	// EventStoreURL, when set, keeps control-plane events in EventStoreDB instead of the
-	// embedded file.
+	// EventStoreURL, when set, keeps control-plane events in PostgreSQL (postgres://...,
+	// which several nodes share) or EventStoreDB (esdb://...) instead of the embedded file.
 	EventStoreURL string
 
 	BootstrapAPIKey   string
@@ -168,7 +168,7 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.ChdbLib, "chdb-lib", "SVC_CHDB_LIB", "", "path of libchdb.so for embedded engines")
 	str(&c.EngineBin, "engine-bin", "SVC_ENGINE_BIN", "", "path of the chengine binary (default: beside svcd)")
 	str(&c.EngineMemory, "engine-memory", "SVC_ENGINE_MEMORY", "", "memory limit of each embedded engine, e.g. 4GiB, 25% or 0.5 (of RAM)")
-	str(&c.EventStoreURL, "eventstore-url", "SVC_EVENTSTORE_URL", "", "EventStoreDB connection string; empty uses the embedded store")
+	str(&c.EventStoreURL, "eventstore-url", "SVC_EVENTSTORE_URL", "", "PostgreSQL (postgres://...) or EventStoreDB (esdb://...) connection string; empty uses the embedded store")
 	str(&c.BootstrapAPIKey, "bootstrap-api-key", "SVC_BOOTSTRAP_API_KEY", "", "admin API key created at the first start")
 	str(&c.BootstrapOrg, "bootstrap-org", "SVC_BOOTSTRAP_ORG", "default", "organization created at the first start")
 	str(&c.BootstrapUser, "bootstrap-user", "SVC_BOOTSTRAP_USER", "admin", "administrator user created at the first start")

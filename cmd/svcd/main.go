@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/svc-data/svc/edge"
 	"github.com/svc-data/svc/infra/eventstore/boltstore"
 	"github.com/svc-data/svc/infra/eventstore/esdb"
+	"github.com/svc-data/svc/infra/eventstore/pgstore"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/infra/s3store"
 	"github.com/svc-data/svc/infra/temporal"
@@ -260,13 +263,26 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	return nil
 }
 
-// openStore opens EventStoreDB when SVC_EVENTSTORE_URL names one, else the embedded
-// bbolt file.
+// openStore opens the store SVC_EVENTSTORE_URL names by its scheme (postgres:// or
+// postgresql:// for PostgreSQL, any other for EventStoreDB), else the embedded bbolt file.
 func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (es.Store, error) {
 	if cfg.EventStoreURL != "" {
+		if isPostgresURL(cfg.EventStoreURL) {
+			return pgstore.Open(ctx, cfg.EventStoreURL, pgstore.WithLogger(log))
+		}
 		return esdb.Open(ctx, cfg.EventStoreURL, esdb.WithLogger(log))
 	}
 	return boltstore.Open(filepath.Join(cfg.DataDir, "events.db"))
+}
+
+// isPostgresURL tells a PostgreSQL connection URL by its parsed scheme.
+func isPostgresURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	return scheme == "postgres" || scheme == "postgresql"
 }
 
 // announceBootstrap prints generated credentials once and keeps them in the data

@@ -111,6 +111,24 @@ func S3(t testing.TB) string {
 	return ep
 }
 
+// Postgres returns the harness's PostgreSQL connection string (SVC_TEST_POSTGRES_URL,
+// postgres://user@127.0.0.1:port/db), failing when nothing answers there. Tests make a
+// database of their own in it (pgstore/pgtest).
+func Postgres(t testing.TB) string {
+	t.Helper()
+	raw := lookup(t, "SVC_TEST_POSTGRES_URL", "PostgreSQL server (`svcstack postgres start` runs one)")
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		t.Fatalf("SVC_TEST_POSTGRES_URL is set but is not a postgres://user@host:port/db URL")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	mustReach(t, "SVC_TEST_POSTGRES_URL", net.JoinHostPort(u.Hostname(), port))
+	return raw
+}
+
 // BinDir returns the directory of built binaries (SVC_BIN_DIR), for tests that need the
 // harness's own build (svcd built with the race detector, chengine, svcstack).
 func BinDir(t testing.TB) string {

@@ -67,10 +67,15 @@ func (p *Projector) WaitFor(ctx context.Context, pos uint64) error {
 	return nil
 }
 
-// Run follows the store until ctx ends, picking up other nodes' writes.
+// Run follows the store until ctx ends, picking up other nodes' writes: on every poll,
+// and at once when the store signals new events (es.Watcher).
 func (p *Projector) Run(ctx context.Context) error {
 	t := time.NewTicker(p.poll)
 	defer t.Stop()
+	var wake <-chan struct{}
+	if w, ok := p.store.(es.Watcher); ok {
+		wake = w.Watch(ctx)
+	}
 	for {
 		if _, err := p.CatchUp(ctx); err != nil && ctx.Err() == nil {
 			p.log.Error("catalog catch-up failed; retrying", "err", err)
@@ -79,6 +84,10 @@ func (p *Projector) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case _, ok := <-wake:
+			if !ok {
+				wake = nil
+			}
 		}
 	}
 }

@@ -134,6 +134,14 @@ type Store interface {
 	Close() error
 }
 
+// Watcher is implemented by stores other processes append to (a shared database): Watch
+// signals, coalesced, whenever events may have been appended since the last signal, and
+// once at the start; the channel closes when ctx ends. It only wakes a follower early:
+// followers keep polling, since a signal can be lost with a connection.
+type Watcher interface {
+	Watch(ctx context.Context) <-chan struct{}
+}
+
 // Collect drains an iterator into a slice.
 func Collect(ctx context.Context, it Iterator) ([]Event, error) {
 	defer it.Close()
