@@ -6,6 +6,10 @@
 //	svcstack maven -version 3.9.9 -dir ~/.cache/svc/maven   # fetches the pinned Maven
 //	svcstack temporal start -dir .data/test/temporal   # prints the frontend address, writes <dir>/addr
 //	svcstack temporal stop  -dir .data/test/temporal
+//	svcstack postgres start -dir .data/test/postgres   # prints the connection URL, writes <dir>/url;
+//	                                                   # an installed PostgreSQL, else (-cache) Maven Central's
+//	svcstack postgres fetch -dir ~/.cache/svc/postgres # the embedded binaries only
+//	svcstack postgres stop  -dir .data/test/postgres
 //	go test -json ./... | svcstack skips -allow .ci/skips.txt   # fails on a skip not allowed
 package main
 
@@ -40,6 +44,9 @@ func run(args []string) error {
 	}
 	if len(args) > 0 && args[0] == "temporal" {
 		return runTemporal(args[1:])
+	}
+	if len(args) > 0 && args[0] == "postgres" {
+		return runPostgres(args[1:])
 	}
 	if len(args) < 2 || args[0] != "kafka" {
 		return fmt.Errorf("usage: svcstack kafka start|stop -dir DIR")
