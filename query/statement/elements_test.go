@@ -77,3 +77,21 @@ func TestDescribeListsElementPaths(t *testing.T) {
 		t.Fatalf("a key granted items sees: %v", got)
 	}
 }
+
+// TestRowPolicyOverElementPaths: a policy filter is SQL over the table's paths, so a
+// lambda over an array of objects types its element paths there too.
+func TestRowPolicyOverElementPaths(t *testing.T) {
+	env := Env{Principal: KeyWithRoles("analyst"), Database: "default", Catalog: orderCatalog(), Access: &StaticAccess{
+		Roles:    []string{"analyst"},
+		GrantSet: []Grant{{Role: "analyst", Privileges: PrivSelect, Database: "default", Table: "orders"}},
+		Policies: []RowPolicy{{Name: "p", Database: "default", Table: "orders", Filter: "arrayExists(x -> x.sku = 'a', items)", Roles: []string{"analyst"}}},
+	}}
+	st, err := Analyze("SELECT count() FROM orders", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "arrayExists(x -> dynamicElement(x.sku, 'String') = 'a', dynamicElement(doc.items, 'Array(JSON(max_dynamic_types=16, max_dynamic_paths=256))'))"
+	if !strings.Contains(st.SQL, want) {
+		t.Fatalf("policy filter:\n got %s\nwant %s", st.SQL, want)
+	}
+}
