@@ -109,6 +109,19 @@ func TestArraysOfObjectsInOrderLineItems(t *testing.T) {
 	if !near(num(t, d[0]["v"]), revenue) {
 		t.Errorf("sum(it.qty * it.price) = %v, want %v", d[0]["v"], revenue)
 	}
+	var bigQty int64
+	for _, o := range os {
+		for _, it := range o.Items {
+			if it.Qty > 1 {
+				bigQty += it.Qty
+			}
+		}
+	}
+	d = s.Query("SELECT sum(it.qty) AS q FROM (SELECT arrayJoin(arrayFilter(x -> x.qty > 1, items)) AS it FROM orders)")
+	if num(t, d[0]["q"]) != float64(bigQty) {
+		t.Errorf("arrayJoin(arrayFilter(...)): %v, want %d", d, bigQty)
+	}
+
 	// Lambdas over the items of each order.
 	d = s.Query("SELECT id, arrayMap(x -> x.price * x.qty, items) AS lines, arrayExists(x -> x.sku = 'a', items) AS has_a, " +
 		"arraySum(x -> x.qty, items) AS n, arraySum(x -> x.price * x.qty, items) AS total FROM orders ORDER BY id")

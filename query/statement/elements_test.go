@@ -43,6 +43,9 @@ func TestArraysOfObjectsRewrite(t *testing.T) {
 		{"SELECT tg.k FROM orders ARRAY JOIN items AS it ARRAY JOIN it.tags AS tg",
 			[]string{"dynamicElement(tg.k, 'String')", "ARRAY JOIN dynamicElement(it.tags, 'Array(JSON(max_dynamic_types=8, max_dynamic_paths=64))') AS tg"}},
 		{"SELECT items.sku FROM orders ARRAY JOIN items", []string{"dynamicElement(items.sku, 'String')"}},
+		{"SELECT sum(it.qty) FROM (SELECT arrayJoin(arrayFilter(x -> x.qty > 1, items)) AS it FROM orders)",
+			[]string{"sum(dynamicElement(it.qty, 'Int64'))", "arrayJoin(arrayFilter(x -> dynamicElement(x.qty, 'Int64') > 1, " + arr + ")) AS it"}},
+		{"SELECT it.sku FROM orders ARRAY JOIN arraySlice(items, 1, 2) AS it", []string{"dynamicElement(it.sku, 'String')", "arraySlice(" + arr + ", 1, 2) AS it"}},
 		// Outside those places the array stays Dynamic, as before.
 		{"SELECT items FROM orders", []string{"doc.items AS `items`"}},
 	} {

@@ -74,6 +74,21 @@ func (a *analyzer) objectArray(e ch.Expr) *elemSchema {
 	if ce, ok := e.(*ch.ColumnExpr); ok && ce.Alias == nil {
 		e = ce.Expr
 	}
+	if f, ok := e.(*ch.FunctionExpr); ok && f.Name != nil && f.Params != nil && f.Params.Items != nil {
+		// Functions that return some elements of their array argument, as that type:
+		// arrayFilter(x -> x.qty > 1, items), arraySlice(items, 1, 2), ...
+		args := f.Params.Items.Items
+		switch strings.ToLower(f.Name.Name) {
+		case "arrayfilter", "arrayreverse", "arrayslice", "arraypopback", "arraypopfront", "arrayshuffle":
+			if lambdaArg(args) != nil {
+				args = args[1:]
+			}
+			if len(args) > 0 {
+				return a.objectArray(args[0])
+			}
+		}
+		return nil
+	}
 	ref, ok := e.(*pathRef)
 	if !ok || ref.paths == nil {
 		return nil
