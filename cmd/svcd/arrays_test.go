@@ -124,7 +124,8 @@ func TestArraysOfObjectsInOrderLineItems(t *testing.T) {
 
 	// Lambdas over the items of each order.
 	d = s.Query("SELECT id, arrayMap(x -> x.price * x.qty, items) AS lines, arrayExists(x -> x.sku = 'a', items) AS has_a, " +
-		"arraySum(x -> x.qty, items) AS n, arraySum(x -> x.price * x.qty, items) AS total FROM orders ORDER BY id")
+		"arraySum(x -> x.qty, items) AS n, arraySum(x -> x.price * x.qty, items) AS total, " +
+		"arraySum(arrayMap(x -> x.price * x.qty, items)) AS total2 FROM orders ORDER BY id")
 	if len(d) != len(os) {
 		t.Fatalf("lambda rows: %d, want %d", len(d), len(os))
 	}
@@ -153,8 +154,8 @@ func TestArraysOfObjectsInOrderLineItems(t *testing.T) {
 				t.Fatalf("order %d: arrayMap = %v, want %v", o.ID, got, want)
 			}
 		}
-		if num(t, row["n"]) != float64(n) || !near(num(t, row["total"]), total) {
-			t.Fatalf("order %d: arraySum = %v, %v, want %d, %v", o.ID, row["n"], row["total"], n, total)
+		if num(t, row["n"]) != float64(n) || !near(num(t, row["total"]), total) || !near(num(t, row["total2"]), total) {
+			t.Fatalf("order %d: arraySum = %v, %v, %v, want %d, %v", o.ID, row["n"], row["total"], row["total2"], n, total)
 		}
 		if (num(t, row["has_a"]) == 1) != hasA {
 			t.Fatalf("order %d: arrayExists = %v, want %v", o.ID, row["has_a"], hasA)

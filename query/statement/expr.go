@@ -623,6 +623,9 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 	if lname == "arrayjoin" && len(items) == 1 {
 		a.objectArray(items[0]) // arrayJoin(items): the elements of an array of objects
 	}
+	if out := a.elementAggregate(f, lname, items); out != nil && f.Params.ColumnArgList == nil {
+		return out, nil
+	}
 	if f.Params.ColumnArgList != nil {
 		for i, it := range f.Params.ColumnArgList.Items {
 			if isStar(it) {
@@ -662,7 +665,8 @@ var arrayAggregates = map[string]string{"arraysum": "sum", "arrayavg": "avg", "a
 // paths by the elements' schema (typing.go). The engine's array aggregates refuse the
 // Nullable values typed element paths read as, so over arrays of objects they are
 // written as the aggregate of the mapped values, which skips the elements without one:
-// arraySum(x -> x.qty, items) is ifNull(arrayReduce('sum', arrayMap(x -> x.qty, items)), 0).
+// arraySum(x -> x.qty, items) is ifNull(arrayReduce('sum', arrayMap(x -> x.qty, items)), 0),
+// and so is arraySum(arrayMap(x -> x.qty, items)) (elementAggregate).
 func (a *analyzer) arrayLambda(f *ch.FunctionExpr, lname string, lam *ch.BinaryOperation, items []ch.Expr, sc *scope) (ch.Expr, *Error) {
 	binds := make([]*elemSchema, len(items)-1)
 	bound := false
@@ -679,19 +683,51 @@ func (a *analyzer) arrayLambda(f *ch.FunctionExpr, lname string, lam *ch.BinaryO
 		return nil, err
 	}
 	items[0] = l
-	agg := arrayAggregates[lname]
-	if !bound || agg == "" {
+	if !bound {
 		return f, nil
 	}
-	call := func(name string, args ...ch.Expr) *ch.FunctionExpr {
-		return &ch.FunctionExpr{Name: &ch.Ident{Name: name, QuoteType: ch.Unquoted},
-			Params: &ch.ParamExprList{Items: &ch.ColumnExprList{Items: args}}}
+	if agg := arrayAggregates[lname]; agg != "" {
+		return aggregateOver(agg, call("arrayMap", items...)), nil
 	}
-	out := call("arrayReduce", &rawSQL{text: sqlquote.String(agg)}, call("arrayMap", items...))
+	if lname == "arraymap" {
+		if a.elemMaps == nil {
+			a.elemMaps = map[*ch.FunctionExpr]bool{}
+		}
+		a.elemMaps[f] = true
+	}
+	return f, nil
+}
+
+// elementAggregate rewrites arraySum(arrayMap(x -> x.qty, items)) as arraySum(x ->
+// x.qty, items) is (arrayLambda); nil when f is not such a call.
+func (a *analyzer) elementAggregate(f *ch.FunctionExpr, lname string, items []ch.Expr) ch.Expr {
+	agg := arrayAggregates[lname]
+	if agg == "" || len(items) != 1 {
+		return nil
+	}
+	arg := items[0]
+	if ce, ok := arg.(*ch.ColumnExpr); ok && ce.Alias == nil {
+		arg = ce.Expr
+	}
+	if m, ok := arg.(*ch.FunctionExpr); ok && a.elemMaps[m] {
+		return aggregateOver(agg, m)
+	}
+	return nil
+}
+
+// aggregateOver is the aggregate agg of the values of an array, skipping NULLs as the
+// aggregate over rows does; a sum of none is 0, as arraySum's.
+func aggregateOver(agg string, arr ch.Expr) ch.Expr {
+	out := call("arrayReduce", &rawSQL{text: sqlquote.String(agg)}, arr)
 	if agg == "sum" {
 		out = call("ifNull", out, &rawSQL{text: "0"})
 	}
-	return out, nil
+	return out
+}
+
+func call(name string, args ...ch.Expr) *ch.FunctionExpr {
+	return &ch.FunctionExpr{Name: &ch.Ident{Name: name, QuoteType: ch.Unquoted},
+		Params: &ch.ParamExprList{Items: &ch.ColumnExprList{Items: args}}}
 }
 
 // unitArg returns the identifier of an unquoted interval unit argument.
