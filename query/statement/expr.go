@@ -687,7 +687,7 @@ func (a *analyzer) arrayLambda(f *ch.FunctionExpr, lname string, lam *ch.BinaryO
 		return f, nil
 	}
 	if agg := arrayAggregates[lname]; agg != "" {
-		return aggregateOver(agg, call("arrayMap", items...)), nil
+		return aggregateOver(agg, funcCall("arrayMap", items...)), nil
 	}
 	if lname == "arraymap" {
 		if a.elemMaps == nil {
@@ -718,14 +718,15 @@ func (a *analyzer) elementAggregate(f *ch.FunctionExpr, lname string, items []ch
 // aggregateOver is the aggregate agg of the values of an array, skipping NULLs as the
 // aggregate over rows does; a sum of none is 0, as arraySum's.
 func aggregateOver(agg string, arr ch.Expr) ch.Expr {
-	out := call("arrayReduce", &rawSQL{text: sqlquote.String(agg)}, arr)
+	out := funcCall("arrayReduce", &rawSQL{text: sqlquote.String(agg)}, arr)
 	if agg == "sum" {
-		out = call("ifNull", out, &rawSQL{text: "0"})
+		out = funcCall("ifNull", out, &rawSQL{text: "0"})
 	}
 	return out
 }
 
-func call(name string, args ...ch.Expr) *ch.FunctionExpr {
+// funcCall is a call of name with args.
+func funcCall(name string, args ...ch.Expr) *ch.FunctionExpr {
 	return &ch.FunctionExpr{Name: &ch.Ident{Name: name, QuoteType: ch.Unquoted},
 		Params: &ch.ParamExprList{Items: &ch.ColumnExprList{Items: args}}}
 }
