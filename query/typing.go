@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -116,21 +117,34 @@ func (c catalogView) TableNames(db string) []string {
 // without the consumer, so they record their paths this way once their rows are in; it
 // reads the generation's documents once.
 func (r *Runner) recordStoredPaths(ctx context.Context, eng Engine, tableID uuid.UUID, engineDB, engineTable, queryID string) error {
-	rows, err := eng.Stream(ctx, tables.PathsSQL(sqlquote.Ident(engineDB)+"."+sqlquote.Ident(engineTable)), Options{QueryID: queryID + "-paths"})
+	src := sqlquote.Ident(engineDB) + "." + sqlquote.Ident(engineTable)
+	n := 0
+	query := func(sql string) ([]string, error) {
+		id := queryID + "-paths"
+		if n++; n > 1 {
+			id += strconv.Itoa(n)
+		}
+		rows, err := eng.Stream(ctx, sql, Options{QueryID: id})
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var lines []string
+		for rows.Next() {
+			line, _ := rows.Values()[0].(string)
+			lines = append(lines, line)
+		}
+		return lines, rows.Err()
+	}
+	lines, err := query(tables.PathsSQL(src))
 	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var lines []string
-	for rows.Next() {
-		line, _ := rows.Values()[0].(string)
-		lines = append(lines, line)
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	seen := map[string][]string{}
 	tables.AddPathLines(seen, lines)
+	if err := tables.AddElementPaths(seen, src, query); err != nil {
+		return err
+	}
 	return r.cmds.RecordPaths(ctx, tableID, seen)
 }
 

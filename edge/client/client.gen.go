@@ -1540,7 +1540,10 @@ type ClientInterface interface {
 	// 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
 	// The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
 	// The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
-	// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+	// policies. Arrays of objects: after `ARRAY JOIN items AS it` or `arrayJoin(items) AS it`, and
+	// in a lambda over them (`arrayMap(x -> x.price * x.qty, items)`), `it.sku` and `x.qty` are
+	// typed by the same rule from the values at `items[].sku`. `DESCRIBE TABLE t` and
+	// `system.columns` list `doc` and every path with its type, element paths as `items[].sku`.
 	// Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
@@ -1628,7 +1631,10 @@ type ClientInterface interface {
 	// 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
 	// The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
 	// The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
-	// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+	// policies. Arrays of objects: after `ARRAY JOIN items AS it` or `arrayJoin(items) AS it`, and
+	// in a lambda over them (`arrayMap(x -> x.price * x.qty, items)`), `it.sku` and `x.qty` are
+	// typed by the same rule from the values at `items[].sku`. `DESCRIBE TABLE t` and
+	// `system.columns` list `doc` and every path with its type, element paths as `items[].sku`.
 	// Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
@@ -4756,7 +4762,10 @@ func (c *Client) SetMemberRole(ctx context.Context, org Org, user string, params
 // 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
 // The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
 // The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
-// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+// policies. Arrays of objects: after `ARRAY JOIN items AS it` or `arrayJoin(items) AS it`, and
+// in a lambda over them (`arrayMap(x -> x.price * x.qty, items)`), `it.sku` and `x.qty` are
+// typed by the same rule from the values at `items[].sku`. `DESCRIBE TABLE t` and
+// `system.columns` list `doc` and every path with its type, element paths as `items[].sku`.
 // Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
@@ -4854,7 +4863,10 @@ func (c *Client) RunQueryWithBody(ctx context.Context, params *RunQueryParams, c
 // 400 `path_type`, naming the path, the types seen and the cast to write (`x::Nullable(String)`).
 // The operand of an explicit cast (`bytes::Int64`, `CAST(bytes AS Int64)`) keeps its meaning.
 // The same typing applies in CTEs, subqueries, JOINs, UNION, INSERT ... SELECT and row
-// policies. `DESCRIBE TABLE t` and `system.columns` list `doc` and every path with its type.
+// policies. Arrays of objects: after `ARRAY JOIN items AS it` or `arrayJoin(items) AS it`, and
+// in a lambda over them (`arrayMap(x -> x.price * x.qty, items)`), `it.sku` and `x.qty` are
+// typed by the same rule from the values at `items[].sku`. `DESCRIBE TABLE t` and
+// `system.columns` list `doc` and every path with its type, element paths as `items[].sku`.
 // Timestamp-like strings are stored as `Date`/`DateTime` and return in the engine's UTC text
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //

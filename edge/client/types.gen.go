@@ -2062,7 +2062,7 @@ type Table struct {
 	// AutomaticSortingKey The key an automatic table chose from its data for new rows; null until the first rows arrive, and for explicit keys.
 	AutomaticSortingKey *string `json:"automatic_sorting_key"`
 
-	// Columns Only in `GET /v1/tables/{table}`: `doc` (the whole document, type `JSON`) and every leaf path seen in the table's rows, by name, with the type a reference to it reads as in SQL: one JSON type seen gives that type (`Nullable(Int64)`, `Array(Nullable(String))`), integers mixed with floats give `Nullable(Float64)`, objects and strings mixed with numbers stay `Dynamic` (see docs/typing.md).
+	// Columns Only in `GET /v1/tables/{table}`: `doc` (the whole document, type `JSON`) and every leaf path seen in the table's rows, by name, with the type a reference to it reads as in SQL: one JSON type seen gives that type (`Nullable(Int64)`, `Array(Nullable(String))`), integers mixed with floats give `Nullable(Float64)`, objects, arrays of objects and strings mixed with numbers stay `Dynamic`. The paths inside the elements of an array of objects are listed under the array's path with `[]`, typed by the same rule (`items[].sku`, `Nullable(String)`): they are what `it.sku` reads as after `ARRAY JOIN items AS it` or `arrayJoin(items) AS it`, and `x.sku` in `arrayExists(x -> x.sku = 'a', items)` (see docs/typing.md).
 	Columns *[]struct {
 		Name string `json:"name"`
 		Type string `json:"type"`

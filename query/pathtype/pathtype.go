@@ -49,6 +49,29 @@ func Decide(seen []string) Read {
 	return Read{}
 }
 
+// ObjectArray returns the type of a path whose values seen are arrays of objects
+// (Array(JSON(...))), "" otherwise. Such a path reads as Dynamic, except where its
+// elements are taken (ARRAY JOIN, arrayJoin, lambdas): there it reads as this type.
+// Empty arrays are typed Array(Nullable(String)) by the engine, so that type may be seen
+// beside it: rows whose array is not of objects have no elements there, as with the
+// engine's own items[] subcolumn.
+func ObjectArray(seen []string) string {
+	t := ""
+	for _, s := range seen {
+		switch {
+		case strings.HasPrefix(s, "Array(JSON") && t == "":
+			t = s
+		case s == emptyArray:
+		default:
+			return ""
+		}
+	}
+	return t
+}
+
+// emptyArray is the type the engine stores an empty array as.
+const emptyArray = "Array(Nullable(String))"
+
 func unify(seen []string) string {
 	var arrays, numbers, temporal, strs, other int
 	for _, t := range seen {

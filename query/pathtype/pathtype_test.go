@@ -32,3 +32,22 @@ func TestDecide(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectArray(t *testing.T) {
+	const arr = "Array(JSON(max_dynamic_types=16, max_dynamic_paths=256))"
+	for _, c := range []struct {
+		seen []string
+		want string
+	}{
+		{[]string{arr}, arr},
+		{[]string{arr, "Array(Nullable(String))"}, arr}, // empty arrays
+		{[]string{"Array(Nullable(String))"}, ""},
+		{[]string{arr, "Int64"}, ""},
+		{[]string{arr, "Array(JSON(max_dynamic_types=8, max_dynamic_paths=64))"}, ""},
+		{nil, ""},
+	} {
+		if got := ObjectArray(c.seen); got != c.want {
+			t.Errorf("ObjectArray(%v) = %q, want %q", c.seen, got, c.want)
+		}
+	}
+}

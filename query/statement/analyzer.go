@@ -3,6 +3,8 @@ package statement
 import (
 	"sort"
 	"strings"
+
+	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
 )
 
 // maxDepth bounds the nesting of subqueries and expressions the analysis
@@ -32,6 +34,9 @@ type analyzer struct {
 	// dynamic are the paths read as Dynamic although the table has a schema.
 	dynamic []DynamicPath
 	typed   []TypedPath
+	// elemMaps are the arrayMap calls whose lambda takes the elements of an array of
+	// objects (arrayLambda): an array aggregate over one aggregates what it returns.
+	elemMaps map[*ch.FunctionExpr]bool
 	// hints are notes for the answer (a lowered max_threads).
 	hints []string
 }

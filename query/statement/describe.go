@@ -27,7 +27,8 @@ type PathColumn struct {
 }
 
 // DescribeColumns returns the columns of a table as its description lists them: doc,
-// then every path in name order, with the type a reference reads as. allowed, when not
+// then every path in name order, with the type a reference reads as; the paths in the
+// elements of an array of objects are listed as items[].sku. allowed, when not
 // nil, limits the list to paths under those top-level keys and leaves doc out.
 func DescribeColumns(paths map[string][]string, allowed map[string]bool) []PathColumn {
 	var out []PathColumn
@@ -37,7 +38,7 @@ func DescribeColumns(paths map[string][]string, allowed map[string]bool) []PathC
 	names := make([]string, 0, len(paths))
 	for p := range paths {
 		top, _, _ := strings.Cut(p, ".")
-		if allowed == nil || allowed[top] {
+		if allowed == nil || allowed[strings.TrimSuffix(top, "[]")] { // items[].sku is under items
 			names = append(names, p)
 		}
 	}

@@ -35,15 +35,38 @@ type pathRef struct {
 	outNode
 	qualifier string // source name, empty for unqualified
 	segs      []*ch.Ident
+	// elem, when set, is the element of an array of objects the path is in
+	// (it of it.sku, or sub.it): it is written instead of [qualifier.]doc.
+	elem []*ch.Ident
 	// read is how the path reads (typing.go); the zero value is Dynamic.
 	read pathtype.Read
-	path string   // dotted path, for errors
+	path string   // the path as written, for errors
 	seen []string // types seen at it
+	// key is the path in the schema paths (items[].sku for it.sku).
+	key   string
+	paths map[string][]string
+	// arr is set when the path is read as an array of objects: the schema of its
+	// elements.
+	arr *elemSchema
 }
 
 func (p *pathRef) FormatSQL(f *ch.Formatter) {
 	var b strings.Builder
-	if p.qualifier != "" {
+	switch {
+	case p.elem != nil:
+		for i, s := range p.elem {
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(renderIdent(s))
+		}
+		for _, s := range p.segs {
+			b.WriteByte('.')
+			b.WriteString(renderIdent(s))
+		}
+		f.WriteString(p.read.Expr(b.String()))
+		return
+	case p.qualifier != "":
 		b.WriteString(quoteName(p.qualifier, isKeyword(p.qualifier)))
 		b.WriteByte('.')
 	}

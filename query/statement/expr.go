@@ -297,7 +297,10 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 	}
 	first := segs[0].Name
 	if first != docColumn {
-		if sc.inLambda(first) {
+		if es, ok := sc.lambdaParam(first); ok {
+			if es != nil && len(segs) > 1 {
+				return a.elemPath(es, segs[:1], segs[1:]), nil
+			}
 			return &keptRef{segs: segs}, nil
 		}
 		if len(segs) > 1 {
@@ -307,6 +310,9 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 			}
 		}
 		if sc.isAlias(first) {
+			if es := sc.elems[first]; es != nil && len(segs) > 1 {
+				return a.elemPath(es, segs[:1], segs[1:]), nil
+			}
 			return &keptRef{segs: segs}, nil
 		}
 	}
@@ -321,6 +327,9 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 			if src.hasDoc() && !(src.docCarrier && rest[0].Name != docColumn && src.columns[rest[0].Name]) {
 				return a.docPath(src, rest, s != sc || len(s.sources) > 1)
 			}
+			if es := src.elems[rest[0].Name]; es != nil && len(rest) > 1 {
+				return a.elemPath(es, column(src, rest[:1], true).segs, rest[1:]), nil
+			}
 			return column(src, rest, true), nil
 		}
 	}
@@ -328,12 +337,18 @@ func (a *analyzer) resolve(segs []*ch.Ident, sc *scope) (ch.Expr, *Error) {
 		if s != sc && first != docColumn && s.isAlias(first) {
 			// The engine lets a subquery use the aliases of the levels
 			// around it.
+			if es := s.elems[first]; es != nil && len(segs) > 1 {
+				return a.elemPath(es, segs[:1], segs[1:]), nil
+			}
 			return &keptRef{segs: segs}, nil
 		}
 		var known []*source
 		if first != docColumn {
 			known = s.knownColumn(first)
 			if len(known) == 1 {
+				if es := known[0].elems[first]; es != nil && len(segs) > 1 {
+					return a.elemPath(es, column(known[0], segs[:1], s != sc).segs, segs[1:]), nil
+				}
 				return column(known[0], segs, s != sc), nil
 			}
 		}
@@ -379,7 +394,7 @@ func (a *analyzer) docPath(src *source, segs []*ch.Ident, qualify bool) (ch.Expr
 }
 
 // column renders a column of a source that is not a document.
-func column(src *source, segs []*ch.Ident, qualify bool) ch.Expr {
+func column(src *source, segs []*ch.Ident, qualify bool) *keptRef {
 	out := make([]*ch.Ident, 0, len(segs)+1)
 	if qualify && src.name != "" {
 		out = append(out, &ch.Ident{Name: src.name, QuoteType: ch.Unquoted})
@@ -494,7 +509,9 @@ func (a *analyzer) inOperand(e ch.Expr, sc *scope) (ch.Expr, *Error) {
 	}
 }
 
-func (a *analyzer) lambda(n *ch.BinaryOperation, sc *scope) (ch.Expr, *Error) {
+// lambda walks a lambda; binds[i], when set, is the element schema of the array its
+// i-th parameter takes the elements of.
+func (a *analyzer) lambda(n *ch.BinaryOperation, sc *scope, binds ...*elemSchema) (ch.Expr, *Error) {
 	var params []*ch.Ident
 	switch l := n.LeftExpr.(type) {
 	case *ch.Ident:
@@ -519,12 +536,15 @@ func (a *analyzer) lambda(n *ch.BinaryOperation, sc *scope) (ch.Expr, *Error) {
 	default:
 		return nil, badRequest(CodeUnsupportedSyntax, int(n.Pos()), "", "lambda parameters must be names")
 	}
-	frame := map[string]bool{}
-	for _, p := range params {
+	frame := map[string]*elemSchema{}
+	for i, p := range params {
 		if err := a.checkAlias(p, sc); err != nil {
 			return nil, err
 		}
-		frame[p.Name] = true
+		frame[p.Name] = nil
+		if i < len(binds) {
+			frame[p.Name] = binds[i]
+		}
 	}
 	sc.lambdas = append(sc.lambdas, frame)
 	body, err := a.expr(n.RightExpr, sc)
@@ -570,6 +590,9 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 	if f.Params == nil {
 		return f, nil
 	}
+	if lam := lambdaArg(items); lam != nil && strings.HasPrefix(lname, "array") && lname != "arrayfold" && f.Params.ColumnArgList == nil {
+		return a.arrayLambda(f, lname, lam, items, sc)
+	}
 	for i, it := range items {
 		if i == 1 && inFunctions[lname] {
 			var err *Error
@@ -597,6 +620,12 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 			return nil, err
 		}
 	}
+	if lname == "arrayjoin" && len(items) == 1 {
+		a.objectArray(items[0]) // arrayJoin(items): the elements of an array of objects
+	}
+	if out := a.elementAggregate(f, lname, items); out != nil && f.Params.ColumnArgList == nil {
+		return out, nil
+	}
 	if f.Params.ColumnArgList != nil {
 		for i, it := range f.Params.ColumnArgList.Items {
 			if isStar(it) {
@@ -610,6 +639,96 @@ func (a *analyzer) function(f *ch.FunctionExpr, sc *scope) (ch.Expr, *Error) {
 		}
 	}
 	return f, nil
+}
+
+// lambdaArg returns the lambda a higher-order function takes first, nil if none.
+func lambdaArg(items []ch.Expr) *ch.BinaryOperation {
+	if len(items) < 2 {
+		return nil
+	}
+	e := items[0]
+	if ce, ok := e.(*ch.ColumnExpr); ok && ce.Alias == nil {
+		e = ce.Expr
+	}
+	if b, ok := e.(*ch.BinaryOperation); ok && b.Operation == ch.TokenKindArrow {
+		return b
+	}
+	return nil
+}
+
+// arrayAggregates are the array functions that aggregate what their lambda returns,
+// with the aggregate function that does the same over rows.
+var arrayAggregates = map[string]string{"arraysum": "sum", "arrayavg": "avg", "arraymin": "min", "arraymax": "max"}
+
+// arrayLambda walks an array function with a lambda (arrayMap(x -> x.qty, items)): the
+// arrays first, then the lambda, whose parameters bound to arrays of objects type their
+// paths by the elements' schema (typing.go). The engine's array aggregates refuse the
+// Nullable values typed element paths read as, so over arrays of objects they are
+// written as the aggregate of the mapped values, which skips the elements without one:
+// arraySum(x -> x.qty, items) is ifNull(arrayReduce('sum', arrayMap(x -> x.qty, items)), 0),
+// and so is arraySum(arrayMap(x -> x.qty, items)) (elementAggregate).
+func (a *analyzer) arrayLambda(f *ch.FunctionExpr, lname string, lam *ch.BinaryOperation, items []ch.Expr, sc *scope) (ch.Expr, *Error) {
+	binds := make([]*elemSchema, len(items)-1)
+	bound := false
+	for i := 1; i < len(items); i++ {
+		var err *Error
+		if items[i], err = a.expr(items[i], sc); err != nil {
+			return nil, err
+		}
+		binds[i-1] = a.objectArray(items[i])
+		bound = bound || binds[i-1] != nil
+	}
+	l, err := a.lambda(lam, sc, binds...)
+	if err != nil {
+		return nil, err
+	}
+	items[0] = l
+	if !bound {
+		return f, nil
+	}
+	if agg := arrayAggregates[lname]; agg != "" {
+		return aggregateOver(agg, funcCall("arrayMap", items...)), nil
+	}
+	if lname == "arraymap" {
+		if a.elemMaps == nil {
+			a.elemMaps = map[*ch.FunctionExpr]bool{}
+		}
+		a.elemMaps[f] = true
+	}
+	return f, nil
+}
+
+// elementAggregate rewrites arraySum(arrayMap(x -> x.qty, items)) as arraySum(x ->
+// x.qty, items) is (arrayLambda); nil when f is not such a call.
+func (a *analyzer) elementAggregate(f *ch.FunctionExpr, lname string, items []ch.Expr) ch.Expr {
+	agg := arrayAggregates[lname]
+	if agg == "" || len(items) != 1 {
+		return nil
+	}
+	arg := items[0]
+	if ce, ok := arg.(*ch.ColumnExpr); ok && ce.Alias == nil {
+		arg = ce.Expr
+	}
+	if m, ok := arg.(*ch.FunctionExpr); ok && a.elemMaps[m] {
+		return aggregateOver(agg, m)
+	}
+	return nil
+}
+
+// aggregateOver is the aggregate agg of the values of an array, skipping NULLs as the
+// aggregate over rows does; a sum of none is 0, as arraySum's.
+func aggregateOver(agg string, arr ch.Expr) ch.Expr {
+	out := funcCall("arrayReduce", &rawSQL{text: sqlquote.String(agg)}, arr)
+	if agg == "sum" {
+		out = funcCall("ifNull", out, &rawSQL{text: "0"})
+	}
+	return out
+}
+
+// funcCall is a call of name with args.
+func funcCall(name string, args ...ch.Expr) *ch.FunctionExpr {
+	return &ch.FunctionExpr{Name: &ch.Ident{Name: name, QuoteType: ch.Unquoted},
+		Params: &ch.ParamExprList{Items: &ch.ColumnExprList{Items: args}}}
 }
 
 // unitArg returns the identifier of an unquoted interval unit argument.

@@ -235,6 +235,12 @@ func subquerySource(outs []output, alias *ch.Ident, name string) *source {
 	docs := 0
 	for _, o := range outs {
 		src.columns[o.name] = true
+		if o.elem != nil {
+			if src.elems == nil {
+				src.elems = map[string]*elemSchema{}
+			}
+			src.elems[o.name] = o.elem
+		}
 		if o.doc {
 			docs++
 			src.paths = o.paths
@@ -259,6 +265,15 @@ func (a *analyzer) fromExprs(fw *fromWork, sc *scope) *Error {
 			var err *Error
 			if ce.Expr, err = a.expr(ce.Expr, sc); err != nil {
 				return err
+			}
+			es := a.objectArray(ce.Expr)
+			if es != nil {
+				// ARRAY JOIN items AS it: it.sku is the path sku of the elements.
+				name := orig
+				if ce.Alias != nil {
+					name = ce.Alias.Name
+				}
+				sc.elems[name] = es
 			}
 			if ce.Alias == nil && a.pathRewrites != before {
 				// ARRAY JOIN tags: later references to tags mean the element,

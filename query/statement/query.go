@@ -2,6 +2,7 @@ package statement
 
 import (
 	"maps"
+	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
 )
@@ -239,71 +240,100 @@ func (a *analyzer) selectItems(q *ch.SelectQuery, sc *scope) ([]output, *Error) 
 	for _, src := range sc.sources {
 		hasDoc = hasDoc || src.hasDoc()
 	}
-	for _, it := range q.SelectItems {
-		if it.Alias != nil {
-			if err := a.checkAlias(it.Alias, sc); err != nil {
+	// Items that take the elements of an array of objects (arrayJoin(items) AS it)
+	// go first, so that it.sku is typed wherever it is used on the level.
+	per := make([][]output, len(q.SelectItems))
+	for pass := 0; pass < 2; pass++ {
+		for i, it := range q.SelectItems {
+			if isElementItem(it) != (pass == 0) {
+				continue
+			}
+			o, err := a.selectItem(it, sc, hasDoc)
+			if err != nil {
+				return nil, err
+			}
+			per[i] = o
+		}
+	}
+	for _, o := range per {
+		outs = append(outs, o...)
+	}
+	return outs, nil
+}
+
+// isElementItem reports a select item arrayJoin(...) AS name.
+func isElementItem(it *ch.SelectItem) bool {
+	f, ok := it.Expr.(*ch.FunctionExpr)
+	return ok && it.Alias != nil && f.Name != nil && strings.EqualFold(f.Name.Name, "arrayJoin")
+}
+
+// selectItem walks one item of a select list and returns its output columns.
+func (a *analyzer) selectItem(it *ch.SelectItem, sc *scope, hasDoc bool) ([]output, *Error) {
+	if it.Alias != nil {
+		if err := a.checkAlias(it.Alias, sc); err != nil {
+			return nil, err
+		}
+	}
+	if len(it.Modifiers) > 0 {
+		if hasDoc {
+			return nil, badRequest(CodeUnsupportedSyntax, int(it.Pos()), "select the paths you need by name",
+				"EXCEPT, REPLACE and APPLY work on engine columns; the paths of a document are not columns")
+		}
+		for _, m := range it.Modifiers {
+			if _, err := a.modifier(m, sc); err != nil {
 				return nil, err
 			}
 		}
-		if len(it.Modifiers) > 0 {
-			if hasDoc {
-				return nil, badRequest(CodeUnsupportedSyntax, int(it.Pos()), "select the paths you need by name",
-					"EXCEPT, REPLACE and APPLY work on engine columns; the paths of a document are not columns")
-			}
-			for _, m := range it.Modifiers {
-				if _, err := a.modifier(m, sc); err != nil {
-					return nil, err
-				}
-			}
-		}
-		switch e := it.Expr.(type) {
-		case *ch.Ident:
-			if e.Name == "*" && e.QuoteType == 0 {
-				a.starUse(sc, int(e.Pos()))
-				outs = append(outs, starOutputs(sc.sources)...)
-				continue
-			}
-		case *ch.NestedIdentifier:
-			if e.DotIdent != nil && e.DotIdent.Name == "*" {
-				ne, err := a.qualifiedStar(e, sc)
-				if err != nil {
-					return nil, err
-				}
-				it.Expr = ne
-				if src, _ := sc.sourceNamed([]*ch.Ident{e.Ident, e.DotIdent}); src != nil {
-					outs = append(outs, starOutputs([]*source{src})...)
-				}
-				continue
-			}
-		}
-		orig := render(it.Expr)
-		switch e := it.Expr.(type) {
-		case *ch.Path:
-			orig = joinNames(e.Fields)
-		case *ch.Ident:
-			orig = e.Name
-		}
-		before := a.pathRewrites
-		unmask := func() {}
-		if it.Alias != nil {
-			unmask = sc.mask(it.Alias.Name)
-		}
-		ne, err := a.expr(it.Expr, sc)
-		unmask()
-		if err != nil {
-			return nil, err
-		}
-		it.Expr = ne
-		name := orig
-		if it.Alias != nil {
-			name = it.Alias.Name
-		} else if a.pathRewrites != before && orig != docColumn && len(orig) <= 256 &&
-			checkName(orig, 0) == nil && !sc.sourceNameTaken(orig) && !sc.aliases[orig] {
-			it.Alias = &ch.Ident{Name: orig, QuoteType: ch.BackTicks}
-		}
-		outs = append(outs, output{name: name})
 	}
-	return outs, nil
+	switch e := it.Expr.(type) {
+	case *ch.Ident:
+		if e.Name == "*" && e.QuoteType == 0 {
+			a.starUse(sc, int(e.Pos()))
+			return starOutputs(sc.sources), nil
+		}
+	case *ch.NestedIdentifier:
+		if e.DotIdent != nil && e.DotIdent.Name == "*" {
+			ne, err := a.qualifiedStar(e, sc)
+			if err != nil {
+				return nil, err
+			}
+			it.Expr = ne
+			if src, _ := sc.sourceNamed([]*ch.Ident{e.Ident, e.DotIdent}); src != nil {
+				return starOutputs([]*source{src}), nil
+			}
+			return nil, nil
+		}
+	}
+	orig := render(it.Expr)
+	switch e := it.Expr.(type) {
+	case *ch.Path:
+		orig = joinNames(e.Fields)
+	case *ch.Ident:
+		orig = e.Name
+	}
+	before := a.pathRewrites
+	unmask := func() {}
+	if it.Alias != nil {
+		unmask = sc.mask(it.Alias.Name)
+	}
+	ne, err := a.expr(it.Expr, sc)
+	unmask()
+	if err != nil {
+		return nil, err
+	}
+	it.Expr = ne
+	name := orig
+	if it.Alias != nil {
+		name = it.Alias.Name
+	} else if a.pathRewrites != before && orig != docColumn && len(orig) <= 256 &&
+		checkName(orig, 0) == nil && !sc.sourceNameTaken(orig) && !sc.aliases[orig] {
+		it.Alias = &ch.Ident{Name: orig, QuoteType: ch.BackTicks}
+	}
+	out := output{name: name, elem: a.elementOf(ne, sc)}
+	if out.elem != nil && it.Alias != nil {
+		sc.elems[it.Alias.Name] = out.elem // SELECT arrayJoin(items) AS it: it.sku is typed
+	}
+	return []output{out}, nil
 }
 
 // modifier checks * EXCEPT/REPLACE/APPLY on sources that are not documents.

@@ -48,6 +48,9 @@ type source struct {
 	docCarrier bool
 	// paths is the path schema of the document (typing.go); nil when unknown.
 	paths map[string][]string
+	// elems are the columns of a subquery that are elements of an array of objects
+	// (SELECT arrayJoin(items) AS it): their paths are typed by the element schema.
+	elems map[string]*elemSchema
 }
 
 // hasDoc reports whether unresolved names are paths in this source.
@@ -66,8 +69,12 @@ type scope struct {
 	with map[string]bool
 	// ctes are the table CTEs visible on this level.
 	ctes map[string]*cte
-	// lambdas is the stack of lambda parameter sets being walked.
-	lambdas []map[string]bool
+	// elems are the aliases of this level that name an element of an array of
+	// objects (ARRAY JOIN items AS it, arrayJoin(items) AS it).
+	elems map[string]*elemSchema
+	// lambdas is the stack of lambda parameter sets being walked; a parameter
+	// bound to the elements of an array of objects maps to their schema.
+	lambdas []map[string]*elemSchema
 	// masked counts the aliases whose own expression is being walked:
 	// there the name means the column, as in SELECT toDate(ts) AS ts.
 	masked map[string]int
@@ -102,19 +109,28 @@ type output struct {
 	doc  bool // the document of one of our tables (SELECT *)
 	// paths is the path schema of that document (typing.go).
 	paths map[string][]string
+	// elem: the column is an element of an array of objects (typing.go).
+	elem *elemSchema
 }
 
 func newScope(parent *scope, ctes map[string]*cte, with map[string]bool) *scope {
-	return &scope{parent: parent, aliases: map[string]bool{}, ctes: ctes, with: with}
+	return &scope{parent: parent, aliases: map[string]bool{}, ctes: ctes, with: with, elems: map[string]*elemSchema{}}
 }
 
 func (s *scope) inLambda(name string) bool {
+	_, ok := s.lambdaParam(name)
+	return ok
+}
+
+// lambdaParam finds the innermost lambda parameter name and the element schema it is
+// bound to (nil when it is not an element of an array of objects).
+func (s *scope) lambdaParam(name string) (*elemSchema, bool) {
 	for i := len(s.lambdas) - 1; i >= 0; i-- {
-		if s.lambdas[i][name] {
-			return true
+		if es, ok := s.lambdas[i][name]; ok {
+			return es, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // sourceNamed finds the source that the qualifier segs[0] (or segs[0].segs[1]

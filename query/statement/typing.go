@@ -1,6 +1,7 @@
 package statement
 
 import (
+	"slices"
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
@@ -29,19 +30,108 @@ func (a *analyzer) typePath(src *source, ref *pathRef) {
 		return // a table without a recorded schema (or typing off): Dynamic, as before
 	}
 	path := joinNames(ref.segs)
-	seen := src.paths[path]
+	a.typeKey(ref, src.paths, path, path)
+}
+
+// typeKey types ref by the types seen at key in paths; name is the path as written.
+func (a *analyzer) typeKey(ref *pathRef, paths map[string][]string, key, name string) {
+	seen := paths[key]
 	ref.read = pathtype.Decide(seen)
-	ref.path, ref.seen = path, seen
+	ref.path, ref.seen, ref.key, ref.paths = name, seen, key, paths
 	if !ref.read.Typed() {
-		a.noteDynamic(path, seen)
+		a.noteDynamic(name, seen)
 		return
 	}
+	a.noteTyped(name, ReadType(seen))
+}
+
+func (a *analyzer) noteTyped(name, typ string) {
 	for _, tp := range a.typed {
-		if tp.Path == path {
+		if tp.Path == name {
 			return
 		}
 	}
-	a.typed = append(a.typed, TypedPath{Path: path, Type: ReadType(seen)})
+	a.typed = append(a.typed, TypedPath{Path: name, Type: typ})
+}
+
+// Arrays of objects (docs/typing.md): the schema records the paths inside the elements
+// of an array of objects under the array's path, items[].sku. An array of objects reads
+// as Dynamic, except where its elements are taken: ARRAY JOIN items AS it,
+// arrayJoin(items) AS it and the array arguments of a lambda (arrayMap(x -> x.qty,
+// items)). There it reads as its array type, and a path into an element (it.sku, x.qty)
+// is typed by the one rule from the types seen at items[].sku.
+
+// elemSchema is what types the paths of an element of an array of objects: the table's
+// schema and the element prefix (items[] for the elements of items).
+type elemSchema struct {
+	paths  map[string][]string
+	prefix string
+}
+
+// objectArray reads e, when it is a path whose values are arrays of objects, as that
+// array type and returns the schema of its elements; nil otherwise (e is left as is).
+func (a *analyzer) objectArray(e ch.Expr) *elemSchema {
+	if ce, ok := e.(*ch.ColumnExpr); ok && ce.Alias == nil {
+		e = ce.Expr
+	}
+	if f, ok := e.(*ch.FunctionExpr); ok && f.Name != nil && f.Params != nil && f.Params.Items != nil {
+		// Functions that return some elements of their array argument, as that type:
+		// arrayFilter(x -> x.qty > 1, items), arraySlice(items, 1, 2), ...
+		args := f.Params.Items.Items
+		switch strings.ToLower(f.Name.Name) {
+		case "arrayfilter", "arrayreverse", "arrayslice", "arraypopback", "arraypopfront", "arrayshuffle":
+			if lambdaArg(args) != nil {
+				args = args[1:]
+			}
+			if len(args) > 0 {
+				return a.objectArray(args[0])
+			}
+		}
+		return nil
+	}
+	ref, ok := e.(*pathRef)
+	if !ok || ref.paths == nil {
+		return nil
+	}
+	if ref.arr != nil {
+		return ref.arr
+	}
+	t := pathtype.ObjectArray(ref.seen)
+	if t == "" {
+		return nil
+	}
+	ref.read = pathtype.Read{Type: t, Subcolumn: true}
+	ref.arr = &elemSchema{paths: ref.paths, prefix: ref.key + "[]"}
+	a.dynamic = slices.DeleteFunc(a.dynamic, func(d DynamicPath) bool { return d.Path == ref.path })
+	return ref.arr
+}
+
+// elemPath renders rest as a path in the element base (it, sub.it) of an array of
+// objects and types it by the element schema.
+func (a *analyzer) elemPath(es *elemSchema, base, rest []*ch.Ident) *pathRef {
+	a.pathRewrites++
+	ref := &pathRef{elem: base, segs: rest}
+	a.typeKey(ref, es.paths, es.prefix+"."+joinNames(rest), joinNames(base)+"."+joinNames(rest))
+	return ref
+}
+
+// elementOf returns the element schema of an expression that yields the elements of
+// an array of objects one per row (arrayJoin(items)), or that is such an element (it).
+func (a *analyzer) elementOf(e ch.Expr, sc *scope) *elemSchema {
+	if ce, ok := e.(*ch.ColumnExpr); ok && ce.Alias == nil {
+		e = ce.Expr
+	}
+	switch n := e.(type) {
+	case *ch.FunctionExpr:
+		if n.Name != nil && strings.EqualFold(n.Name.Name, "arrayJoin") && n.Params != nil && n.Params.Items != nil && len(n.Params.Items.Items) == 1 {
+			return a.objectArray(n.Params.Items.Items[0])
+		}
+	case *keptRef:
+		if len(n.segs) == 1 {
+			return sc.elems[n.segs[0].Name]
+		}
+	}
+	return nil
 }
 
 // TypedPath is a path the statement reads typed, with the type it reads as; an engine

@@ -138,6 +138,36 @@ func TestPathsOfSkipsRowsTheEngineCannotRead(t *testing.T) {
 	}
 }
 
+// TestPathsOfElementsOfArraysOfObjects: the paths inside the elements of arrays of
+// objects are recorded under the array's path, items[].sku, and so on into arrays of
+// objects inside elements (docs/typing.md, "Arrays of objects").
+func TestPathsOfElementsOfArraysOfObjects(t *testing.T) {
+	e := engine(t)
+	got, err := tables.PathsOf(context.Background(), e, "JSON", rowsOf(
+		`{"items":[{"sku":"a","qty":2,"price":1.5},{"sku":"b","qty":1,"price":3,"tags":[{"k":"x"}]}]}`,
+		`{"items":[], "odd key":[{"v":true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, types := range got {
+		slices.Sort(types)
+		got[path] = types
+	}
+	want := map[string][]string{
+		"items":            {"Array(JSON(max_dynamic_types=16, max_dynamic_paths=256))"}, // [] takes the batch's element type
+		"items[].sku":      {"String"},
+		"items[].qty":      {"Int64"},
+		"items[].price":    {"Float64", "Int64"},
+		"items[].tags":     {"Array(JSON(max_dynamic_types=8, max_dynamic_paths=64))"},
+		"items[].tags[].k": {"String"},
+		"odd key":          {"Array(JSON(max_dynamic_types=16, max_dynamic_paths=256))"},
+		"odd key[].v":      {"Bool"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("paths %v,\nwant %v", got, want)
+	}
+}
+
 func TestAddPathLines(t *testing.T) {
 	seen := map[string][]string{"a": {"Int64"}}
 	tables.AddPathLines(seen, []string{"a\tInt64\tString", "b.c\tString", "a\tString"})
