@@ -284,6 +284,45 @@ func sendAll(ctx context.Context, n, workers int, do func(j int) error) (time.Ti
 	return time.Unix(0, last.Load()), ctx.Err()
 }
 
+// sendShards sends each shard's requests in order, the shards concurrently, each request
+// retried until do reports it acknowledged, and returns when the last was acknowledged.
+func sendShards(ctx context.Context, shards [][][]byte, do func(body []byte) error) (time.Time, error) {
+	var wg sync.WaitGroup
+	var failure atomic.Value
+	var mu sync.Mutex
+	var last time.Time
+	for _, shard := range shards {
+		wg.Go(func() {
+			for _, body := range shard {
+				if ctx.Err() != nil || failure.Load() != nil {
+					return
+				}
+				var err error
+				for attempt := 0; ; attempt++ {
+					if err = do(body); err == nil || attempt >= 100 || ctx.Err() != nil {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				if err != nil {
+					failure.Store(err)
+					return
+				}
+			}
+			mu.Lock()
+			if now := time.Now(); now.After(last) {
+				last = now
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if e, ok := failure.Load().(error); ok {
+		return time.Time{}, e
+	}
+	return last, ctx.Err()
+}
+
 // waitFor polls count every 100 ms until it returns want (at most limit).
 func waitFor(ctx context.Context, what string, want int64, limit time.Duration, count func() (int64, error)) error {
 	deadline := time.Now().Add(limit)

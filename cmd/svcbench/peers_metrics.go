@@ -54,38 +54,51 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 				value: func(k int) float64 { return float64(k * (b + 1) * (i%3 + 1)) }})
 		}
 	}
-	// Requests of about perRequest samples the way Prometheus's queues cut them: every
-	// series, a run of samples each, in time order.
-	perSeries := max(1, perRequest/series)
-	var bodies [][]byte
-	var req prompb.WriteRequest
-	n := 0
-	flush := func() error {
-		raw, err := req.Marshal()
-		if err != nil {
-			return err
+	// Requests of about perRequest samples the way Prometheus's queues cut them: each
+	// sender a shard of the series (by index), its requests holding every series of the
+	// shard with a run of samples each, in time order, so that each series arrives in order
+	// (Prometheus refuses out-of-order samples).
+	shards := make([][][]byte, workers)
+	requests := 0
+	for w := range workers {
+		var mine []ser
+		for i := w; i < len(all); i += workers {
+			mine = append(mine, all[i])
 		}
-		bodies = append(bodies, snappy.Encode(nil, raw))
-		req, n = prompb.WriteRequest{}, 0
-		return nil
-	}
-	for p := 0; p < points; p += perSeries {
-		for _, s := range all {
-			ts := prompb.TimeSeries{Labels: s.labels}
-			for k := p; k < min(points, p+perSeries); k++ {
-				ts.Samples = append(ts.Samples, prompb.Sample{Value: s.value(k), Timestamp: t0 + int64(k)*15000})
+		if len(mine) == 0 {
+			continue
+		}
+		perSeries := max(1, perRequest/len(mine))
+		var req prompb.WriteRequest
+		n := 0
+		flush := func() error {
+			raw, err := req.Marshal()
+			if err != nil {
+				return err
 			}
-			req.Timeseries = append(req.Timeseries, ts)
-			if n += len(ts.Samples); n >= perRequest {
-				if err := flush(); err != nil {
-					return err
+			shards[w] = append(shards[w], snappy.Encode(nil, raw))
+			requests++
+			req, n = prompb.WriteRequest{}, 0
+			return nil
+		}
+		for p := 0; p < points; p += perSeries {
+			for _, s := range mine {
+				ts := prompb.TimeSeries{Labels: s.labels}
+				for k := p; k < min(points, p+perSeries); k++ {
+					ts.Samples = append(ts.Samples, prompb.Sample{Value: s.value(k), Timestamp: t0 + int64(k)*15000})
+				}
+				req.Timeseries = append(req.Timeseries, ts)
+				if n += len(ts.Samples); n >= perRequest {
+					if err := flush(); err != nil {
+						return err
+					}
 				}
 			}
 		}
-	}
-	if n > 0 {
-		if err := flush(); err != nil {
-			return err
+		if n > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -161,8 +174,8 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 		{name: "Prometheus " + promVersion, write: prom.url + "/api/v1/write", api: prom.url + "/api/v1",
 			cpu: pathCPU{names: []string{"prometheus"}, pids: []int{prom.pid()}}, count: promCount(prom.url+"/api/v1", nil)},
 	}
-	fmt.Printf("\nmetrics: %d series (%d counters, %d classic-histogram buckets) × %d samples at 15 s = %d samples, %d remote-write 1.0 requests of about %d samples, %d concurrent senders\n",
-		series, counters, hInst*len(les), points, total, len(bodies), perRequest, workers)
+	fmt.Printf("\nmetrics: %d series (%d counters, %d classic-histogram buckets) × %d samples at 15 s = %d samples, %d remote-write 1.0 requests of about %d samples, %d concurrent senders (shards of the series)\n",
+		series, counters, hInst*len(les), points, total, requests, perRequest, workers)
 	writeReport := [][]string{{"remote write", "samples/s until all queryable", "samples/s acknowledged", "core-seconds per million samples (every process of the path)", "total"}}
 	for _, t := range targets {
 		h := map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy", "X-Prometheus-Remote-Write-Version": "0.1.0"}
@@ -171,8 +184,8 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 		}
 		c0 := t.cpu.read()
 		start := time.Now()
-		last, err := sendAll(ctx, len(bodies), workers, func(j int) error {
-			code, b, err := httpDo(ctx, "POST", t.write, bodies[j], h)
+		last, err := sendShards(ctx, shards, func(body []byte) error {
+			code, b, err := httpDo(ctx, "POST", t.write, body, h)
 			if err != nil || code/100 != 2 {
 				return fmt.Errorf("%s remote write: %d %.300s %v", t.name, code, b, err)
 			}
