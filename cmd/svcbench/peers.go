@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -242,6 +243,26 @@ func (p pathCPU) perMillionBy(a, b []float64, n int) (string, float64) {
 	return strings.Join(parts, " + "), total
 }
 
+// refused is an answer that a retry would not change (a 4xx other than 429).
+type refused struct{ error }
+
+func isRefused(err error) bool {
+	var r refused
+	return errors.As(err, &r)
+}
+
+// answerError is the error of a request answered code (want: 2xx), refused for a 4xx other than 429.
+func answerError(what string, code int, body []byte, err error) error {
+	if err == nil && code/100 == 2 {
+		return nil
+	}
+	e := fmt.Errorf("%s: %d %.300s %v", what, code, body, err)
+	if err == nil && code/100 == 4 && code != 429 {
+		return refused{e}
+	}
+	return e
+}
+
 // sendAll posts n requests with workers concurrent senders, each retried until do
 // reports it acknowledged, and returns when the last was acknowledged.
 func sendAll(ctx context.Context, n, workers int, do func(j int) error) (time.Time, error) {
@@ -258,7 +279,7 @@ func sendAll(ctx context.Context, n, workers int, do func(j int) error) (time.Ti
 				}
 				var err error
 				for attempt := 0; ; attempt++ {
-					if err = do(j); err == nil || attempt >= 100 || ctx.Err() != nil {
+					if err = do(j); err == nil || attempt >= 100 || ctx.Err() != nil || isRefused(err) {
 						break
 					}
 					time.Sleep(50 * time.Millisecond)
@@ -299,7 +320,7 @@ func sendShards(ctx context.Context, shards [][][]byte, do func(body []byte) err
 				}
 				var err error
 				for attempt := 0; ; attempt++ {
-					if err = do(body); err == nil || attempt >= 100 || ctx.Err() != nil {
+					if err = do(body); err == nil || attempt >= 100 || ctx.Err() != nil || isRefused(err) {
 						break
 					}
 					time.Sleep(50 * time.Millisecond)

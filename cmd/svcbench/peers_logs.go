@@ -122,10 +122,7 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 	targets := []target{
 		{name: "this service (HEC)", send: func(j int) error {
 			code, b, err := st.post(ctx, "/services/collector/event", hec[j], map[string]string{"Authorization": "Splunk " + st.key})
-			if err != nil || code != 200 {
-				return fmt.Errorf("HEC: %d %.300s %v", code, b, err)
-			}
-			return nil
+			return answerError("HEC", code, b, err)
 		}, cpu: pathCPU{names: []string{"svcd", "engine", "broker"}, pids: []int{st.svcd.Process.Pid, st.engine.PID(), st.broker.PID()}},
 			count: func() (int64, error) {
 				c, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.logsearch_events", engineDB))
@@ -137,10 +134,7 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 		{name: "VictoriaLogs " + vlVersion + " (JSON lines)", send: func(j int) error {
 			q := url.Values{"_msg_field": {"_raw"}, "_time_field": {"_time"}, "_stream_fields": {"host,source"}}
 			code, b, err := httpDo(ctx, "POST", vl.url+"/insert/jsonline?"+q.Encode(), jsonl[j], map[string]string{"Content-Type": "application/stream+json"})
-			if err != nil || code != 200 {
-				return fmt.Errorf("jsonline: %d %.300s %v", code, b, err)
-			}
-			return nil
+			return answerError("jsonline", code, b, err)
 		}, cpu: pathCPU{names: []string{"victoria-logs"}, pids: []int{vl.pid()}},
 			count: func() (int64, error) {
 				b, err := vlQuery("* | stats count() as n", nil)

@@ -162,10 +162,7 @@ service:
 		start := time.Now()
 		last, err := sendAll(ctx, len(bodies), workers, func(j int) error {
 			code, b, err := httpDo(ctx, "POST", t.url, bodies[j], h)
-			if err != nil || code != 200 {
-				return fmt.Errorf("%s: %d %.300s %v", t.name, code, b, err)
-			}
-			return nil
+			return answerError(t.name, code, b, err)
 		})
 		if err != nil {
 			return err
