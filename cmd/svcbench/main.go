@@ -16,6 +16,12 @@
 //	                  rate over 1,000 series x 1 day through svcd, beside the same
 //	                  PromQL on Prometheus's in-memory TSDB head (-workload prom-write:
 //	                  the remote-write part alone)
+//	svcbench peers -workload metrics|logs|traces  the same data side by side into svcd
+//	                  and the systems a user would run instead, built from the Go module
+//	                  proxy into the cache: VictoriaMetrics and Prometheus (metrics),
+//	                  VictoriaLogs (logs), the OpenTelemetry Collector into a second
+//	                  engine (traces); rates until queryable, core-seconds per million by
+//	                  process, query latencies and whether the answers match
 //
 // It starts its own Kafka broker, engine and svcd (go tool task bench-ingest does).
 package main
@@ -60,7 +66,7 @@ type stack struct {
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query|cli|prometheus|workflows [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|cli|prometheus|workflows|peers [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -77,14 +83,28 @@ func run(args []string) (err error) {
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
 	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
 	promSeries := fs.Int("series", 1000, "series of the prometheus benchmark (rows are its samples, batch its samples per request; prom-query: series of a day at 15 s)")
-	workload := fs.String("workload", "", "prometheus: comma-separated parts to run, prom-write and prom-query (default both)")
+	workload := fs.String("workload", "", "prometheus: comma-separated parts to run, prom-write and prom-query (default both); peers: metrics, logs or traces (comma-separated for several)")
 	promStep := fs.Duration("step", 5*time.Minute, "prometheus prom-query: query_range step")
-	promRuns := fs.Int("runs", 5, "prometheus prom-query: runs of each query (the median is reported)")
+	promRuns := fs.Int("runs", 5, "prometheus prom-query and peers: runs of each query (the median is reported)")
+	scale := fs.Float64("scale", 1, "peers: fraction of the issue's data sizes (1,000 series × a day, 1M log events, 600k spans)")
+	cacheDir := fs.String("cache-dir", peersCache(), "peers: the cache the peers are built into (<dir>/peers/<name>/<version>)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	var popts peersOptions
+	var peerBins map[string]string
+	if args[0] == "peers" {
+		// The peers are built (once, into the cache) before anything is started.
+		if *workload == "" {
+			return fmt.Errorf("peers: -workload metrics, logs or traces")
+		}
+		popts = peersOptions{workload: *workload, scale: *scale, cache: *cacheDir, runs: *promRuns}
+		if peerBins, err = buildPeers(ctx, popts); err != nil {
+			return err
+		}
+	}
 	// Only the workflow benchmark runs Temporal; the others leave it out of their figures.
 	workflows := "off"
 	if args[0] == "workflows" {
@@ -136,6 +156,9 @@ func run(args []string) (err error) {
 		return err
 	case "workflows":
 		err = benchWorkflows(ctx, st, *nWorkflows, *wfDuration)
+		return err
+	case "peers":
+		err = benchPeers(ctx, st, popts, peerBins)
 		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])
