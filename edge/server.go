@@ -204,6 +204,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))
 	r.GET("/v1/databases", s.withKey(s.listDatabases))
 	r.POST("/v1/databases", s.withKey(s.createDatabase))
+	r.PATCH("/v1/databases/{database}", s.withKey(s.patchDatabase))
 	r.DELETE("/v1/databases/{database}", s.withKey(s.deleteDatabase))
 	r.POST("/services/collector/event", respond(s.ingest.HECEvents))
 	r.POST("/services/collector", respond(s.ingest.HECEvents))
