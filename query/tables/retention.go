@@ -414,6 +414,8 @@ func compareRetention(t *catalog.Table, have map[string]string, st RetentionStat
 		text := ""
 		switch {
 		case ttl == "":
+		case ours && want != nil && *got == *want:
+			text = t.Retention // the same retention, as it was written
 		case ours:
 			text = got.Text(t.ColumnType)
 		default:
