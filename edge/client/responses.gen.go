@@ -1165,6 +1165,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/databases/{database} (the `DeleteDatabase` operationId).
 	DeleteDatabaseWithResponse(ctx context.Context, database Name, params *DeleteDatabaseParams, reqEditors ...RequestEditorFn) (*DeleteDatabaseResponse, error)
 
+	// ChangeDatabaseWithBodyWithResponse Change a database's default retention
+	//
+	// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+	//
+	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+	ChangeDatabaseWithBodyWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error)
+
+	// ChangeDatabaseWithResponse Change a database's default retention
+	//
+	// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+	//
+	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+	ChangeDatabaseWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, body ChangeDatabaseJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error)
+
 	// ListMyInvitationsWithResponse List your invitations
 	//
 	// The caller's pending invitations, to accept or decline: those made while the caller held the invited name.
@@ -1934,7 +1956,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/tables/{table} (the `DescribeTable` operationId).
 	DescribeTableWithResponse(ctx context.Context, table TableParameter, params *DescribeTableParams, reqEditors ...RequestEditorFn) (*DescribeTableResponse, error)
 
-	// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key
+	// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key or retention
 	//
 	// Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 	// (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -1942,6 +1964,8 @@ type ClientWithResponsesInterface interface {
 	// and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 	// table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 	// `POST /v1/query`.
+	//
+	// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1950,7 +1974,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/tables/{table} (the `ChangeSortingKey` operationId).
 	ChangeSortingKeyWithBodyWithResponse(ctx context.Context, table TableParameter, params *ChangeSortingKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeSortingKeyResponse, error)
 
-	// ChangeSortingKeyWithResponse Change a table's sorting key
+	// ChangeSortingKeyWithResponse Change a table's sorting key or retention
 	//
 	// Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 	// (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -1958,6 +1982,8 @@ type ClientWithResponsesInterface interface {
 	// and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 	// table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 	// `POST /v1/query`.
+	//
+	// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -6807,6 +6833,82 @@ func (r DeleteDatabaseResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeleteDatabaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ChangeDatabaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Database
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON200() *Database {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeDatabaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeDatabaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeDatabaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangeDatabaseResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12259,6 +12361,40 @@ func (c *ClientWithResponses) DeleteDatabaseWithResponse(ctx context.Context, da
 	return ParseDeleteDatabaseResponse(rsp)
 }
 
+// ChangeDatabaseWithBodyWithResponse Change a database's default retention
+//
+// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+//
+// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+func (c *ClientWithResponses) ChangeDatabaseWithBodyWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error) {
+	rsp, err := c.ChangeDatabaseWithBody(ctx, database, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeDatabaseResponse(rsp)
+}
+
+// ChangeDatabaseWithResponse Change a database's default retention
+//
+// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+//
+// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+func (c *ClientWithResponses) ChangeDatabaseWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, body ChangeDatabaseJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error) {
+	rsp, err := c.ChangeDatabase(ctx, database, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeDatabaseResponse(rsp)
+}
+
 // ListMyInvitationsWithResponse List your invitations
 //
 // The caller's pending invitations, to accept or decline: those made while the caller held the invited name.
@@ -13292,7 +13428,7 @@ func (c *ClientWithResponses) DescribeTableWithResponse(ctx context.Context, tab
 	return ParseDescribeTableResponse(rsp)
 }
 
-// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key
+// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key or retention
 //
 // Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 // (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -13300,6 +13436,8 @@ func (c *ClientWithResponses) DescribeTableWithResponse(ctx context.Context, tab
 // and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 // table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 // `POST /v1/query`.
+//
+// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -13314,7 +13452,7 @@ func (c *ClientWithResponses) ChangeSortingKeyWithBodyWithResponse(ctx context.C
 	return ParseChangeSortingKeyResponse(rsp)
 }
 
-// ChangeSortingKeyWithResponse Change a table's sorting key
+// ChangeSortingKeyWithResponse Change a table's sorting key or retention
 //
 // Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 // (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -13322,6 +13460,8 @@ func (c *ClientWithResponses) ChangeSortingKeyWithBodyWithResponse(ctx context.C
 // and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 // table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 // `POST /v1/query`.
+//
+// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -17500,6 +17640,67 @@ func ParseDeleteDatabaseResponse(rsp *http.Response) (*DeleteDatabaseResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseChangeDatabaseResponse parses an HTTP response from a ChangeDatabaseWithResponse call
+func ParseChangeDatabaseResponse(rsp *http.Response) (*ChangeDatabaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeDatabaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Database
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil

@@ -73,6 +73,9 @@ func ParseRetention(s, columnType string) (*Retention, string, error) {
 	switch {
 	case len(words) == 1:
 		secs, err = parseDuration(words[0])
+		if err == nil {
+			words = []string{"INTERVAL", words[0][:len(words[0])-1], words[0][len(words[0])-1:]}
+		}
 	case len(words) == 3 && strings.EqualFold(words[0], "INTERVAL"):
 		secs, err = parseInterval(words[1], words[2])
 	default:
@@ -81,11 +84,27 @@ func ParseRetention(s, columnType string) (*Retention, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	r := &Retention{Path: path, Seconds: secs}
-	return r, r.expression(), nil
+	// Canonical: the amount and unit as written, the unit's SQL name in the singular.
+	n, _ := strconv.ParseInt(words[1], 10, 64)
+	unit := unitOf(words[2])
+	return &Retention{Path: path, Seconds: secs}, fmt.Sprintf("%s + INTERVAL %d %s", path, n, unit.long), nil
 }
 
-// expression is the canonical TTL-expression text of r.
+// unitOf finds a unit by its short or SQL name (singular or plural, any case).
+func unitOf(s string) (u struct {
+	short, long string
+	seconds     int64
+}) {
+	long := strings.TrimSuffix(strings.ToUpper(s), "S")
+	for _, x := range units {
+		if x.short == s || x.long == long {
+			return x
+		}
+	}
+	return u
+}
+
+// expression is the TTL-expression text of r in its largest whole unit.
 func (r *Retention) expression() string {
 	for _, u := range units {
 		if r.Seconds%u.seconds == 0 {

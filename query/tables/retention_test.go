@@ -20,7 +20,8 @@ func TestParseRetention(t *testing.T) {
 		{"ts + INTERVAL 30 DAY", "ts + INTERVAL 30 DAY", "ts + INTERVAL 30 DAY", "ts"},
 		{"event.time+interval 36 hours", "event.time + INTERVAL 36 HOUR", "event.time + INTERVAL 36 HOUR", "event.time"},
 		{"ts + 90m", "ts + INTERVAL 90 MINUTE", "ts + INTERVAL 90 MINUTE", "ts"},
-		{"timestamp + INTERVAL 48 HOUR", "timestamp + INTERVAL 2 DAY", "2d", "timestamp"},
+		{"timestamp + INTERVAL 48 HOUR", "timestamp + INTERVAL 48 HOUR", "2d", "timestamp"},
+		{"ts + INTERVAL 7 days", "ts + INTERVAL 7 DAY", "ts + INTERVAL 1 WEEK", "ts"},
 		{"", "", "", ""},
 	}
 	for _, c := range ok {
