@@ -39,6 +39,7 @@ type CatalogModel interface {
 	Clusters(org uuid.UUID) []*catalog.Cluster
 	AllClusters() []*catalog.Cluster
 	AppInstalled(cluster uuid.UUID, app string) bool
+	AppRetention(cluster uuid.UUID, app string) string
 	Database(cluster uuid.UUID, name string) (*catalog.Database, bool)
 	Databases(cluster uuid.UUID) []*catalog.Database
 	Table(cluster uuid.UUID, database, name string) (*catalog.Table, bool)
@@ -89,6 +90,7 @@ type TableManager interface {
 	ChangeRetention(ctx context.Context, cluster uuid.UUID, database, name, retention string) (*catalog.Table, error)
 	SetDatabaseRetention(ctx context.Context, cluster uuid.UUID, database, retention string) (*catalog.Database, error)
 	ReadRetention(ctx context.Context, cluster uuid.UUID, tables []*catalog.Table) map[uuid.UUID]tables.RetentionState
+	SetAppRetention(ctx context.Context, cluster uuid.UUID, app, retention string) ([]tables.AppTableRetention, error)
 	DropTable(ctx context.Context, cluster uuid.UUID, database, name string) error
 	VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) (catalog.StorageVerification, error)
 	AdmitStorage(ctx context.Context, s3 *catalog.S3Storage, access *catalog.DatabaseS3Access) error

@@ -239,6 +239,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	// Apps (apps.go) and the OpenTelemetry app's native OTLP/HTTP (otlp.go).
 	r.GET("/v1/apps", s.withKey(s.listApps))
 	r.PUT("/v1/apps/{app_id}", s.withKey(s.installApp))
+	r.PATCH("/v1/apps/{app_id}", s.withKey(s.patchApp))
 	r.DELETE("/v1/apps/{app_id}", s.withKey(s.uninstallApp))
 	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, keyedIngest(s.ingest.OTLP("traces")))))
 	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, keyedIngest(s.ingest.OTLP("logs")))))

@@ -21,7 +21,6 @@ import (
 	"github.com/svc-data/svc/projections/clusters"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/metrics"
-	"github.com/svc-data/svc/query/promstore"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 	"github.com/svc-data/svc/workflows"
@@ -211,7 +210,7 @@ func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (cluste
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
 		RemoteInsertTimeout: n.cfg.RemoteInsertTimeout, ParkMin: n.cfg.RemoteRetryMin,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
-		PrometheusDDL: promstore.DDL, Cluster: cluster, Homes: n.mgr,
+		PrometheusDDL: n.mgr.PrometheusDDL(cluster), Cluster: cluster, Homes: n.mgr,
 	}, eng, n.mgr)
 	if err != nil {
 		return nil, err

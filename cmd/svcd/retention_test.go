@@ -17,6 +17,7 @@ import (
 	"github.com/svc-data/svc/infra/clickhouse/chtest"
 	"github.com/svc-data/svc/infra/testenv"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/promstore"
 )
 
 // retentionView is the retention part of a table as the API shows it.
@@ -236,5 +237,129 @@ func TestRetention(t *testing.T) {
 	s.Must(200, "GET", "/v1/tables", nil).JSON(t, &list)
 	if len(list.Tables) != 3 || !strings.Contains(string(list.Tables[0])+string(list.Tables[1])+string(list.Tables[2]), `"retention_status"`) {
 		t.Fatalf("list: %s", list.Tables)
+	}
+}
+
+// TestAppRetention: an app's retention, set by an organization admin through the app's
+// settings, applies to the app's tables in every database (the OpenTelemetry app's
+// signal tables, the Prometheus app's sample tables in the engine), is read back from
+// the engine, is given to the app's tables created later ahead of the database default,
+// and is refused to API keys.
+func TestAppRetention(t *testing.T) {
+	svcdtest.Requirements(t)
+	bin := testenv.BinDir(t)
+	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: filepath.Join(bin, "chengine"), Lib: os.Getenv("SVC_CHDB_LIB"),
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Shutdown(context.Background())
+	direct := chtest.Client(t, eng.URL())
+	ctx := context.Background()
+	s := svcdtest.Start(t, "SVC_CLICKHOUSE_URL="+eng.URL(), "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	admin := "Bearer " + login(t, s, "admin", adminPassword)
+	var orgs struct{ Organizations []struct{ ID string } }
+	s.Must(200, "GET", "/v1/organizations", nil).JSON(t, &orgs)
+	db := catalog.EngineDatabase(uuid.MustParse(orgs.Organizations[0].ID), catalog.DefaultDatabase)
+	now := time.Now().UTC()
+
+	// The OpenTelemetry app's logs table (its default name) with old and new rows, and
+	// the Prometheus app's tables with old and new samples.
+	s.Must(202, "POST", "/v1/tables/logs", fmt.Sprintf(`[{"n":1,"timestamp":%q},{"n":2,"timestamp":%q}]`,
+		now.Add(-40*24*time.Hour).Format(time.RFC3339Nano), now.Add(-time.Hour).Format(time.RFC3339Nano)))
+	s.WaitCaughtUp("logs", 2*time.Minute)
+	for _, stmt := range promstore.DDL(db) {
+		if err := direct.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	samples := fmt.Sprintf("INSERT INTO `%s`.prometheus_data VALUES (generateUUIDv4(), now64(3) - INTERVAL 40 DAY, 1), (generateUUIDv4(), now64(3) - INTERVAL 1 HOUR, 2)", db)
+	if err := direct.Exec(ctx, samples); err != nil {
+		t.Fatal(err)
+	}
+	promCount := func() string {
+		n, err := direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.prometheus_data", db))
+		if err != nil || len(n) != 1 {
+			t.Fatal(n, err)
+		}
+		return n[0]
+	}
+
+	type appTable struct {
+		Database, Table string
+		Retention       *string
+		Status          string `json:"retention_status"`
+	}
+	type appAnswer struct {
+		ID        string
+		Retention *string
+		Tables    []appTable
+	}
+	patch := func(app, retention string) appAnswer {
+		t.Helper()
+		var a appAnswer
+		s.Must(200, "PATCH", "/v1/apps/"+app+appScope, map[string]string{"retention": retention}, "Authorization", admin).JSON(t, &a)
+		return a
+	}
+
+	// Refused to API keys (the admin key, a custom-role key), and invalid values.
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "CREATE ROLE app_reader"})
+	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "GRANT SELECT ON default.logs TO app_reader"})
+	role, _ := createKey(t, s, map[string]any{"name": "role key", "database_roles": []string{"app_reader"}})
+	for _, key := range []string{s.AdminKey, role} {
+		s.Must(403, "PATCH", "/v1/apps/opentelemetry"+appScope, map[string]string{"retention": "1d"}, "Authorization", "Bearer "+key)
+	}
+	s.Must(400, "PATCH", "/v1/apps/opentelemetry"+appScope, map[string]string{"retention": "a month"}, "Authorization", admin)
+	r := s.Must(400, "PATCH", "/v1/apps/prometheus"+appScope, map[string]string{"retention": "ts + INTERVAL 1 DAY"}, "Authorization", admin)
+	if !strings.Contains(string(r.Body), "invalid_retention") {
+		t.Fatalf("prometheus expression: %s", r.Body)
+	}
+
+	a := patch("opentelemetry", "30d")
+	if str(a.Retention) != "30d" || len(a.Tables) != 1 || a.Tables[0].Table != "logs" || str(a.Tables[0].Retention) != "30d" || a.Tables[0].Status != "in_sync" {
+		t.Fatalf("opentelemetry: %+v", a)
+	}
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		n := s.Count("logs")
+		return n == 1, fmt.Sprintf("logs holds %d rows, want 1 once the app's 30d applies", n)
+	})
+	a = patch("prometheus", "30d")
+	if str(a.Retention) != "30d" || len(a.Tables) != 3 {
+		t.Fatalf("prometheus: %+v", a)
+	}
+	for _, x := range a.Tables {
+		if str(x.Retention) != "30d" || x.Status != "in_sync" {
+			t.Fatalf("prometheus table %+v", x)
+		}
+	}
+	testenv.Eventually(t, time.Minute, func() (bool, string) {
+		n := promCount()
+		return n == "1", "prometheus_data holds " + n + " samples, want 1 once the app's 30d applies"
+	})
+
+	// The app's tables created later get the app's retention, ahead of the database's.
+	s.Must(200, "PATCH", "/v1/databases/default", map[string]string{"retention": "90d"})
+	var v retentionView
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "traces"}).JSON(t, &v)
+	if str(v.RetentionSetting) != "30d" {
+		t.Fatalf("traces: %v", v)
+	}
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "spans"}).JSON(t, fresh(&v))
+	if str(v.RetentionSetting) != "90d" {
+		t.Fatalf("spans: %v", v)
+	}
+	var list struct{ Apps []appAnswer }
+	s.Must(200, "GET", "/v1/apps"+appScope, nil, "Authorization", admin).JSON(t, &list)
+	for _, x := range list.Apps {
+		if want := map[string]string{"opentelemetry": "30d", "prometheus": "30d", "logsearch": "<null>"}[x.ID]; str(x.Retention) != want {
+			t.Fatalf("app list: %s retention %s, want %s", x.ID, str(x.Retention), want)
+		}
+	}
+	// None again: the TTL is removed.
+	if a = patch("prometheus", ""); a.Retention != nil || a.Tables[0].Retention != nil || a.Tables[0].Status != "in_sync" {
+		t.Fatalf("prometheus none: %+v", a)
 	}
 }

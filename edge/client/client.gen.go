@@ -842,6 +842,32 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
 	UninstallApp(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ChangeAppWithBody Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeAppWithBody(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeApp Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeApp(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// InstallApp Install an app
 	//
 	// Installs an app in the selected cluster. No body; idempotent.
@@ -3524,6 +3550,52 @@ func (c *Client) UpdateSavedSearch(ctx context.Context, id SearchId, params *Upd
 // Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
 func (c *Client) UninstallApp(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUninstallAppRequest(c.Server, appId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeAppWithBody Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *Client) ChangeAppWithBody(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeAppRequestWithBody(c.Server, appId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeApp Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *Client) ChangeApp(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeAppRequest(c.Server, appId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9571,6 +9643,92 @@ func NewUninstallAppRequest(server string, appId AppPath, params *UninstallAppPa
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewChangeAppRequest calls the generic ChangeApp builder with application/json body
+func NewChangeAppRequest(server string, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangeAppRequestWithBody(server, appId, params, "application/json", bodyReader)
+}
+
+// NewChangeAppRequestWithBody constructs an http.Request for the ChangeApp method, with any body, and a specified content type
+func NewChangeAppRequestWithBody(server string, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }

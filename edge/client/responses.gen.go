@@ -834,6 +834,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
 	UninstallAppWithResponse(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error)
 
+	// ChangeAppWithBodyWithResponse Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeAppWithBodyWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error)
+
+	// ChangeAppWithResponse Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeAppWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error)
+
 	// InstallAppWithResponse Install an app
 	//
 	// Installs an app in the selected cluster. No body; idempotent.
@@ -5273,6 +5299,82 @@ func (r UninstallAppResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UninstallAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ChangeAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *App
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangeAppResponse) GetJSON200() *App {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangeAppResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangeAppResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChangeAppResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ChangeAppResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangeAppResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangeAppResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11892,6 +11994,44 @@ func (c *ClientWithResponses) UninstallAppWithResponse(ctx context.Context, appI
 	return ParseUninstallAppResponse(rsp)
 }
 
+// ChangeAppWithBodyWithResponse Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *ClientWithResponses) ChangeAppWithBodyWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error) {
+	rsp, err := c.ChangeAppWithBody(ctx, appId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeAppResponse(rsp)
+}
+
+// ChangeAppWithResponse Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *ClientWithResponses) ChangeAppWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error) {
+	rsp, err := c.ChangeApp(ctx, appId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeAppResponse(rsp)
+}
+
 // InstallAppWithResponse Install an app
 //
 // Installs an app in the selected cluster. No body; idempotent.
@@ -16384,6 +16524,67 @@ func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseChangeAppResponse parses an HTTP response from a ChangeAppWithResponse call
+func ParseChangeAppResponse(rsp *http.Response) (*ChangeAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -57,6 +57,30 @@ func (e AppId) Valid() bool {
 	}
 }
 
+// Defines values for AppTablesRetentionStatus.
+const (
+	AppTablesRetentionStatusInSync   AppTablesRetentionStatus = "in_sync"
+	AppTablesRetentionStatusMismatch AppTablesRetentionStatus = "mismatch"
+	AppTablesRetentionStatusPending  AppTablesRetentionStatus = "pending"
+	AppTablesRetentionStatusUnknown  AppTablesRetentionStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the AppTablesRetentionStatus enum.
+func (e AppTablesRetentionStatus) Valid() bool {
+	switch e {
+	case AppTablesRetentionStatusInSync:
+		return true
+	case AppTablesRetentionStatusMismatch:
+		return true
+	case AppTablesRetentionStatusPending:
+		return true
+	case AppTablesRetentionStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClusterStatusPhase.
 const (
 	ClusterStatusPhaseDeleting     ClusterStatusPhase = "deleting"
@@ -497,22 +521,22 @@ func (e StartedWorkflowRunSource) Valid() bool {
 
 // Defines values for TableRetentionStatus.
 const (
-	InSync   TableRetentionStatus = "in_sync"
-	Mismatch TableRetentionStatus = "mismatch"
-	Pending  TableRetentionStatus = "pending"
-	Unknown  TableRetentionStatus = "unknown"
+	TableRetentionStatusInSync   TableRetentionStatus = "in_sync"
+	TableRetentionStatusMismatch TableRetentionStatus = "mismatch"
+	TableRetentionStatusPending  TableRetentionStatus = "pending"
+	TableRetentionStatusUnknown  TableRetentionStatus = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the TableRetentionStatus enum.
 func (e TableRetentionStatus) Valid() bool {
 	switch e {
-	case InSync:
+	case TableRetentionStatusInSync:
 		return true
-	case Mismatch:
+	case TableRetentionStatusMismatch:
 		return true
-	case Pending:
+	case TableRetentionStatusPending:
 		return true
-	case Unknown:
+	case TableRetentionStatusUnknown:
 		return true
 	default:
 		return false
@@ -1312,10 +1336,28 @@ type App struct {
 
 	// Name Display name.
 	Name string `json:"name"`
+
+	// Retention The app's retention setting for its tables (null: none): `logsearch_events` (log search), the signals' default tables `traces`, `logs`, `metrics` (OpenTelemetry; tables named by an `x-service-<signal>-table` header keep their own), and the sample, histogram and exemplar tables (Prometheus; by sample `timestamp`), in every database of the cluster. Set with `PATCH /v1/apps/{app_id}`.
+	Retention *string `json:"retention"`
+
+	// Tables Only in the answer to `PATCH`: the app's tables with the retention the engine enforces, read back from it.
+	Tables *[]struct {
+		Database string `json:"database"`
+
+		// Retention What the engine's TTL enforces (null: rows kept forever, or no rows yet).
+		Retention        *string                  `json:"retention"`
+		RetentionProblem *string                  `json:"retention_problem,omitempty"`
+		RetentionStatus  AppTablesRetentionStatus `json:"retention_status"`
+		RetentionTtl     *string                  `json:"retention_ttl"`
+		Table            string                   `json:"table"`
+	} `json:"tables,omitempty"`
 }
 
 // AppId The app's id, used in `/v1/apps/{app_id}`.
 type AppId string
+
+// AppTablesRetentionStatus defines model for App.Tables.RetentionStatus.
+type AppTablesRetentionStatus string
 
 // Cluster A cluster: its engine process, its Kafka topics and consumer, and its catalog state.
 // `status.phase` is one of `provisioning` (being brought up), `ready`, `stopping`, `stopped`, `resuming`, `deleting` and `failed` (bringing it up failed; `status.message` says why, and nodes retry with backoff). `status.ready` is true in phase `ready` only; `can_pause` is true when ready, `can_resume` when stopped or failed.
@@ -3445,6 +3487,29 @@ type UninstallAppParams struct {
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
+// ChangeAppJSONBody defines parameters for ChangeApp.
+type ChangeAppJSONBody struct {
+	// Retention A table's retention: how long a row is kept, measured on a time path of the row. Either a duration (`30d`, `12h`; units `s`, `m`, `h`, `d`, `w`; from 1 minute to 36500 days) measured on the path `timestamp` (the time the OTLP transforms write; `_time` in the log-search app's `logsearch_events`), or a TTL expression over a time path, `<path> + INTERVAL <n> <SECOND|MINUTE|HOUR|DAY|WEEK>` (or `<path> + 30d`). A row whose path is missing or is not a time (ISO 8601 text, `2026-11-28 01:00:00`, Unix seconds) is kept. The empty string keeps rows forever.
+	//
+	// Examples: 30d, ts + INTERVAL 90 DAY,
+	Retention *Retention `json:"retention,omitempty"`
+}
+
+// ChangeAppParams defines parameters for ChangeApp.
+type ChangeAppParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
 // InstallAppParams defines parameters for InstallApp.
 type InstallAppParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -4792,6 +4857,9 @@ type CreateSavedSearchJSONRequestBody CreateSavedSearchJSONBody
 
 // UpdateSavedSearchJSONRequestBody defines body for UpdateSavedSearch for application/json ContentType.
 type UpdateSavedSearchJSONRequestBody = SavedSearchRequest
+
+// ChangeAppJSONRequestBody defines body for ChangeApp for application/json ContentType.
+type ChangeAppJSONRequestBody ChangeAppJSONBody
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody LoginJSONBody

@@ -108,3 +108,55 @@ func (s *Service) SetDatabaseRetention(ctx context.Context, cluster uuid.UUID, n
 	d, _ := s.model.Database(cluster, name)
 	return d, nil
 }
+
+// EvAppRetentionChanged records an app's retention setting on the cluster's apps stream:
+// the retention of the app's tables in every database of the cluster, existing ones
+// (changed by the caller) and those the app creates later.
+const EvAppRetentionChanged = "app.retention_changed"
+
+// AppRetentionChanged is an app's new retention setting ("" for none).
+type AppRetentionChanged struct {
+	ClusterID uuid.UUID `json:"cluster_id"`
+	App       string    `json:"app"`
+	Retention string    `json:"retention"`
+}
+
+// AppRetention is app's retention setting in cluster, "" for none.
+func (m *Model) AppRetention(cluster uuid.UUID, app string) string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.retention[cluster][app]
+}
+
+// SetAppRetention records app's retention setting in cluster (canonical text, validated
+// by the caller), appended at the apps stream's version; the same setting again writes
+// nothing.
+func (s *Service) SetAppRetention(ctx context.Context, cluster uuid.UUID, app, retention string) error {
+	if _, ok := AppByID(app); !ok {
+		return fmt.Errorf("%w: app %q", ErrNotFound, app)
+	}
+	if _, ok := s.model.Cluster(cluster); !ok {
+		return fmt.Errorf("%w: cluster %s", ErrNotFound, cluster)
+	}
+	return s.retry(ctx, func() (uint64, error) {
+		events, err := es.Collect(ctx, s.store.ReadStream(ctx, appsStream(cluster), 0))
+		if err != nil {
+			return 0, err
+		}
+		var st appModel
+		for _, e := range events {
+			if _, err := st.applyTo(e); err != nil {
+				return 0, err
+			}
+		}
+		if st.retention[cluster][app] == retention {
+			return 0, nil
+		}
+		exp := es.NoStream()
+		if len(events) > 0 {
+			exp = es.Exact(events[len(events)-1].Version)
+		}
+		return s.append(ctx, appsStream(cluster), exp, newEvent(EvAppRetentionChanged,
+			AppRetentionChanged{ClusterID: cluster, App: app, Retention: retention}))
+	})
+}

@@ -430,7 +430,8 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) (
 // CreateTable creates a table: its read view in the engine, then the catalog entry. Rows
 // get their first generation when the first batch arrives.
 //
-// retention nil takes the database's default retention; "" keeps rows forever.
+// retention nil takes the default: its app's setting for an app's table (appOfTable), else
+// its database's; "" keeps rows forever.
 func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string, retention *string) (*catalog.Table, error) {
 	if err := catalog.ValidateName("table", name); err != nil {
 		return nil, &catalog.FieldError{Field: "name", Message: err.Error()}
@@ -456,7 +457,7 @@ func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, datab
 	if columnType == "" {
 		columnType = "JSON"
 	}
-	asked := d.Retention
+	asked := m.defaultRetention(d, name)
 	if retention != nil {
 		asked = *retention
 	}
