@@ -541,6 +541,7 @@ func (m *Manager) Reconcile(ctx context.Context, cluster uuid.UUID) error {
 			if err := m.ensureView(ctx, cluster, d.Engine, t.Name, t.ColumnType); err != nil {
 				return err
 			}
+			m.reconcileTTL(ctx, t)
 		}
 	}
 	return nil

@@ -344,6 +344,25 @@ func (m *Manager) applyTTL(ctx context.Context, e Engine, t *catalog.Table, n in
 	return nil
 }
 
+// reconcileTTL gives the generations of t the engine has t's retention, where a change
+// did not reach them (the engine was stopped or failed meanwhile). It is best effort: a
+// generation it cannot change stays as it is, and the read-back shows the mismatch.
+func (m *Manager) reconcileTTL(ctx context.Context, t *catalog.Table) {
+	e, err := m.engines.Engine(t.ClusterID)
+	if err != nil || len(t.Generations) == 0 {
+		return
+	}
+	have, err := engineTables(ctx, e, t.Engine)
+	if err != nil {
+		return
+	}
+	for _, g := range t.Generations {
+		if _, ok := have[catalog.GenerationTable(t.Name, g.N)]; ok {
+			_ = m.applyTTL(ctx, e, t, g.N)
+		}
+	}
+}
+
 // engineTables maps the names of the tables of engine database db to their engine_full.
 func engineTables(ctx context.Context, e Engine, db string) (map[string]string, error) {
 	rows, err := e.QueryStrings(ctx, "SELECT concat(name, '\\t', engine_full) FROM system.tables WHERE database = "+sqlquote.String(db))
