@@ -133,10 +133,10 @@ func (p clusterEngines) Start(ctx context.Context, c *catalog.Cluster, lim clust
 	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
 		return none, err
 	}
-	if err := requestlog.Schema(ctx, eng); err != nil {
+	if err := requestlog.Schema(ctx, eng, n.cfg.RequestLogDays); err != nil {
 		return none, fmt.Errorf("create request log: %w", err)
 	}
-	if err := workflows.LogSchema(ctx, eng); err != nil {
+	if err := workflows.LogSchema(ctx, eng, n.cfg.WorkflowLogDays); err != nil {
 		return none, fmt.Errorf("create workflow log: %w", err)
 	}
 	if err := metrics.Schema(ctx, eng); err != nil {
