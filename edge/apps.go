@@ -13,6 +13,23 @@ type appView struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Installed bool   `json:"installed"`
+	// Retention is the app's retention setting for its tables (null: none).
+	Retention *string `json:"retention"`
+	// Tables (PATCH only): the app's tables with their retention read back from the engine.
+	Tables []appTableView `json:"tables,omitempty"`
+}
+
+type appTableView struct {
+	Database         string  `json:"database"`
+	Table            string  `json:"table"`
+	Retention        *string `json:"retention"`
+	RetentionTTL     *string `json:"retention_ttl"`
+	RetentionStatus  string  `json:"retention_status"`
+	RetentionProblem string  `json:"retention_problem,omitempty"`
+}
+
+func (s *Server) viewApp(cluster uuid.UUID, a catalog.App, installed bool) appView {
+	return appView{a.ID, a.Name, installed, nonEmpty(s.deps.Catalog.AppRetention(cluster, a.ID)), nil}
 }
 
 // appsScope checks a request to the Apps API: a user (session or OAuth token; API keys
@@ -44,7 +61,7 @@ func (s *Server) listApps(ctx *fasthttp.RequestCtx, p *Principal) error {
 	}
 	out := []appView{}
 	for _, a := range catalog.Apps {
-		out = append(out, appView{a.ID, a.Name, s.deps.Catalog.AppInstalled(p.ClusterID, a.ID)})
+		out = append(out, s.viewApp(p.ClusterID, a, s.deps.Catalog.AppInstalled(p.ClusterID, a.ID)))
 	}
 	writeJSON(ctx, 200, map[string]any{"apps": out})
 	return nil
@@ -71,7 +88,44 @@ func (s *Server) setApp(ctx *fasthttp.RequestCtx, p *Principal, on bool) error {
 	if err := s.deps.Commands.SetApp(s.work(), p.ClusterID, app.ID, on); err != nil {
 		return err
 	}
-	writeJSON(ctx, 200, appView{app.ID, app.Name, on})
+	writeJSON(ctx, 200, s.viewApp(p.ClusterID, app, on))
+	return nil
+}
+
+type patchAppRequest struct {
+	Retention *string `json:"retention"`
+}
+
+// patchApp serves PATCH /v1/apps/{app_id}: the app's settings, for organization admins.
+// retention is the retention of the app's tables in every database of the cluster
+// (tables.SetAppRetention), applied to those that exist and given to those it creates.
+func (s *Server) patchApp(ctx *fasthttp.RequestCtx, p *Principal) error {
+	if err := appsScope(ctx, p, true); err != nil {
+		return err
+	}
+	id, _ := ctx.UserValue("app_id").(string)
+	app, ok := catalog.AppByID(id)
+	if !ok {
+		return apiErr(404, "app_not_found", fmt.Sprintf("no app %q", id), "list apps with GET /v1/apps")
+	}
+	var req patchAppRequest
+	if err := readJSON(ctx, &req); err != nil {
+		return err
+	}
+	v := s.viewApp(p.ClusterID, app, s.deps.Catalog.AppInstalled(p.ClusterID, app.ID))
+	if req.Retention != nil {
+		states, err := s.deps.Tables.SetAppRetention(s.work(), p.ClusterID, app.ID, *req.Retention)
+		if err != nil {
+			return err
+		}
+		v = s.viewApp(p.ClusterID, app, v.Installed)
+		v.Tables = []appTableView{}
+		for _, t := range states {
+			v.Tables = append(v.Tables, appTableView{Database: t.Database, Table: t.Table, Retention: nonEmpty(t.State.Engine),
+				RetentionTTL: nonEmpty(t.State.TTL), RetentionStatus: t.State.Status, RetentionProblem: t.State.Problem})
+		}
+	}
+	writeJSON(ctx, 200, v)
 	return nil
 }
 

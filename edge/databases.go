@@ -4,6 +4,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // s3View is a storage override as the API shows it: locations only, never credentials.
@@ -15,10 +16,13 @@ type s3View struct {
 type databaseView struct {
 	Name      string  `json:"name"`
 	S3Storage *s3View `json:"s3_storage"`
+	// Retention is the default retention of tables created in the database (null:
+	// rows kept forever); each table's own is shown by GET /v1/tables/{table}.
+	Retention *string `json:"retention"`
 }
 
 func viewDatabase(d *catalog.Database) databaseView {
-	v := databaseView{Name: d.Name}
+	v := databaseView{Name: d.Name, Retention: nonEmpty(d.Retention)}
 	if d.S3 != nil {
 		v.S3Storage = &s3View{Data: d.S3.Data, Backups: d.S3.Backups}
 	}
@@ -52,6 +56,7 @@ type s3Request struct {
 type createDatabaseRequest struct {
 	Name      *string    `json:"name"`
 	S3Storage *s3Request `json:"s3_storage"`
+	Retention *string    `json:"retention"`
 }
 
 func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) error {
@@ -81,9 +86,52 @@ func (s *Server) createDatabase(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if *req.Name == catalog.SystemDatabase {
 		return apiErr(409, "already_exists", "database \"system\" is managed by the service", "")
 	}
+	// Checked before anything is created, so a bad retention creates nothing.
+	if req.Retention != nil {
+		if _, err := tables.CheckRetention(*req.Retention, "JSON"); err != nil {
+			return err
+		}
+	}
 	d, err := s.deps.Tables.CreateDatabase(s.work(), p.OrgID, p.ClusterID, *req.Name, s3)
 	if err != nil {
 		return err
+	}
+	if req.Retention != nil {
+		if d, err = s.deps.Tables.SetDatabaseRetention(s.work(), p.ClusterID, d.Name, *req.Retention); err != nil {
+			return err
+		}
+	}
+	writeJSON(ctx, 200, viewDatabase(d))
+	return nil
+}
+
+type patchDatabaseRequest struct {
+	Retention *string `json:"retention"`
+}
+
+// patchDatabase serves PATCH /v1/databases/{database}: the default retention of tables
+// created in it from now on (existing tables keep theirs: PATCH /v1/tables/{table}).
+func (s *Server) patchDatabase(ctx *fasthttp.RequestCtx, p *Principal) error {
+	if !p.can(actManageDatabases) {
+		return forbidden("change databases (admin permission required)")
+	}
+	if err := needCluster(p); err != nil {
+		return err
+	}
+	name := stringParam(ctx, "database")
+	d, ok := s.deps.Catalog.Database(p.ClusterID, name)
+	if !ok {
+		return apiErr(404, "database_not_found", "database "+quoteName(name)+" does not exist", "list databases with GET /v1/databases")
+	}
+	var req patchDatabaseRequest
+	if err := readJSON(ctx, &req); err != nil {
+		return err
+	}
+	if req.Retention != nil {
+		var err error
+		if d, err = s.deps.Tables.SetDatabaseRetention(s.work(), p.ClusterID, d.Name, *req.Retention); err != nil {
+			return err
+		}
 	}
 	writeJSON(ctx, 200, viewDatabase(d))
 	return nil

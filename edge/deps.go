@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/requestlog"
+	"github.com/svc-data/svc/query/tables"
 	"github.com/svc-data/svc/workflows"
 )
 
@@ -38,6 +39,7 @@ type CatalogModel interface {
 	Clusters(org uuid.UUID) []*catalog.Cluster
 	AllClusters() []*catalog.Cluster
 	AppInstalled(cluster uuid.UUID, app string) bool
+	AppRetention(cluster uuid.UUID, app string) string
 	Database(cluster uuid.UUID, name string) (*catalog.Database, bool)
 	Databases(cluster uuid.UUID) []*catalog.Database
 	Table(cluster uuid.UUID, database, name string) (*catalog.Table, bool)
@@ -83,8 +85,12 @@ type CatalogCommands interface {
 type TableManager interface {
 	CreateDatabase(ctx context.Context, org, cluster uuid.UUID, name string, s3 *catalog.S3Storage) (*catalog.Database, error)
 	DropDatabase(ctx context.Context, cluster uuid.UUID, name string) error
-	CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string) (*catalog.Table, error)
+	CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string, retention *string) (*catalog.Table, error)
 	ChangeSortingKey(ctx context.Context, cluster uuid.UUID, database, name, key string) (*catalog.Table, error)
+	ChangeRetention(ctx context.Context, cluster uuid.UUID, database, name, retention string) (*catalog.Table, error)
+	SetDatabaseRetention(ctx context.Context, cluster uuid.UUID, database, retention string) (*catalog.Database, error)
+	ReadRetention(ctx context.Context, cluster uuid.UUID, tables []*catalog.Table) map[uuid.UUID]tables.RetentionState
+	SetAppRetention(ctx context.Context, cluster uuid.UUID, app, retention string) ([]tables.AppTableRetention, error)
 	DropTable(ctx context.Context, cluster uuid.UUID, database, name string) error
 	VerifyStorage(ctx context.Context, s3 catalog.S3Storage, bucketTag string) (catalog.StorageVerification, error)
 	AdmitStorage(ctx context.Context, s3 *catalog.S3Storage, access *catalog.DatabaseS3Access) error

@@ -204,6 +204,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.DELETE("/v1/keys/{key}", s.withKey(s.deleteKey))
 	r.GET("/v1/databases", s.withKey(s.listDatabases))
 	r.POST("/v1/databases", s.withKey(s.createDatabase))
+	r.PATCH("/v1/databases/{database}", s.withKey(s.patchDatabase))
 	r.DELETE("/v1/databases/{database}", s.withKey(s.deleteDatabase))
 	r.POST("/services/collector/event", respond(s.ingest.HECEvents))
 	r.POST("/services/collector", respond(s.ingest.HECEvents))
@@ -238,6 +239,7 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	// Apps (apps.go) and the OpenTelemetry app's native OTLP/HTTP (otlp.go).
 	r.GET("/v1/apps", s.withKey(s.listApps))
 	r.PUT("/v1/apps/{app_id}", s.withKey(s.installApp))
+	r.PATCH("/v1/apps/{app_id}", s.withKey(s.patchApp))
 	r.DELETE("/v1/apps/{app_id}", s.withKey(s.uninstallApp))
 	r.POST("/otlp/v1/traces", s.withKey(s.Gated(catalog.AppOpenTelemetry, keyedIngest(s.ingest.OTLP("traces")))))
 	r.POST("/otlp/v1/logs", s.withKey(s.Gated(catalog.AppOpenTelemetry, keyedIngest(s.ingest.OTLP("logs")))))

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/svc-data/svc/edge/ingest"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // tableView is a table as the API shows it.
@@ -28,7 +30,46 @@ type tableView struct {
 	Generations []generationView `json:"generations"`
 	// Columns (GET /v1/tables/{table} only): doc and every path with its type.
 	Columns []columnView `json:"columns,omitempty"`
+	// Retention is what the engine enforces, read back from the TTL of the table's
+	// current generation (null: rows kept forever, or no rows yet); RetentionSetting
+	// is what the table was given; RetentionStatus and RetentionProblem say whether
+	// every generation enforces the setting (tables.ReadRetention).
+	Retention        *string `json:"retention"`
+	RetentionSetting *string `json:"retention_setting"`
+	RetentionTTL     *string `json:"retention_ttl"`
+	RetentionStatus  string  `json:"retention_status"`
+	RetentionProblem string  `json:"retention_problem,omitempty"`
 }
+
+// withRetention fills v's retention fields from what the engine has.
+func withRetention(v tableView, st tables.RetentionState) tableView {
+	v.Retention, v.RetentionSetting, v.RetentionTTL = nonEmpty(st.Engine), nonEmpty(st.Setting), nonEmpty(st.TTL)
+	v.RetentionStatus, v.RetentionProblem = st.Status, st.Problem
+	return v
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// viewTables shows tables with their retention read back from the engine.
+func (s *Server) viewTables(p *Principal, ts ...*catalog.Table) []tableView {
+	ctx, cancel := context.WithTimeout(s.work(), retentionReadTimeout)
+	defer cancel()
+	states := s.deps.Tables.ReadRetention(ctx, p.ClusterID, ts)
+	out := make([]tableView, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, withRetention(viewTable(t), states[t.ID]))
+	}
+	return out
+}
+
+// retentionReadTimeout bounds the engine read of a table view: a table is shown with
+// status unknown rather than waiting on an engine that does not answer.
+const retentionReadTimeout = 5 * time.Second
 
 type generationView struct {
 	Number             int    `json:"number"`
@@ -84,11 +125,7 @@ func (s *Server) listTables(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err != nil {
 		return err
 	}
-	out := []tableView{}
-	for _, t := range s.deps.Catalog.Tables(p.ClusterID, db.Name) {
-		out = append(out, viewTable(t))
-	}
-	writeJSON(ctx, 200, map[string]any{"tables": out})
+	writeJSON(ctx, 200, map[string]any{"tables": s.viewTables(p, s.deps.Catalog.Tables(p.ClusterID, db.Name)...)})
 	return nil
 }
 
@@ -100,7 +137,7 @@ func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err != nil {
 		return err
 	}
-	v := viewTable(t)
+	v := s.viewTables(p, t)[0]
 	v.Columns = s.tableColumns(t)
 	writeJSON(ctx, 200, v)
 	return nil
@@ -109,6 +146,9 @@ func (s *Server) describeTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 type createTableRequest struct {
 	Name       *string `json:"name"`
 	SortingKey *string `json:"sorting_key"`
+	// Retention: a duration ("30d") or a TTL expression over a time path; "" keeps
+	// rows forever; absent takes the database's default (on create) or changes nothing.
+	Retention *string `json:"retention"`
 }
 
 func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) error {
@@ -130,17 +170,17 @@ func (s *Server) createTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if req.SortingKey != nil {
 		key = *req.SortingKey
 	}
-	t, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, *req.Name, key, "")
+	t, err := s.deps.Tables.CreateTable(s.work(), p.OrgID, p.ClusterID, db.Name, *req.Name, key, "", req.Retention)
 	if err != nil {
 		return tableError(err)
 	}
-	writeJSON(ctx, 200, viewTable(t))
+	writeJSON(ctx, 200, s.viewTables(p, t)[0])
 	return nil
 }
 
 func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if !p.can(actManageTables) {
-		return forbidden("change sorting keys (admin permission required)")
+		return forbidden("change tables' sorting keys or retention (admin permission required)")
 	}
 	db, t, err := s.selectedTable(ctx, p)
 	if err != nil {
@@ -159,7 +199,13 @@ func (s *Server) patchTable(ctx *fasthttp.RequestCtx, p *Principal) error {
 			return tableError(err)
 		}
 	}
-	writeJSON(ctx, 200, viewTable(t))
+	if req.Retention != nil {
+		var err error
+		if t, err = s.deps.Tables.ChangeRetention(s.work(), p.ClusterID, db.Name, t.Name, *req.Retention); err != nil {
+			return tableError(err)
+		}
+	}
+	writeJSON(ctx, 200, s.viewTables(p, t)[0])
 	return nil
 }
 

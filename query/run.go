@@ -376,7 +376,7 @@ func (r *Runner) apply(ctx context.Context, req Request, cmd statement.Command) 
 			return &Error{Status: 409, Code: "table_exists", Message: fmt.Sprintf("table %q already exists in database %q", c.Table, c.Database),
 				Hint: "use CREATE TABLE IF NOT EXISTS"}
 		}
-		_, err := r.tables.CreateTable(ctx, req.OrgID, req.ClusterID, c.Database, c.Table, c.SortingKey, "")
+		_, err := r.tables.CreateTable(ctx, req.OrgID, req.ClusterID, c.Database, c.Table, c.SortingKey, "", nil)
 		return err
 	case *statement.AlterSortingKey:
 		_, err := r.tables.ChangeSortingKey(ctx, req.ClusterID, c.Database, c.Table, c.SortingKey)

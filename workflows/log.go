@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/sqlquote"
 )
 
@@ -45,17 +46,23 @@ type logEntry struct {
 	Error      string    `json:"error,omitempty"`
 }
 
-// LogSchema creates the run log's table in an engine. Entries are kept 30 days; the
-// deduplication window makes a re-run evaluation's log insert (same token) a no-op.
-func LogSchema(ctx context.Context, e LogEngine) error {
-	return e.Exec(ctx, `CREATE TABLE IF NOT EXISTS _svc.workflow_log (
+// LogSchema creates the run log's table in an engine. Entries are kept days days
+// (SVC_WORKFLOW_LOG_DAYS, 30 by default; a table made with another retention gets this
+// one); the deduplication window makes a re-run evaluation's log insert (same token) a
+// no-op.
+func LogSchema(ctx context.Context, e LogEngine, days int) error {
+	ttl := fmt.Sprintf("toDateTime(ts) + toIntervalDay(%d)", days)
+	if err := e.Exec(ctx, `CREATE TABLE IF NOT EXISTS _svc.workflow_log (
 		id String, ts DateTime64(3, 'UTC'), workflow_id UUID, run_id String,
 		event_type LowCardinality(String), workflow_revision UInt32, source LowCardinality(String),
 		status LowCardinality(String), matches UInt64, sink_id String, sink_type LowCardinality(String),
 		attempts UInt16, duration_ms Float64, schedule_lag_ms Nullable(Int64), error String
 	) ENGINE = MergeTree ORDER BY (workflow_id, ts, id)
-	TTL toDateTime(ts) + INTERVAL 30 DAY
-	SETTINGS non_replicated_deduplication_window = 100000`)
+	TTL `+ttl+`
+	SETTINGS non_replicated_deduplication_window = 100000`); err != nil {
+		return err
+	}
+	return requestlog.EnsureTTL(ctx, e, "_svc", "workflow_log", ttl)
 }
 
 type storedEntry struct {

@@ -49,8 +49,11 @@ func TestCLI(t *testing.T) {
 		if got := names(c.ok("db", "list"), "databases"); !slices.Contains(got, "default") {
 			t.Fatalf("db list: %v", got)
 		}
-		if v := c.ok("db", "create", "analytics"); v["name"] != "analytics" {
+		if v := c.ok("db", "create", "analytics", "--retention", "90d"); v["name"] != "analytics" || v["retention"] != "90d" {
 			t.Fatalf("db create: %v", v)
+		}
+		if v := c.ok("db", "retention", "analytics", "30d"); v["retention"] != "30d" {
+			t.Fatalf("db retention: %v", v)
 		}
 		a := c.with("SERVICE_DATABASE=analytics")
 		if v := a.ok("table", "create", "events", "--sorting-key", "user"); v["name"] != "events" || v["database"] != "analytics" {
@@ -59,8 +62,14 @@ func TestCLI(t *testing.T) {
 		if got := names(a.ok("table", "list"), "tables"); !reflect.DeepEqual(got, []string{"events"}) {
 			t.Fatalf("table list: %v", got)
 		}
-		if v := a.ok("table", "alter-key", "events", "user, n"); v["name"] != "events" {
-			t.Fatalf("alter-key: %v", v)
+		if v := a.ok("table", "alter-key", "events", "user, n"); v["name"] != "events" || v["retention_setting"] != "30d" {
+			t.Fatalf("alter-key (the database's retention inherited): %v", v)
+		}
+		if v := a.ok("table", "retention", "events", "ts + INTERVAL 7 DAY"); v["retention_setting"] != "ts + INTERVAL 7 DAY" {
+			t.Fatalf("table retention: %v", v)
+		}
+		if v := a.ok("table", "create", "kept", "--retention", ""); v["retention_setting"] != nil {
+			t.Fatalf("table create --retention \"\": %v", v)
 		}
 		if v := a.ok("table", "describe", "events"); !strings.Contains(v["sorting_key"].(string), "n") {
 			t.Fatalf("describe: %v", v)

@@ -21,7 +21,6 @@ import (
 	"github.com/svc-data/svc/projections/clusters"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/metrics"
-	"github.com/svc-data/svc/query/promstore"
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 	"github.com/svc-data/svc/workflows"
@@ -134,10 +133,10 @@ func (p clusterEngines) Start(ctx context.Context, c *catalog.Cluster, lim clust
 	if err := pipeline.EnsureSchema(ctx, eng); err != nil {
 		return none, err
 	}
-	if err := requestlog.Schema(ctx, eng); err != nil {
+	if err := requestlog.Schema(ctx, eng, n.cfg.RequestLogDays); err != nil {
 		return none, fmt.Errorf("create request log: %w", err)
 	}
-	if err := workflows.LogSchema(ctx, eng); err != nil {
+	if err := workflows.LogSchema(ctx, eng, n.cfg.WorkflowLogDays); err != nil {
 		return none, fmt.Errorf("create workflow log: %w", err)
 	}
 	if err := metrics.Schema(ctx, eng); err != nil {
@@ -211,7 +210,7 @@ func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (cluste
 		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, Logger: log,
 		RemoteInsertTimeout: n.cfg.RemoteInsertTimeout, ParkMin: n.cfg.RemoteRetryMin,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,
-		PrometheusDDL: promstore.DDL, Cluster: cluster, Homes: n.mgr,
+		PrometheusDDL: n.mgr.PrometheusDDL(cluster), Cluster: cluster, Homes: n.mgr,
 	}, eng, n.mgr)
 	if err != nil {
 		return nil, err

@@ -31,6 +31,10 @@ type Config struct {
 	KafkaSeeds       string
 	KafkaLibs        string
 	IngestPartitions int
+	// RequestLogDays and WorkflowLogDays are how long the request log and the workflow
+	// run log keep entries in each cluster's engine (their TTL, applied at each start).
+	RequestLogDays  int
+	WorkflowLogDays int
 	// KafkaSASL* are the credentials svcd presents to KafkaSeeds' brokers: a JSON file
 	// ({"mechanism","user","password"}, as the embedded broker writes), or a mechanism,
 	// a user and a password (from the environment only). None: no authentication. The
@@ -208,6 +212,8 @@ func loadConfig(args []string) (*Config, error) {
 		fs.IntVar(p, name, v, usage+" ($"+env+")")
 	}
 	intFlag(&c.IngestPartitions, "ingest-partitions", "SVC_INGEST_PARTITIONS", 4, "partitions of each cluster's ingest topic")
+	intFlag(&c.RequestLogDays, "request-log-days", "SVC_REQUEST_LOG_DAYS", 30, "days the request log keeps entries")
+	intFlag(&c.WorkflowLogDays, "workflow-log-days", "SVC_WORKFLOW_LOG_DAYS", 30, "days workflow run logs are kept")
 	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
@@ -345,6 +351,12 @@ func (c *Config) Validate() error {
 	}
 	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {
 		errs = append(errs, fmt.Errorf("ingest partitions %d: want 1 to 1024", c.IngestPartitions))
+	}
+	if c.RequestLogDays < 1 || c.RequestLogDays > 3650 {
+		errs = append(errs, fmt.Errorf("request log days %d: want 1 to 3650", c.RequestLogDays))
+	}
+	if c.WorkflowLogDays < 1 || c.WorkflowLogDays > 3650 {
+		errs = append(errs, fmt.Errorf("workflow log days %d: want 1 to 3650", c.WorkflowLogDays))
 	}
 	if t := c.ClusterIdleTimeout; catalog.CheckIdleTimeout(t) != nil {
 		errs = append(errs, fmt.Errorf("cluster idle timeout %d: want 0 or 15 to 43,200 minutes", t))

@@ -175,3 +175,22 @@ func TestClusterRuntimeIntervalsAreConfig(t *testing.T) {
 		t.Fatalf("loadConfig: %v; want the negative metrics interval refused", err)
 	}
 }
+
+// TestServiceLogDaysAreBounded: the request and workflow logs' retention is read from the
+// environment and refused outside 1 to 3650 days.
+func TestServiceLogDaysAreBounded(t *testing.T) {
+	t.Setenv("SVC_KAFKA_SEEDS", "127.0.0.1:9092")
+	t.Setenv("SVC_CLICKHOUSE_URL", "http://127.0.0.1:8123")
+	t.Setenv("SVC_REQUEST_LOG_DAYS", "90")
+	c, err := loadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RequestLogDays != 90 || c.WorkflowLogDays != 30 {
+		t.Fatalf("loadConfig: request log %d days, workflow log %d days, %v", c.RequestLogDays, c.WorkflowLogDays, err)
+	}
+	t.Setenv("SVC_WORKFLOW_LOG_DAYS", "0")
+	if _, err := loadConfig(nil); err == nil || !strings.Contains(err.Error(), "workflow log days 0") {
+		t.Fatalf("0 days: %v", err)
+	}
+}

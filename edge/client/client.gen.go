@@ -842,6 +842,32 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
 	UninstallApp(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ChangeAppWithBody Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeAppWithBody(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeApp Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeApp(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// InstallApp Install an app
 	//
 	// Installs an app in the selected cluster. No body; idempotent.
@@ -1146,6 +1172,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/databases/{database} (the `DeleteDatabase` operationId).
 	DeleteDatabase(ctx context.Context, database Name, params *DeleteDatabaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeDatabaseWithBody Change a database's default retention
+	//
+	// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+	//
+	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+	ChangeDatabaseWithBody(ctx context.Context, database Name, params *ChangeDatabaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeDatabase Change a database's default retention
+	//
+	// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+	//
+	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+	ChangeDatabase(ctx context.Context, database Name, params *ChangeDatabaseParams, body ChangeDatabaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMyInvitations List your invitations
 	//
@@ -1882,7 +1930,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/tables/{table} (the `DescribeTable` operationId).
 	DescribeTable(ctx context.Context, table TableParameter, params *DescribeTableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ChangeSortingKeyWithBody Change a table's sorting key
+	// ChangeSortingKeyWithBody Change a table's sorting key or retention
 	//
 	// Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 	// (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -1890,6 +1938,8 @@ type ClientInterface interface {
 	// and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 	// table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 	// `POST /v1/query`.
+	//
+	// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1898,7 +1948,7 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/tables/{table} (the `ChangeSortingKey` operationId).
 	ChangeSortingKeyWithBody(ctx context.Context, table TableParameter, params *ChangeSortingKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ChangeSortingKey Change a table's sorting key
+	// ChangeSortingKey Change a table's sorting key or retention
 	//
 	// Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 	// (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -1906,6 +1956,8 @@ type ClientInterface interface {
 	// and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 	// table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 	// `POST /v1/query`.
+	//
+	// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -3514,6 +3566,52 @@ func (c *Client) UninstallApp(ctx context.Context, appId AppPath, params *Uninst
 	return c.Client.Do(req)
 }
 
+// ChangeAppWithBody Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *Client) ChangeAppWithBody(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeAppRequestWithBody(c.Server, appId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeApp Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *Client) ChangeApp(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeAppRequest(c.Server, appId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // InstallApp Install an app
 //
 // Installs an app in the selected cluster. No body; idempotent.
@@ -4039,6 +4137,48 @@ func (c *Client) CreateDatabase(ctx context.Context, params *CreateDatabaseParam
 // Corresponds with DELETE /v1/databases/{database} (the `DeleteDatabase` operationId).
 func (c *Client) DeleteDatabase(ctx context.Context, database Name, params *DeleteDatabaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteDatabaseRequest(c.Server, database, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeDatabaseWithBody Change a database's default retention
+//
+// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+//
+// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+func (c *Client) ChangeDatabaseWithBody(ctx context.Context, database Name, params *ChangeDatabaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeDatabaseRequestWithBody(c.Server, database, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeDatabase Change a database's default retention
+//
+// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+//
+// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+func (c *Client) ChangeDatabase(ctx context.Context, database Name, params *ChangeDatabaseParams, body ChangeDatabaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeDatabaseRequest(c.Server, database, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5224,7 +5364,7 @@ func (c *Client) DescribeTable(ctx context.Context, table TableParameter, params
 	return c.Client.Do(req)
 }
 
-// ChangeSortingKeyWithBody Change a table's sorting key
+// ChangeSortingKeyWithBody Change a table's sorting key or retention
 //
 // Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 // (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -5232,6 +5372,8 @@ func (c *Client) DescribeTable(ctx context.Context, table TableParameter, params
 // and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 // table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 // `POST /v1/query`.
+//
+// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -5250,7 +5392,7 @@ func (c *Client) ChangeSortingKeyWithBody(ctx context.Context, table TableParame
 	return c.Client.Do(req)
 }
 
-// ChangeSortingKey Change a table's sorting key
+// ChangeSortingKey Change a table's sorting key or retention
 //
 // Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 // (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -5258,6 +5400,8 @@ func (c *Client) ChangeSortingKeyWithBody(ctx context.Context, table TableParame
 // and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 // table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 // `POST /v1/query`.
+//
+// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -9515,6 +9659,92 @@ func NewUninstallAppRequest(server string, appId AppPath, params *UninstallAppPa
 	return req, nil
 }
 
+// NewChangeAppRequest calls the generic ChangeApp builder with application/json body
+func NewChangeAppRequest(server string, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangeAppRequestWithBody(server, appId, params, "application/json", bodyReader)
+}
+
+// NewChangeAppRequestWithBody constructs an http.Request for the ChangeApp method, with any body, and a specified content type
+func NewChangeAppRequestWithBody(server string, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "app_id", appId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/apps/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewInstallAppRequest constructs an http.Request for the InstallApp method
 func NewInstallAppRequest(server string, appId AppPath, params *InstallAppParams) (*http.Request, error) {
 	var err error
@@ -10769,6 +10999,92 @@ func NewDeleteDatabaseRequest(server string, database Name, params *DeleteDataba
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewChangeDatabaseRequest calls the generic ChangeDatabase builder with application/json body
+func NewChangeDatabaseRequest(server string, database Name, params *ChangeDatabaseParams, body ChangeDatabaseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangeDatabaseRequestWithBody(server, database, params, "application/json", bodyReader)
+}
+
+// NewChangeDatabaseRequestWithBody constructs an http.Request for the ChangeDatabase method, with any body, and a specified content type
+func NewChangeDatabaseRequestWithBody(server string, database Name, params *ChangeDatabaseParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "database", database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/databases/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }

@@ -834,6 +834,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/apps/{app_id} (the `UninstallApp` operationId).
 	UninstallAppWithResponse(ctx context.Context, appId AppPath, params *UninstallAppParams, reqEditors ...RequestEditorFn) (*UninstallAppResponse, error)
 
+	// ChangeAppWithBodyWithResponse Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeAppWithBodyWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error)
+
+	// ChangeAppWithResponse Change an app's settings
+	//
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	//
+	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+	ChangeAppWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error)
+
 	// InstallAppWithResponse Install an app
 	//
 	// Installs an app in the selected cluster. No body; idempotent.
@@ -1164,6 +1190,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/databases/{database} (the `DeleteDatabase` operationId).
 	DeleteDatabaseWithResponse(ctx context.Context, database Name, params *DeleteDatabaseParams, reqEditors ...RequestEditorFn) (*DeleteDatabaseResponse, error)
+
+	// ChangeDatabaseWithBodyWithResponse Change a database's default retention
+	//
+	// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+	//
+	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+	ChangeDatabaseWithBodyWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error)
+
+	// ChangeDatabaseWithResponse Change a database's default retention
+	//
+	// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+	//
+	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+	ChangeDatabaseWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, body ChangeDatabaseJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error)
 
 	// ListMyInvitationsWithResponse List your invitations
 	//
@@ -1940,7 +1988,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/tables/{table} (the `DescribeTable` operationId).
 	DescribeTableWithResponse(ctx context.Context, table TableParameter, params *DescribeTableParams, reqEditors ...RequestEditorFn) (*DescribeTableResponse, error)
 
-	// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key
+	// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key or retention
 	//
 	// Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 	// (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -1948,6 +1996,8 @@ type ClientWithResponsesInterface interface {
 	// and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 	// table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 	// `POST /v1/query`.
+	//
+	// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1956,7 +2006,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/tables/{table} (the `ChangeSortingKey` operationId).
 	ChangeSortingKeyWithBodyWithResponse(ctx context.Context, table TableParameter, params *ChangeSortingKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeSortingKeyResponse, error)
 
-	// ChangeSortingKeyWithResponse Change a table's sorting key
+	// ChangeSortingKeyWithResponse Change a table's sorting key or retention
 	//
 	// Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 	// (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -1964,6 +2014,8 @@ type ClientWithResponsesInterface interface {
 	// and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 	// table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 	// `POST /v1/query`.
+	//
+	// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 	//
 	// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -5259,6 +5311,82 @@ func (r UninstallAppResponse) ContentType() string {
 	return ""
 }
 
+type ChangeAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *App
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangeAppResponse) GetJSON200() *App {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangeAppResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangeAppResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChangeAppResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ChangeAppResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangeAppResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangeAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type InstallAppResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6813,6 +6941,82 @@ func (r DeleteDatabaseResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeleteDatabaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ChangeDatabaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Database
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON200() *Database {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeDatabaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeDatabaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeDatabaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangeDatabaseResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11796,6 +12000,44 @@ func (c *ClientWithResponses) UninstallAppWithResponse(ctx context.Context, appI
 	return ParseUninstallAppResponse(rsp)
 }
 
+// ChangeAppWithBodyWithResponse Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *ClientWithResponses) ChangeAppWithBodyWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error) {
+	rsp, err := c.ChangeAppWithBody(ctx, appId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeAppResponse(rsp)
+}
+
+// ChangeAppWithResponse Change an app's settings
+//
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+//
+// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Users must pass `organization` (400 `missing_organization` otherwise) and `cluster` when the organization has several.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/apps/{app_id} (the `ChangeApp` operationId).
+func (c *ClientWithResponses) ChangeAppWithResponse(ctx context.Context, appId AppPath, params *ChangeAppParams, body ChangeAppJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeAppResponse, error) {
+	rsp, err := c.ChangeApp(ctx, appId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeAppResponse(rsp)
+}
+
 // InstallAppWithResponse Install an app
 //
 // Installs an app in the selected cluster. No body; idempotent.
@@ -12263,6 +12505,40 @@ func (c *ClientWithResponses) DeleteDatabaseWithResponse(ctx context.Context, da
 		return nil, err
 	}
 	return ParseDeleteDatabaseResponse(rsp)
+}
+
+// ChangeDatabaseWithBodyWithResponse Change a database's default retention
+//
+// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+//
+// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+func (c *ClientWithResponses) ChangeDatabaseWithBodyWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error) {
+	rsp, err := c.ChangeDatabaseWithBody(ctx, database, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeDatabaseResponse(rsp)
+}
+
+// ChangeDatabaseWithResponse Change a database's default retention
+//
+// Sets the default retention of tables created in the database from now on; existing tables keep theirs (change those with `PATCH /v1/tables/{table}`). Only the fields sent change.
+//
+// **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/databases/{database} (the `ChangeDatabase` operationId).
+func (c *ClientWithResponses) ChangeDatabaseWithResponse(ctx context.Context, database Name, params *ChangeDatabaseParams, body ChangeDatabaseJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeDatabaseResponse, error) {
+	rsp, err := c.ChangeDatabase(ctx, database, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeDatabaseResponse(rsp)
 }
 
 // ListMyInvitationsWithResponse List your invitations
@@ -13304,7 +13580,7 @@ func (c *ClientWithResponses) DescribeTableWithResponse(ctx context.Context, tab
 	return ParseDescribeTableResponse(rsp)
 }
 
-// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key
+// ChangeSortingKeyWithBodyWithResponse Change a table's sorting key or retention
 //
 // Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 // (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -13312,6 +13588,8 @@ func (c *ClientWithResponses) DescribeTableWithResponse(ctx context.Context, tab
 // and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 // table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 // `POST /v1/query`.
+//
+// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -13326,7 +13604,7 @@ func (c *ClientWithResponses) ChangeSortingKeyWithBodyWithResponse(ctx context.C
 	return ParseChangeSortingKeyResponse(rsp)
 }
 
-// ChangeSortingKeyWithResponse Change a table's sorting key
+// ChangeSortingKeyWithResponse Change a table's sorting key or retention
 //
 // Only the fields sent change. A new `sorting_key` applies to rows inserted from now on
 // (a new generation) and wins later merges: older generations are re-sorted into it in
@@ -13334,6 +13612,8 @@ func (c *ClientWithResponses) ChangeSortingKeyWithBodyWithResponse(ctx context.C
 // and cannot be removed once set. Tables cannot be renamed: a `name` other than the
 // table's is refused. Also possible with `ALTER TABLE ... MODIFY ORDER BY (...)` through
 // `POST /v1/query`.
+//
+// A new `retention` is recorded, then set as the TTL of every generation in the engine, which applies it to the rows already stored in the background (a shortened retention deletes rows now past it; rows a longer one would have kept are gone already). The empty string removes it. Sending the table's current retention applies it again to generations whose engine TTL differs (`retention_status` `mismatch`). SQL cannot change a TTL.
 //
 // **Access:** API keys with permission `admin`; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -16294,6 +16574,67 @@ func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error
 	return response, nil
 }
 
+// ParseChangeAppResponse parses an HTTP response from a ChangeAppWithResponse call
+func ParseChangeAppResponse(rsp *http.Response) (*ChangeAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest App
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseInstallAppResponse parses an HTTP response from a InstallAppWithResponse call
 func ParseInstallAppResponse(rsp *http.Response) (*InstallAppResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17512,6 +17853,67 @@ func ParseDeleteDatabaseResponse(rsp *http.Response) (*DeleteDatabaseResponse, e
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseChangeDatabaseResponse parses an HTTP response from a ChangeDatabaseWithResponse call
+func ParseChangeDatabaseResponse(rsp *http.Response) (*ChangeDatabaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeDatabaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Database
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil

@@ -57,6 +57,30 @@ func (e AppId) Valid() bool {
 	}
 }
 
+// Defines values for AppTablesRetentionStatus.
+const (
+	AppTablesRetentionStatusInSync   AppTablesRetentionStatus = "in_sync"
+	AppTablesRetentionStatusMismatch AppTablesRetentionStatus = "mismatch"
+	AppTablesRetentionStatusPending  AppTablesRetentionStatus = "pending"
+	AppTablesRetentionStatusUnknown  AppTablesRetentionStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the AppTablesRetentionStatus enum.
+func (e AppTablesRetentionStatus) Valid() bool {
+	switch e {
+	case AppTablesRetentionStatusInSync:
+		return true
+	case AppTablesRetentionStatusMismatch:
+		return true
+	case AppTablesRetentionStatusPending:
+		return true
+	case AppTablesRetentionStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClusterStatusPhase.
 const (
 	ClusterStatusPhaseDeleting     ClusterStatusPhase = "deleting"
@@ -489,6 +513,30 @@ const (
 func (e StartedWorkflowRunSource) Valid() bool {
 	switch e {
 	case StartedWorkflowRunSourceManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TableRetentionStatus.
+const (
+	TableRetentionStatusInSync   TableRetentionStatus = "in_sync"
+	TableRetentionStatusMismatch TableRetentionStatus = "mismatch"
+	TableRetentionStatusPending  TableRetentionStatus = "pending"
+	TableRetentionStatusUnknown  TableRetentionStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the TableRetentionStatus enum.
+func (e TableRetentionStatus) Valid() bool {
+	switch e {
+	case TableRetentionStatusInSync:
+		return true
+	case TableRetentionStatusMismatch:
+		return true
+	case TableRetentionStatusPending:
+		return true
+	case TableRetentionStatusUnknown:
 		return true
 	default:
 		return false
@@ -1288,10 +1336,28 @@ type App struct {
 
 	// Name Display name.
 	Name string `json:"name"`
+
+	// Retention The app's retention setting for its tables (null: none): `logsearch_events` (log search), the signals' default tables `traces`, `logs`, `metrics` (OpenTelemetry; tables named by an `x-service-<signal>-table` header keep their own), and the sample, histogram and exemplar tables (Prometheus; by sample `timestamp`), in every database of the cluster. Set with `PATCH /v1/apps/{app_id}`.
+	Retention *string `json:"retention"`
+
+	// Tables Only in the answer to `PATCH`: the app's tables with the retention the engine enforces, read back from it.
+	Tables *[]struct {
+		Database string `json:"database"`
+
+		// Retention What the engine's TTL enforces (null: rows kept forever, or no rows yet).
+		Retention        *string                  `json:"retention"`
+		RetentionProblem *string                  `json:"retention_problem,omitempty"`
+		RetentionStatus  AppTablesRetentionStatus `json:"retention_status"`
+		RetentionTtl     *string                  `json:"retention_ttl"`
+		Table            string                   `json:"table"`
+	} `json:"tables,omitempty"`
 }
 
 // AppId The app's id, used in `/v1/apps/{app_id}`.
 type AppId string
+
+// AppTablesRetentionStatus defines model for App.Tables.RetentionStatus.
+type AppTablesRetentionStatus string
 
 // Cluster A cluster: its engine process, its Kafka topics and consumer, and its catalog state.
 // `status.phase` is one of `provisioning` (being brought up), `ready`, `stopping`, `stopped`, `resuming`, `deleting` and `failed` (bringing it up failed; `status.message` says why, and nodes retry with backoff). `status.ready` is true in phase `ready` only; `can_pause` is true when ready, `can_resume` when stopped or failed.
@@ -1385,6 +1451,9 @@ type CreatedApiKeyPermission string
 // Database defines model for Database.
 type Database struct {
 	Name string `json:"name"`
+
+	// Retention The default retention of tables created in the database from now on (a `Retention`), null for none. Existing tables keep theirs.
+	Retention *string `json:"retention"`
 
 	// S3Storage The database's own storage override; null when it inherits the cluster's.
 	S3Storage *S3StorageView `json:"s3_storage"`
@@ -1785,6 +1854,11 @@ type RequestLogPage struct {
 	Offset  int               `json:"offset"`
 }
 
+// Retention A table's retention: how long a row is kept, measured on a time path of the row. Either a duration (`30d`, `12h`; units `s`, `m`, `h`, `d`, `w`; from 1 minute to 36500 days) measured on the path `timestamp` (the time the OTLP transforms write; `_time` in the log-search app's `logsearch_events`), or a TTL expression over a time path, `<path> + INTERVAL <n> <SECOND|MINUTE|HOUR|DAY|WEEK>` (or `<path> + 30d`). A row whose path is missing or is not a time (ISO 8601 text, `2026-11-28 01:00:00`, Unix seconds) is kept. The empty string keeps rows forever.
+//
+// Examples: 30d, ts + INTERVAL 90 DAY,
+type Retention = string
+
 // S3Location defines model for S3Location.
 type S3Location struct {
 	Bucket string `json:"bucket"`
@@ -2058,6 +2132,8 @@ type StartedWorkflowRunSource string
 // (`doc.user.id.:Int64`). Changing the sorting key creates a new generation for new
 // rows; older generations are re-sorted into the new key in the background and swapped
 // in atomically, so reads never see a row twice or miss one.
+//
+// **Retention.** The engine enforces a table's retention as the TTL of every generation (rows past it are deleted by the engine's merges; a changed retention is applied to the rows already stored). `retention` is read back from the engine, never only what was asked: `retention_setting` is the retention the table was given, and `retention_status` says whether every generation's TTL enforces it.
 type Table struct {
 	// AutomaticSortingKey The key an automatic table chose from its data for new rows; null until the first rows arrive, and for explicit keys.
 	AutomaticSortingKey *string `json:"automatic_sorting_key"`
@@ -2081,9 +2157,27 @@ type Table struct {
 	// PhysicalSortingKey Engine key of the generation new rows go to (paths typed from the data); null until the first rows arrive.
 	PhysicalSortingKey *string `json:"physical_sorting_key"`
 
+	// Retention The retention the engine enforces, read from the TTL of the generation new rows go to (system.tables); the TTL text itself when the service did not write it; null when rows are kept forever or the table has no rows yet.
+	Retention *string `json:"retention"`
+
+	// RetentionProblem Present unless `in_sync`: what differs, by generation.
+	RetentionProblem *string `json:"retention_problem,omitempty"`
+
+	// RetentionSetting The retention the table was given (canonical form), null for none.
+	RetentionSetting *string `json:"retention_setting"`
+
+	// RetentionStatus `in_sync`: every generation's engine TTL enforces `retention_setting`; `pending`: no rows yet, the first rows create the engine table with it; `mismatch`: a generation enforces something else (`retention_problem` says which; `PATCH` with the setting applies it again); `unknown`: the engine did not answer.
+	RetentionStatus TableRetentionStatus `json:"retention_status"`
+
+	// RetentionTtl The TTL expression of the current generation as the engine has it; null without one.
+	RetentionTtl *string `json:"retention_ttl"`
+
 	// SortingKey The logical sorting key; empty for an automatic key.
 	SortingKey string `json:"sorting_key"`
 }
+
+// TableRetentionStatus `in_sync`: every generation's engine TTL enforces `retention_setting`; `pending`: no rows yet, the first rows create the engine table with it; `mismatch`: a generation enforces something else (`retention_problem` says which; `PATCH` with the setting applies it again); `unknown`: the engine did not answer.
+type TableRetentionStatus string
 
 // Timestamp defines model for Timestamp.
 type Timestamp = time.Time
@@ -3393,6 +3487,29 @@ type UninstallAppParams struct {
 	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
 }
 
+// ChangeAppJSONBody defines parameters for ChangeApp.
+type ChangeAppJSONBody struct {
+	// Retention A table's retention: how long a row is kept, measured on a time path of the row. Either a duration (`30d`, `12h`; units `s`, `m`, `h`, `d`, `w`; from 1 minute to 36500 days) measured on the path `timestamp` (the time the OTLP transforms write; `_time` in the log-search app's `logsearch_events`), or a TTL expression over a time path, `<path> + INTERVAL <n> <SECOND|MINUTE|HOUR|DAY|WEEK>` (or `<path> + 30d`). A row whose path is missing or is not a time (ISO 8601 text, `2026-11-28 01:00:00`, Unix seconds) is kept. The empty string keeps rows forever.
+	//
+	// Examples: 30d, ts + INTERVAL 90 DAY,
+	Retention *Retention `json:"retention,omitempty"`
+}
+
+// ChangeAppParams defines parameters for ChangeApp.
+type ChangeAppParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
 // InstallAppParams defines parameters for InstallApp.
 type InstallAppParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -3660,6 +3777,11 @@ type CreateDatabaseJSONBody struct {
 	// with a digit, without a double underscore.
 	Name Name `json:"name"`
 
+	// Retention The default retention of tables created in the database (omitted or empty: rows kept forever).
+	//
+	// Examples: 30d, ts + INTERVAL 90 DAY,
+	Retention *Retention `json:"retention,omitempty"`
+
 	// S3Storage The database's own storage override; omitted or null, it inherits the cluster's.
 	S3Storage *S3StorageRequest `json:"s3_storage,omitempty"`
 }
@@ -3696,6 +3818,29 @@ type DeleteDatabaseParams struct {
 
 // DeleteDatabase200JSONResponseBodyDeleted defines parameters for DeleteDatabase.
 type DeleteDatabase200JSONResponseBodyDeleted bool
+
+// ChangeDatabaseJSONBody defines parameters for ChangeDatabase.
+type ChangeDatabaseJSONBody struct {
+	// Retention A table's retention: how long a row is kept, measured on a time path of the row. Either a duration (`30d`, `12h`; units `s`, `m`, `h`, `d`, `w`; from 1 minute to 36500 days) measured on the path `timestamp` (the time the OTLP transforms write; `_time` in the log-search app's `logsearch_events`), or a TTL expression over a time path, `<path> + INTERVAL <n> <SECOND|MINUTE|HOUR|DAY|WEEK>` (or `<path> + 30d`). A row whose path is missing or is not a time (ISO 8601 text, `2026-11-28 01:00:00`, Unix seconds) is kept. The empty string keeps rows forever.
+	//
+	// Examples: 30d, ts + INTERVAL 90 DAY,
+	Retention *Retention `json:"retention,omitempty"`
+}
+
+// ChangeDatabaseParams defines parameters for ChangeDatabase.
+type ChangeDatabaseParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+}
 
 // AcceptInvitation200JSONResponseBodyAccepted defines parameters for AcceptInvitation.
 type AcceptInvitation200JSONResponseBodyAccepted bool
@@ -4233,6 +4378,11 @@ type CreateTableJSONBody struct {
 	// with a digit, without a double underscore.
 	Name Name `json:"name"`
 
+	// Retention Omitted: the database's default retention (`GET /v1/databases`); the empty string keeps rows forever.
+	//
+	// Examples: 30d, ts + INTERVAL 90 DAY,
+	Retention *Retention `json:"retention,omitempty"`
+
 	// SortingKey Examples: user.id, toDate(ts)
 	SortingKey *string `json:"sorting_key,omitempty"`
 }
@@ -4312,8 +4462,13 @@ type DescribeTableParams struct {
 // ChangeSortingKeyJSONBody defines parameters for ChangeSortingKey.
 type ChangeSortingKeyJSONBody struct {
 	// Name Accepted only when equal to the table's name.
-	Name       *string `json:"name,omitempty"`
-	SortingKey *string `json:"sorting_key,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// Retention A table's retention: how long a row is kept, measured on a time path of the row. Either a duration (`30d`, `12h`; units `s`, `m`, `h`, `d`, `w`; from 1 minute to 36500 days) measured on the path `timestamp` (the time the OTLP transforms write; `_time` in the log-search app's `logsearch_events`), or a TTL expression over a time path, `<path> + INTERVAL <n> <SECOND|MINUTE|HOUR|DAY|WEEK>` (or `<path> + 30d`). A row whose path is missing or is not a time (ISO 8601 text, `2026-11-28 01:00:00`, Unix seconds) is kept. The empty string keeps rows forever.
+	//
+	// Examples: 30d, ts + INTERVAL 90 DAY,
+	Retention  *Retention `json:"retention,omitempty"`
+	SortingKey *string    `json:"sorting_key,omitempty"`
 }
 
 // ChangeSortingKeyParams defines parameters for ChangeSortingKey.
@@ -4703,6 +4858,9 @@ type CreateSavedSearchJSONRequestBody CreateSavedSearchJSONBody
 // UpdateSavedSearchJSONRequestBody defines body for UpdateSavedSearch for application/json ContentType.
 type UpdateSavedSearchJSONRequestBody = SavedSearchRequest
 
+// ChangeAppJSONRequestBody defines body for ChangeApp for application/json ContentType.
+type ChangeAppJSONRequestBody ChangeAppJSONBody
+
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody LoginJSONBody
 
@@ -4717,6 +4875,9 @@ type UpdateClusterJSONRequestBody UpdateClusterJSONBody
 
 // CreateDatabaseJSONRequestBody defines body for CreateDatabase for application/json ContentType.
 type CreateDatabaseJSONRequestBody CreateDatabaseJSONBody
+
+// ChangeDatabaseJSONRequestBody defines body for ChangeDatabase for application/json ContentType.
+type ChangeDatabaseJSONRequestBody ChangeDatabaseJSONBody
 
 // CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
 type CreateKeyJSONRequestBody CreateKeyJSONBody

@@ -54,7 +54,7 @@ type Deps struct {
 		Table(cluster uuid.UUID, database, name string) (*catalog.Table, bool)
 	}
 	Tables interface {
-		CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string) (*catalog.Table, error)
+		CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string, retention *string) (*catalog.Table, error)
 	}
 	Commands interface {
 		Sync(ctx context.Context) error

@@ -38,7 +38,7 @@ func (h *Handlers) TableNamedForInsert(p Caller, db *catalog.Database, name stri
 		return nil, apierr.New(404, "table_not_found", fmt.Sprintf("table %q does not exist in database %q", name, db.Name),
 			"create it with POST /v1/tables")
 	}
-	t, err := h.deps.Tables.CreateTable(h.work(), p.Org(), p.Cluster(), db.Name, name, spec.SortingKey, spec.ColumnType)
+	t, err := h.deps.Tables.CreateTable(h.work(), p.Org(), p.Cluster(), db.Name, name, spec.SortingKey, spec.ColumnType, nil)
 	if !errors.Is(err, catalog.ErrExists) {
 		if err != nil {
 			return nil, TableError(err)

@@ -66,6 +66,8 @@ type AppsAdopted struct {
 
 type appModel struct {
 	apps map[uuid.UUID]map[string]bool // cluster -> installed apps
+	// retention is each app's retention setting by cluster (EvAppRetentionChanged).
+	retention map[uuid.UUID]map[string]string
 	// appsOpened holds clusters whose apps stream exists.
 	appsOpened map[uuid.UUID]bool
 }
@@ -93,6 +95,23 @@ func (m *Model) applyApps(e es.Event) (bool, error) {
 			return true, err
 		}
 		m.set(v.ClusterID, v.App, e.Type == EvAppInstalled)
+	case EvAppRetentionChanged:
+		v, err := decode[AppRetentionChanged](e)
+		if err != nil {
+			return true, err
+		}
+		// Copy on write: readers hold the previous map.
+		next := map[uuid.UUID]map[string]string{}
+		for c, apps := range m.retention {
+			next[c] = apps
+		}
+		apps := map[string]string{}
+		for a, r := range next[v.ClusterID] {
+			apps[a] = r
+		}
+		apps[v.App] = v.Retention
+		next[v.ClusterID] = apps
+		m.retention = next
 	case EvAppsAdopted:
 		v, err := decode[AppsAdopted](e)
 		if err != nil {

@@ -146,12 +146,15 @@ type dbState struct {
 	live    bool // created and not deleted since
 	created DatabaseCreated
 	tables  map[string]*tableState
+	// retention is the database's default retention for new tables.
+	retention string
 }
 
 type tableState struct {
-	id   uuid.UUID
-	key  string
-	gens int
+	id        uuid.UUID
+	key       string
+	gens      int
+	retention string
 }
 
 func (s *Service) loadDatabase(ctx context.Context, cluster uuid.UUID, name string) (*dbState, error) {
@@ -167,7 +170,7 @@ func (s *Service) loadDatabase(ctx context.Context, cluster uuid.UUID, name stri
 			if err != nil {
 				return nil, err
 			}
-			st.live, st.created, st.tables = true, v, map[string]*tableState{}
+			st.live, st.created, st.tables, st.retention = true, v, map[string]*tableState{}, ""
 		case EvDatabaseDeleted:
 			st.live = false
 		case EvTableCreated:
@@ -175,7 +178,7 @@ func (s *Service) loadDatabase(ctx context.Context, cluster uuid.UUID, name stri
 			if err != nil {
 				return nil, err
 			}
-			st.tables[v.Name] = &tableState{id: v.ID, key: v.SortingKey}
+			st.tables[v.Name] = &tableState{id: v.ID, key: v.SortingKey, retention: v.Retention}
 		case EvTableKeyChanged:
 			v, err := decode[TableKeyChanged](e)
 			if err != nil {
@@ -192,6 +195,20 @@ func (s *Service) loadDatabase(ctx context.Context, cluster uuid.UUID, name stri
 			if t := st.tables[v.Name]; t != nil {
 				t.gens = v.N
 			}
+		case EvTableRetentionChanged:
+			v, err := decode[TableRetentionChanged](e)
+			if err != nil {
+				return nil, err
+			}
+			if t := st.tables[v.Name]; t != nil {
+				t.retention = v.Retention
+			}
+		case EvDatabaseRetentionChanged:
+			v, err := decode[DatabaseRetentionChanged](e)
+			if err != nil {
+				return nil, err
+			}
+			st.retention = v.Retention
 		case EvTableDeleted:
 			v, err := decode[TableDeleted](e)
 			if err != nil {
@@ -265,6 +282,8 @@ type NewTable struct {
 	Name       string
 	SortingKey string
 	ColumnType string // default "JSON"
+	// Retention, canonical (query/tables.ParseRetention); empty keeps rows forever.
+	Retention string
 }
 
 // CreateTable creates a table. The caller creates its read view in the engine.
@@ -289,7 +308,7 @@ func (s *Service) CreateTable(ctx context.Context, nt NewTable) (*Table, error) 
 		}
 		return s.append(ctx, databaseStream(nt.Cluster, nt.Database), st.expected(), newEvent(EvTableCreated, TableCreated{
 			ID: id, ClusterID: nt.Cluster, Database: nt.Database, Name: nt.Name, SortingKey: nt.SortingKey,
-			ColumnType: nt.ColumnType, CreatedAt: s.now()}))
+			ColumnType: nt.ColumnType, CreatedAt: s.now(), Retention: nt.Retention}))
 	})
 	if err != nil {
 		return nil, err

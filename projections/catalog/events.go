@@ -96,6 +96,9 @@ type TableCreated struct {
 	// declares typed paths.
 	ColumnType string    `json:"column_type"`
 	CreatedAt  time.Time `json:"created_at"`
+	// Retention is the table's retention as the API takes it ("30d", "ts + INTERVAL 30
+	// DAY"), empty to keep rows forever (query/tables.ParseRetention).
+	Retention string `json:"retention,omitempty"`
 }
 
 // TableKeyChanged records a new logical sorting key for rows inserted from now on.

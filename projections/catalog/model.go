@@ -68,6 +68,8 @@ type Database struct {
 	Engine    string
 	S3        *S3Storage
 	CreatedAt time.Time
+	// Retention is the default retention of tables created in the database from now on.
+	Retention string
 }
 
 // Table is a logical table: a read view over its generations.
@@ -79,6 +81,9 @@ type Table struct {
 	Name       string
 	SortingKey string
 	ColumnType string
+	// Retention is the retention the table was given (empty: rows kept forever); what
+	// the engine enforces is read from the engine (query/tables.ReadRetention).
+	Retention string
 	// Generations in creation order; rows are inserted into the last one.
 	Generations []Generation
 	CreatedAt   time.Time
@@ -246,7 +251,7 @@ func (m *Model) apply(e es.Event) error {
 			return fmt.Errorf("table %s in unknown database %s", v.Name, v.Database)
 		}
 		t := &Table{ID: v.ID, ClusterID: v.ClusterID, Database: v.Database, Engine: db.Engine, Name: v.Name,
-			SortingKey: v.SortingKey, ColumnType: v.ColumnType, CreatedAt: v.CreatedAt}
+			SortingKey: v.SortingKey, ColumnType: v.ColumnType, CreatedAt: v.CreatedAt, Retention: v.Retention}
 		m.tables[k][v.Name] = t
 		m.tablesByID[v.ID] = t
 	case EvTableKeyChanged:
@@ -324,6 +329,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applyResize(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyRetention(e); handled || err != nil {
 			return err
 		}
 		if handled, err := m.applyPaths(e); handled || err != nil {

@@ -40,17 +40,33 @@ const MetricNameLabel = "__name__"
 
 const settings = "SETTINGS non_replicated_deduplication_window = 10000"
 
+// TimedTables are the tables whose rows have a sample time (timestamp), which the app's
+// retention deletes by (TTL).
+var TimedTables = []string{DataTable, HistogramsTable, ExemplarsTable}
+
+// TTL is the TTL expression of the timed tables for a retention of seconds, written as
+// the engine prints it back (engine_full).
+func TTL(seconds int64) string { return fmt.Sprintf("timestamp + toIntervalSecond(%d)", seconds) }
+
 // DDL returns the statements that create the app's tables in engine database db, in
 // order, each idempotent.
-func DDL(db string) []string {
+func DDL(db string) []string { return DDLKeeping(db, 0) }
+
+// DDLKeeping is DDL with the timed tables keeping samples for retention seconds (TTL),
+// forever for 0.
+func DDLKeeping(db string, retention int64) []string {
 	q := func(t string) string { return sqlquote.Ident(db) + "." + sqlquote.Ident(t) }
+	ttl := settings
+	if retention > 0 {
+		ttl = "TTL " + TTL(retention) + " " + settings
+	}
 	return []string{
 		// Samples: one row per float sample.
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 	id UUID,
 	timestamp DateTime64(3, 'UTC'),
 	value Float64
-) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(DataTable), settings),
+) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(DataTable), ttl),
 		// Series: one row per series and insert; the engine folds them into the first
 		// and last time the series was written.
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
@@ -83,14 +99,14 @@ func DDL(db string) []string {
 	negative_spans Array(Tuple(offset Int32, length UInt32)),
 	negative_buckets Array(Float64),
 	custom_values Array(Float64)
-) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(HistogramsTable), settings),
+) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(HistogramsTable), ttl),
 		// Exemplars of a series.
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 	id UUID,
 	timestamp DateTime64(3, 'UTC'),
 	value Float64,
 	labels Map(String, String)
-) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(ExemplarsTable), settings),
+) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(ExemplarsTable), ttl),
 	}
 }
 

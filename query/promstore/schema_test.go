@@ -84,3 +84,46 @@ func TestSeriesIDIsTheMD5OfTheSortedLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaKeepingOnEngine: with a retention the timed tables get their TTL, printed by
+// the engine exactly as TTL writes it (the app's read-back compares the two), and old
+// samples are deleted by it.
+func TestSchemaKeepingOnEngine(t *testing.T) {
+	_, conn := chtest.Engine(t)
+	ctx := context.Background()
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS prom_keep"); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range promstore.DDLKeeping("prom_keep", 30*86400) {
+		if err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	for _, table := range append([]string{promstore.TagsTable}, promstore.TimedTables...) {
+		rows, err := conn.Query(ctx, "SELECT engine_full FROM system.tables WHERE database = 'prom_keep' AND name = "+sqlquote.String(table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var full string
+		for rows.Next() {
+			if err := rows.Scan(&full); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows.Close()
+		timed := slices.Contains(promstore.TimedTables, table)
+		if has := strings.Contains(full, " TTL "+promstore.TTL(30*86400)+" SETTINGS "); has != timed {
+			t.Errorf("%s: %s", table, full)
+		}
+	}
+	if err := conn.Exec(ctx, "INSERT INTO prom_keep.prometheus_data VALUES (generateUUIDv4(), now64(3) - INTERVAL 40 DAY, 1), (generateUUIDv4(), now64(3), 2)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Exec(ctx, "OPTIMIZE TABLE prom_keep.prometheus_data FINAL"); err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM prom_keep.prometheus_data").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("samples kept: %d %v, want 1", n, err)
+	}
+}

@@ -71,16 +71,35 @@ func New(engines Engines, capacity int, log *slog.Logger) *Log {
 	return &Log{engines: engines, in: make(chan Entry, capacity), log: log}
 }
 
-// Schema creates the log's table in an engine. Entries are kept 30 days.
-func Schema(ctx context.Context, e Engine) error {
-	return e.Exec(ctx, `CREATE TABLE IF NOT EXISTS _svc.request_log (
+// Schema creates the log's table in an engine, keeping entries days days (SVC_REQUEST_LOG_DAYS,
+// 30 by default); a table made with another retention gets this one.
+func Schema(ctx context.Context, e Engine, days int) error {
+	ttl := fmt.Sprintf("toDateTime(created_at) + toIntervalDay(%d)", days)
+	if err := e.Exec(ctx, `CREATE TABLE IF NOT EXISTS _svc.request_log (
 		id String, created_at DateTime64(3, 'UTC'), org_id String, cluster_id String,
 		method LowCardinality(String), path String, route LowCardinality(String), status UInt16,
 		source LowCardinality(String), duration_ms Float64, user_agent String, client_version String,
 		request_size UInt64, trace_id String, database String, error_code String, error_message String,
 		body Nullable(String)
 	) ENGINE = MergeTree ORDER BY (org_id, cluster_id, created_at)
-	TTL toDateTime(created_at) + INTERVAL 30 DAY`)
+	TTL `+ttl); err != nil {
+		return err
+	}
+	return EnsureTTL(ctx, e, "_svc", "request_log", ttl)
+}
+
+// EnsureTTL sets the TTL of db.table to ttl (written as the engine prints it) unless its
+// engine_full already has it.
+func EnsureTTL(ctx context.Context, e Engine, db, table, ttl string) error {
+	full, err := e.QueryStrings(ctx, "SELECT engine_full FROM system.tables WHERE database = "+sqlquote.String(db)+
+		" AND name = "+sqlquote.String(table))
+	if err != nil || len(full) != 1 {
+		return fmt.Errorf("read the TTL of %s.%s: %v", db, table, err)
+	}
+	if strings.Contains(full[0], " TTL "+ttl+" ") || strings.HasSuffix(full[0], " TTL "+ttl) {
+		return nil
+	}
+	return e.Exec(ctx, "ALTER TABLE "+sqlquote.Ident(db)+"."+sqlquote.Ident(table)+" MODIFY TTL "+ttl)
 }
 
 // Record queues an entry; it never blocks.

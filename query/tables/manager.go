@@ -429,7 +429,10 @@ func (m *Manager) CheckKey(ctx context.Context, cluster uuid.UUID, key string) (
 
 // CreateTable creates a table: its read view in the engine, then the catalog entry. Rows
 // get their first generation when the first batch arrives.
-func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string) (*catalog.Table, error) {
+//
+// retention nil takes the default: its app's setting for an app's table (appOfTable), else
+// its database's; "" keeps rows forever.
+func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, database, name, key, columnType string, retention *string) (*catalog.Table, error) {
 	if err := catalog.ValidateName("table", name); err != nil {
 		return nil, &catalog.FieldError{Field: "name", Message: err.Error()}
 	}
@@ -454,11 +457,19 @@ func (m *Manager) CreateTable(ctx context.Context, org, cluster uuid.UUID, datab
 	if columnType == "" {
 		columnType = "JSON"
 	}
+	asked := m.defaultRetention(d, name)
+	if retention != nil {
+		asked = *retention
+	}
+	canonical, err := CheckRetention(asked, columnType)
+	if err != nil {
+		return nil, err
+	}
 	if err := m.ensureView(ctx, cluster, d.Engine, name, columnType); err != nil {
 		return nil, err
 	}
 	return m.cat.CreateTable(ctx, catalog.NewTable{Cluster: cluster, Database: database, Name: name,
-		SortingKey: key, ColumnType: columnType})
+		SortingKey: key, ColumnType: columnType, Retention: canonical})
 }
 
 func (m *Manager) ensureView(ctx context.Context, cluster uuid.UUID, db, name, columnType string) error {
@@ -530,6 +541,7 @@ func (m *Manager) Reconcile(ctx context.Context, cluster uuid.UUID) error {
 			if err := m.ensureView(ctx, cluster, d.Engine, t.Name, t.ColumnType); err != nil {
 				return err
 			}
+			m.reconcileTTL(ctx, t)
 		}
 	}
 	return nil
@@ -552,9 +564,9 @@ func (m *Manager) attachGenerations(ctx context.Context, t *catalog.Table) error
 		return err
 	}
 	for _, g := range t.Generations {
-		stmt := fmt.Sprintf("ATTACH TABLE IF NOT EXISTS %s.%s%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
+		stmt := fmt.Sprintf("ATTACH TABLE IF NOT EXISTS %s.%s%s (doc %s) ENGINE = MergeTree ORDER BY (%s)%s SETTINGS %s",
 			sqlquote.Ident(t.Engine), sqlquote.Ident(catalog.GenerationTable(t.Name, g.N)), m.uuidClause(t, g.N, g.Resorts),
-			t.ColumnType, g.PhysicalKey, settings)
+			t.ColumnType, g.PhysicalKey, ttlClause(t), settings)
 		if err := e.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("attach generation %d of %s from its bucket: %w", g.N, t.Name, err)
 		}
@@ -687,8 +699,8 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	if err != nil {
 		return nil, err
 	}
-	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s",
-		sqlquote.Ident(t.Engine), sqlquote.Ident(gen), m.uuidClause(t, n, 0), t.ColumnType, k.Compile(types), settings)
+	stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s (doc %s) ENGINE = MergeTree ORDER BY (%s)%s SETTINGS %s",
+		sqlquote.Ident(t.Engine), sqlquote.Ident(gen), m.uuidClause(t, n, 0), t.ColumnType, k.Compile(types), ttlClause(t), settings)
 	if err := e.Exec(ctx, stmt); err != nil {
 		return nil, fmt.Errorf("create generation %d of %s: %w", n, t.Name, err)
 	}
@@ -697,7 +709,17 @@ func (m *Manager) createGeneration(ctx context.Context, t *catalog.Table, sample
 	if err != nil || len(keys) != 1 {
 		return nil, fmt.Errorf("read back generation %d of %s: %v", n, t.Name, err)
 	}
-	return m.cat.CreateGeneration(ctx, t.ID, n, t.SortingKey, keys[0], chosen)
+	made, err := m.cat.CreateGeneration(ctx, t.ID, n, t.SortingKey, keys[0], chosen)
+	if err != nil {
+		return nil, err
+	}
+	// A retention changed while the generation was made may have missed it.
+	if made.Retention != t.Retention {
+		if err := m.applyTTL(ctx, e, made, n); err != nil {
+			return nil, err
+		}
+	}
+	return made, nil
 }
 
 // maxSampleBytes bounds the rows sent to the engine to infer key types: they travel

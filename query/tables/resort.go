@@ -110,7 +110,7 @@ func (m *Manager) resort(ctx context.Context, t *catalog.Table, g catalog.Genera
 	}
 	steps := []string{
 		"DROP TABLE IF EXISTS " + staging + " SYNC",
-		fmt.Sprintf("CREATE TABLE %s%s (doc %s) ENGINE = MergeTree ORDER BY (%s) SETTINGS %s", staging, next, t.ColumnType, key, settings),
+		fmt.Sprintf("CREATE TABLE %s%s (doc %s) ENGINE = MergeTree ORDER BY (%s)%s SETTINGS %s", staging, next, t.ColumnType, key, ttlClause(t), settings),
 		fmt.Sprintf("INSERT INTO %s SELECT doc FROM %s SETTINGS max_execution_time = 0", staging, gen),
 	}
 	for _, s := range steps {
@@ -128,6 +128,12 @@ func (m *Manager) resort(ctx context.Context, t *catalog.Table, g catalog.Genera
 	}
 	if err := e.Exec(ctx, "DROP TABLE IF EXISTS "+staging+" SYNC"); err != nil {
 		return err
+	}
+	// The copy has the retention of when it was made; one changed since is applied now.
+	if now, ok := m.cat.Model().TableByID(t.ID); ok && now.Retention != t.Retention {
+		if err := m.applyTTL(ctx, e, now, g.N); err != nil {
+			return err
+		}
 	}
 	return m.cat.ResortedGeneration(ctx, t.ID, g.N, key)
 }
