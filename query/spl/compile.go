@@ -362,7 +362,7 @@ func (c *compiler) command(i int, cmd Command) {
 		if cmd.Count != nil {
 			n = cmd.Count.Value
 		}
-		c.cur.rel = c.addCTE("SELECT * FROM " + c.cur.rel + orderBy(c.cur.order) + " LIMIT " + strconv.FormatInt(n, 10))
+		c.cur.rel = c.addCTE("SELECT * FROM " + c.cur.rel + c.newestBound(c.cur.rel, c.cur.order, n) + orderBy(c.cur.order) + " LIMIT " + strconv.FormatInt(n, 10))
 	case *DedupCommand:
 		c.dedup(cmd)
 	default:
@@ -733,6 +733,33 @@ func (c *compiler) dedup(cmd *DedupCommand) {
 	c.cur.rel = c.addCTE(q)
 }
 
+// newestBound is the WHERE clause that lets "the n newest events of the base relation"
+// stop at the page: rel is the base relation and order is newest first, so only events at
+// or after the n-th newest matching time can be among them. That time is found by a read
+// of the time and the filtered paths alone (the table's sorting key, read in reverse
+// order), and the bound on the sorting key then limits the read of whole documents to the
+// granules holding the page. Events tied with the n-th newest all pass the bound, so the
+// ORDER BY ... LIMIT n that follows chooses among the same events as a sort of every
+// match would. Without matches min() is the epoch, and the condition no event passes
+// already holds. "" when the shape does not apply, or the condition is too long to
+// repeat within the statement's size limit.
+func (c *compiler) newestBound(rel string, order []orderTerm, n int64) string {
+	if len(order) != 1 || !order[0].desc || n <= 0 {
+		return ""
+	}
+	var base *baseRel
+	for _, t := range c.ctes {
+		if t.name == rel {
+			base = t.base
+		}
+	}
+	if base == nil || order[0].s != pathCol("_time") || len(base.where) > MaxQueryBytes/8 {
+		return ""
+	}
+	return " WHERE " + order[0].s + " >= (SELECT min(t) FROM (SELECT doc._time AS t FROM " + base.table +
+		" WHERE " + base.where + " ORDER BY t DESC LIMIT " + strconv.FormatInt(n, 10) + "))"
+}
+
 // outputExpr renders a column for the final SELECT.
 func outputExpr(col string, k kind) (string, string, encoding) {
 	switch k {
@@ -784,7 +811,7 @@ func (c *compiler) mainQuery() (string, []outColumn) {
 		cols = append(cols, outColumn{name: "", enc: encNative})
 	}
 	c.mainParts.with, c.mainParts.sel = c.with(c.cur.rel, withDoc), strings.Join(sel, ", ")
-	c.mainParts.from = " FROM " + c.cur.rel + orderBy(c.cur.order) + " LIMIT " + itoa(MaxOutputRows+1)
+	c.mainParts.from = " FROM " + c.cur.rel + c.newestBound(c.cur.rel, c.cur.order, MaxOutputRows+1) + orderBy(c.cur.order) + " LIMIT " + itoa(MaxOutputRows+1)
 	c.mainParts.timeCol = timeCol
 	return c.mainParts.with + "SELECT " + c.mainParts.sel + c.mainParts.from, cols
 }
