@@ -42,7 +42,12 @@ func TestBenchHEC(t *testing.T) {
 	for from := 0; from < events; from += perRequest {
 		bodies = append(bodies, hecBody(now, from, min(perRequest, events-from)))
 	}
-	cpu := func() float64 { return processTreeCPU(s.PID()) }
+	cpu := func() float64 { return processTreeCPU(s.PID(), nil) }
+	byProc := map[string]float64{}
+	processTreeCPU(s.PID(), byProc)
+	for k, v := range byProc {
+		byProc[k] = -v
+	}
 	profDone := make(chan struct{})
 	if dir := os.Getenv("SVC_BENCH_HEC_PPROF"); dir != "" {
 		go func() {
@@ -96,9 +101,11 @@ func TestBenchHEC(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	el, used := time.Since(t0), cpu()-c0
+	processTreeCPU(s.PID(), byProc)
 	<-profDone
 	fmt.Printf("HEC: %d events in %d-event requests, %d concurrent: acked in %.2f s, searchable in %.2f s: %.0f events/s; svcd and children %.2f core-s (%.2f per million)\n",
 		events, perRequest, workers, acked.Seconds(), el.Seconds(), float64(events)/el.Seconds(), used, used*1e6/float64(events))
+	fmt.Printf("  core-s by process (pid, name): %v\n", byProc)
 }
 
 // hecBody is n HEC events from..from+n-1 of web-server access logs over the day before now:
@@ -123,8 +130,9 @@ func hecBody(now int64, from, n int) []byte {
 	return b.Bytes()
 }
 
-// processTreeCPU is the user and system CPU seconds of pid and its live children.
-func processTreeCPU(pid int) float64 {
+// processTreeCPU is the user and system CPU seconds of pid and its live children, also
+// added to by (keyed by pid and name) when given.
+func processTreeCPU(pid int, by map[string]float64) float64 {
 	total := 0.0
 	stat := func(p string) {
 		b, err := os.ReadFile(filepath.Join("/proc", p, "stat"))
@@ -139,6 +147,9 @@ func processTreeCPU(pid int) float64 {
 		u, _ := strconv.ParseFloat(f[11], 64)
 		s, _ := strconv.ParseFloat(f[12], 64)
 		total += (u + s) / 100 // clock ticks
+		if by != nil {
+			by[p+" "+string(b[bytes.IndexByte(b, '(')+1:bytes.LastIndexByte(b, ')')])] += (u + s) / 100
+		}
 	}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {

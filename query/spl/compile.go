@@ -736,9 +736,8 @@ func (c *compiler) dedup(cmd *DedupCommand) {
 // newestBound is the WHERE clause that lets "the n newest events of the base relation"
 // stop at the page: rel is the base relation and order is newest first, so only events at
 // or after the n-th newest matching time can be among them. That time is found by a read
-// of the time and the filtered paths alone (the table's sorting key, read in reverse
-// order), and the bound on the sorting key then limits the read of whole documents to the
-// granules holding the page. Events tied with the n-th newest all pass the bound, so the
+// of the time and the filtered paths alone, and the bound on the sorting key then limits
+// the read of whole documents to the granules holding the page. Events tied with the n-th newest all pass the bound, so the
 // ORDER BY ... LIMIT n that follows chooses among the same events as a sort of every
 // match would. Without matches min() is the epoch, and the condition no event passes
 // already holds. "" when the shape does not apply, or the condition is too long to

@@ -59,7 +59,7 @@ func TestShapesTiming(t *testing.T) {
 				}
 				ms = append(ms, float64(time.Since(start).Microseconds())/1000)
 				rows = len(r.Rows)
-				if strings.HasPrefix(sql, "EXPLAIN") {
+				if !strings.HasPrefix(sql, "SELECT") && !strings.HasPrefix(sql, "WITH") {
 					for _, row := range r.Rows {
 						fmt.Println("    ", row[0])
 					}
