@@ -34,7 +34,11 @@ func TestBenchHEC(t *testing.T) {
 	}
 	pprofAddr := l.Addr().String()
 	l.Close()
-	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword, "SVC_PPROF_ADDR="+pprofAddr)
+	env := []string{"SVC_BOOTSTRAP_PASSWORD=" + adminPassword, "SVC_PPROF_ADDR=" + pprofAddr}
+	if v := os.Getenv("SVC_BENCH_HEC_LINGER"); v != "" {
+		env = append(env, "SVC_BATCH_LINGER="+v) // the tests' 50 ms makes small parts
+	}
+	s := svcdtest.Start(t, env...)
 	installApp(t, s, "logsearch")
 	s.Must(200, "POST", "/services/collector/event", `{"time": 1700000000, "event": "seed"}`, "Authorization", "Splunk "+s.AdminKey)
 	now := time.Now().Unix()

@@ -266,6 +266,22 @@ func (x *executor) EarliestTime(ctx context.Context, sql string) (time.Time, boo
 	return t, true, nil
 }
 
+func (x *executor) NewestTimes(ctx context.Context, sql string) (uint64, time.Time, error) {
+	r, err := x.run(ctx, sql)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 2 {
+		return 0, time.Time{}, fmt.Errorf("a newest-events probe returned %d rows", len(r.Rows))
+	}
+	n, _ := toUint(r.Rows[0][0])
+	t, ok := toTime(r.Rows[0][1])
+	if !ok {
+		return 0, time.Time{}, nil
+	}
+	return n, t, nil
+}
+
 func (x *executor) Paths(ctx context.Context, sql string) ([]string, error) {
 	r, err := x.run(ctx, sql)
 	if err != nil {
@@ -295,6 +311,9 @@ func (nullResolver) EarliestTime(context.Context, string) (time.Time, bool, erro
 	return time.Time{}, false, nil
 }
 func (nullResolver) Paths(context.Context, string) ([]string, error) { return nil, nil }
+func (nullResolver) NewestTimes(context.Context, string) (uint64, time.Time, error) {
+	return 0, time.Time{}, nil
+}
 
 // Validate checks a search text and its time window without running it
 // (for saved searches). It returns Errors (HTTP 400) for problems the
