@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/edge/apierr"
+	"github.com/svc-data/svc/pipeline/hec"
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/tables"
@@ -134,9 +135,9 @@ func hecDefaults(ctx *fasthttp.RequestCtx) hecMeta {
 }
 
 // parseTime reads HEC's time: epoch seconds as a number or a string, fractions allowed.
-func parseTime(raw json.RawMessage) (time.Time, error) {
+func parseTime(raw json.RawMessage, now time.Time) (time.Time, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return time.Now(), nil
+		return now, nil
 	}
 	text := strings.Trim(string(raw), `"`)
 	f, err := strconv.ParseFloat(text, 64)
@@ -187,65 +188,85 @@ func (h *Handlers) HECEvents(ctx *fasthttp.RequestCtx) error {
 		if err != nil {
 			return err
 		}
-		dec := json.NewDecoder(bytes.NewReader(plain))
-		n := 0
-		for ; ; n++ {
-			var ev hecEvent
-			err := dec.Decode(&ev)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			bad := func(text string, code int) error {
-				i := n
-				return &hecStatus{status: 400, text: text, code: code, invalid: &i}
-			}
-			if err != nil {
-				return bad("Invalid data format", 6)
-			}
-			if len(ev.Event) == 0 {
-				return bad("Event field is required", 12)
-			}
-			t, err := parseTime(ev.Time)
-			if err != nil {
-				return bad("Invalid data format", 6)
-			}
-			m := defaults
-			for _, f := range []struct {
-				v   *string
-				dst *string
-			}{{ev.Host, &m.host}, {ev.Source, &m.source}, {ev.Sourcetype, &m.sourcetype}, {ev.Index, &m.index}} {
-				if f.v != nil {
-					*f.dst = *f.v
-				}
-			}
-			var raw string
-			var object map[string]json.RawMessage
-			switch ev.Event[0] {
-			case '"':
-				if err := json.Unmarshal(ev.Event, &raw); err != nil {
-					return bad("Invalid data format", 6)
-				}
-				if strings.TrimSpace(raw) == "" {
-					return bad("Event field cannot be blank", 13)
-				}
-			case '{':
-				if err := json.Unmarshal(ev.Event, &object); err != nil {
-					return bad("Invalid data format", 6)
-				}
-				raw = string(ev.Event)
-			default:
-				raw = string(ev.Event)
-			}
-			if err := appendRow(dst, t, raw, m, ev.Fields, object); err != nil {
-				return err
-			}
-		}
-		if n == 0 {
-			return hecNoData
-		}
-		return nil
+		return decodeHECEvents(plain, defaults, time.Now(), dst)
 	}
 	return h.hecIngest(ctx, p, decode)
+}
+
+// decodeHECEvents appends the rows of a /services/collector/event body (inflated): the fast
+// path of pipeline/hec, and this reference decoder for whatever it does not take as it is.
+// now is the time of events without one.
+func decodeHECEvents(plain []byte, defaults hecMeta, now time.Time, dst *rows.Buffer) error {
+	// The fast path writes the rows the reference would, without reflection or a map per
+	// event; whatever it does not take as it is (errors above all) the reference decides.
+	meta := hec.Meta{Host: defaults.host, Source: defaults.source, Sourcetype: defaults.sourcetype, Index: defaults.index}
+	if ok, err := hec.AppendEvents(plain, meta, now, dst); ok || err != nil {
+		return err
+	}
+	return referenceHECEvents(plain, defaults, now, dst)
+}
+
+// referenceHECEvents is the reference decoder of /services/collector/event bodies: it
+// answers every error, and the fast path writes the rows it would
+// (TestHECFastPathWritesTheReferenceRows).
+func referenceHECEvents(plain []byte, defaults hecMeta, now time.Time, dst *rows.Buffer) error {
+	dec := json.NewDecoder(bytes.NewReader(plain))
+	n := 0
+	for ; ; n++ {
+		var ev hecEvent
+		err := dec.Decode(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		bad := func(text string, code int) error {
+			i := n
+			return &hecStatus{status: 400, text: text, code: code, invalid: &i}
+		}
+		if err != nil {
+			return bad("Invalid data format", 6)
+		}
+		if len(ev.Event) == 0 {
+			return bad("Event field is required", 12)
+		}
+		t, err := parseTime(ev.Time, now)
+		if err != nil {
+			return bad("Invalid data format", 6)
+		}
+		m := defaults
+		for _, f := range []struct {
+			v   *string
+			dst *string
+		}{{ev.Host, &m.host}, {ev.Source, &m.source}, {ev.Sourcetype, &m.sourcetype}, {ev.Index, &m.index}} {
+			if f.v != nil {
+				*f.dst = *f.v
+			}
+		}
+		var raw string
+		var object map[string]json.RawMessage
+		switch ev.Event[0] {
+		case '"':
+			if err := json.Unmarshal(ev.Event, &raw); err != nil {
+				return bad("Invalid data format", 6)
+			}
+			if strings.TrimSpace(raw) == "" {
+				return bad("Event field cannot be blank", 13)
+			}
+		case '{':
+			if err := json.Unmarshal(ev.Event, &object); err != nil {
+				return bad("Invalid data format", 6)
+			}
+			raw = string(ev.Event)
+		default:
+			raw = string(ev.Event)
+		}
+		if err := appendRow(dst, t, raw, m, ev.Fields, object); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return hecNoData
+	}
+	return nil
 }
 
 // HECRaw serves POST /services/collector/raw: raw text, one event per line.

@@ -42,6 +42,9 @@ type Resolver interface {
 	EarliestTime(ctx context.Context, sql string) (t time.Time, ok bool, err error)
 	// Paths runs a query returning one String column of document paths.
 	Paths(ctx context.Context, sql string) ([]string, error)
+	// NewestTimes runs a query returning one row: a count (UInt64) and the oldest time
+	// (DateTime64) of the newest matching events it read.
+	NewestTimes(ctx context.Context, sql string) (n uint64, oldest time.Time, err error)
 }
 
 // RankedSeries is one row of a ranking query.
@@ -362,7 +365,7 @@ func (c *compiler) command(i int, cmd Command) {
 		if cmd.Count != nil {
 			n = cmd.Count.Value
 		}
-		c.cur.rel = c.addCTE("SELECT * FROM " + c.cur.rel + orderBy(c.cur.order) + " LIMIT " + strconv.FormatInt(n, 10))
+		c.cur.rel = c.addCTE("SELECT * FROM " + c.cur.rel + c.newestBound(c.cur.rel, c.cur.order, n) + orderBy(c.cur.order) + " LIMIT " + strconv.FormatInt(n, 10))
 	case *DedupCommand:
 		c.dedup(cmd)
 	default:
@@ -733,6 +736,78 @@ func (c *compiler) dedup(cmd *DedupCommand) {
 	c.cur.rel = c.addCTE(q)
 }
 
+// newestBound is the WHERE clause that lets "the n newest events of the base relation"
+// stop at the page: rel is the base relation and order is newest first, so only events at
+// or after the n-th newest matching time can be among them, and a bound on the sorting key
+// limits the read of whole documents to the granules holding the page.
+//
+// With a Resolver the bound is a literal, found before the statement by probes of the
+// newest 1/64, 1/16 and 1/4 of the window (1 hour, 1 day and 30 days before its end when
+// it has no start), then all of it, each reading the time and the filtered paths of that
+// slice alone (the sorting key prunes the rest) up to n matches: the first probe that finds
+// n gives the n-th newest. The engine cannot stop such a read early itself (it reads the
+// Merge view in key order only without a filter). Events added since a probe only raise
+// the n-th newest, so the bound stays at or below it. When no probe finds n, every match
+// is on the page and no bound is needed. Without a Resolver the bound is the same probe
+// over the whole window as a scalar subquery.
+//
+// Events tied with the n-th newest all pass the bound, so the ORDER BY ... LIMIT n that
+// follows chooses among the same events as a sort of every match would. "" when the
+// shape does not apply, or the condition is too long to repeat.
+func (c *compiler) newestBound(rel string, order []orderTerm, n int64) string {
+	if len(order) != 1 || !order[0].desc || n <= 0 {
+		return ""
+	}
+	var base *baseRel
+	for _, t := range c.ctes {
+		if t.name == rel {
+			base = t.base
+		}
+	}
+	if base == nil || order[0].s != pathCol("_time") || len(base.where) > MaxQueryBytes/8 {
+		return ""
+	}
+	probe := func(from string) string {
+		where := base.where
+		if from != "" {
+			where += " AND doc._time >= " + from
+		}
+		return "SELECT doc._time AS t FROM " + base.table + " WHERE " + where + " ORDER BY t DESC LIMIT " + strconv.FormatInt(n, 10)
+	}
+	if c.opts.Resolver == nil {
+		return " WHERE " + order[0].s + " >= (SELECT min(t) FROM (" + probe("") + "))"
+	}
+	w := c.opts.Window
+	var starts []time.Time
+	if w.HasEarliest {
+		for _, part := range []time.Duration{64, 16, 4} {
+			starts = append(starts, w.Latest.Add(-w.Latest.Sub(w.Earliest)/part))
+		}
+	} else {
+		for _, back := range []time.Duration{time.Hour, 24 * time.Hour, 30 * 24 * time.Hour} {
+			starts = append(starts, w.Latest.Add(-back))
+		}
+	}
+	starts = append(starts, time.Time{})
+	for _, from := range starts {
+		lit := ""
+		if !from.IsZero() {
+			lit = timeLiteral(from)
+		}
+		sql := "SELECT count(), min(t) FROM (" + probe(lit) + ")"
+		c.resolved = append(c.resolved, sql)
+		got, oldest, err := c.opts.Resolver.NewestTimes(c.ctx, sql)
+		if err != nil {
+			c.setFatal(fmt.Errorf("find the page's oldest event: %w", err))
+			return ""
+		}
+		if int64(got) >= n {
+			return " WHERE " + order[0].s + " >= " + timeLiteral(oldest)
+		}
+	}
+	return ""
+}
+
 // outputExpr renders a column for the final SELECT.
 func outputExpr(col string, k kind) (string, string, encoding) {
 	switch k {
@@ -784,7 +859,7 @@ func (c *compiler) mainQuery() (string, []outColumn) {
 		cols = append(cols, outColumn{name: "", enc: encNative})
 	}
 	c.mainParts.with, c.mainParts.sel = c.with(c.cur.rel, withDoc), strings.Join(sel, ", ")
-	c.mainParts.from = " FROM " + c.cur.rel + orderBy(c.cur.order) + " LIMIT " + itoa(MaxOutputRows+1)
+	c.mainParts.from = " FROM " + c.cur.rel + c.newestBound(c.cur.rel, c.cur.order, MaxOutputRows+1) + orderBy(c.cur.order) + " LIMIT " + itoa(MaxOutputRows+1)
 	c.mainParts.timeCol = timeCol
 	return c.mainParts.with + "SELECT " + c.mainParts.sel + c.mainParts.from, cols
 }

@@ -24,6 +24,10 @@ func (fakeResolver) EarliestTime(context.Context, string) (time.Time, bool, erro
 	return time.Date(2024, 1, 1, 6, 30, 0, 0, time.UTC), true, nil
 }
 
+func (fakeResolver) NewestTimes(context.Context, string) (uint64, time.Time, error) {
+	return 1 << 20, time.Date(2024, 1, 1, 23, 59, 30, 0, time.UTC), nil
+}
+
 func (fakeResolver) Paths(context.Context, string) ([]string, error) {
 	return []string{"_raw", "_time", "bytes", "host", "status", "user.id"}, nil
 }

@@ -12,7 +12,7 @@
 -- main:
 WITH
   s0 AS (SELECT doc, doc._time AS `@_time`, doc.`_raw` AS `@_raw`, doc.`host` AS `@host`, doc.`source` AS `@source`, doc.`sourcetype` AS `@sourcetype`, doc.`index` AS `@index` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC') AND (((ifNull((toFloat64OrNull(CAST(doc.`status` AS Nullable(String))) = 404.0 OR lowerUTF8(CAST(doc.`status` AS Nullable(String))) = '404'), 0) OR ifNull((toFloat64OrNull(CAST(doc.`status` AS Nullable(String))) >= 500.0), 0)) AND (ifNull((toFloat64OrNull(CAST(doc.`user.id` AS Nullable(String))) = 1.0 OR lowerUTF8(CAST(doc.`user.id` AS Nullable(String))) = '1'), 0) OR ifNull((lowerUTF8(CAST(doc.`user.id` AS Nullable(String))) = 'a b'), 0) OR ifNull(ilike(CAST(doc.`user.id` AS Nullable(String)), 'x%'), 0))) AND ifNull(((doc.`status` IS NOT NULL) AND NOT ifNull((toFloat64OrNull(CAST(doc.`status` AS Nullable(String))) = 302.0 OR lowerUTF8(CAST(doc.`status` AS Nullable(String))) = '302'), 0)), 0)))
-SELECT `@_time` AS o1, nullIf(`@_raw`, '') AS o2, nullIf(`@host`, '') AS o3, nullIf(`@source`, '') AS o4, nullIf(`@sourcetype`, '') AS o5, nullIf(`@index`, '') AS o6, toJSONString(doc) AS o7 FROM s0 ORDER BY `@_time` DESC LIMIT 10001
+SELECT `@_time` AS o1, nullIf(`@_raw`, '') AS o2, nullIf(`@host`, '') AS o3, nullIf(`@source`, '') AS o4, nullIf(`@sourcetype`, '') AS o5, nullIf(`@index`, '') AS o6, toJSONString(doc) AS o7 FROM s0 WHERE `@_time` >= toDateTime64('2024-01-01 23:59:30.000', 3, 'UTC') ORDER BY `@_time` DESC LIMIT 10001
 
 -- stage counts:
 WITH

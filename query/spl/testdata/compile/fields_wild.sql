@@ -10,7 +10,7 @@
 -- main:
 WITH
   s0 AS (SELECT doc, doc._time AS `@_time`, doc.`_raw` AS `@_raw`, doc.`host` AS `@host` FROM `db`.`logsearch_events` WHERE doc._time >= toDateTime64('2024-01-01 00:00:00.000', 3, 'UTC') AND doc._time < toDateTime64('2024-01-02 00:00:00.000', 3, 'UTC'))
-SELECT `@_time` AS o1, nullIf(`@_raw`, '') AS o2, nullIf(`@host`, '') AS o3, toJSONString(doc) AS o4 FROM s0 ORDER BY `@_time` DESC LIMIT 10001
+SELECT `@_time` AS o1, nullIf(`@_raw`, '') AS o2, nullIf(`@host`, '') AS o3, toJSONString(doc) AS o4 FROM s0 WHERE `@_time` >= toDateTime64('2024-01-01 23:59:30.000', 3, 'UTC') ORDER BY `@_time` DESC LIMIT 10001
 
 -- stage counts:
 WITH
