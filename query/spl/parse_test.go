@@ -98,6 +98,9 @@ func TestParsePrint(t *testing.T) {
 	f("x | eval y=a.b . \"c\" . 'd e' . 'it\\'s'", "x | eval y=a.b . \"c\" . 'd e' . 'it\\'s'")
 	f(`x | eval 'a b'="v", "c"=if(x IN (1, 2), "y", null())`, `x | eval 'a b'="v", 'c'=if(x IN (1, 2), "y", null())`)
 	f(`x | where x LIKE "a%" AND like(y, "b_")`, `x | where x LIKE "a%" AND like(y, "b_")`)
+	f(`items{}.sku=a | where items{}.qty>1 AND 'items[].sku'!="b" | stats sum(items{}.qty) BY items{}.sku | table items{}.sku`,
+		`items{}.sku=a | where items{}.qty > 1 AND 'items[].sku' != "b" | stats sum(items{}.qty) BY items{}.sku | table items{}.sku`)
+	f(`x | eval y=a{}.b.c{}.d . e`, `x | eval y=a{}.b.c{}.d . e`)
 	f(`x | where NOT a = b`, `x | where NOT a = b`)
 	f(`x | where (NOT a) = b`, `x | where (NOT a) = b`)
 	f(`x | where a = (b = c)`, `x | where a = (b = c)`)
