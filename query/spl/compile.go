@@ -368,6 +368,8 @@ func (c *compiler) command(i int, cmd Command) {
 		c.cur.rel = c.addCTE("SELECT * FROM " + c.cur.rel + orderBy(c.cur.order) + " LIMIT " + strconv.FormatInt(n, 10))
 	case *DedupCommand:
 		c.dedup(cmd)
+	case *MvexpandCommand:
+		c.mvexpand(cmd)
 	default:
 		panic(fmt.Sprintf("spl: command %T", cmd))
 	}

@@ -42,9 +42,9 @@ func TestMultivalueFieldsOfArraysOfObjects(t *testing.T) {
 			t.Fatalf("the schema lacks %s: %v", p, paths)
 		}
 	}
-	run := func(spl string) (*result, error) {
+	run := func(spl string, mod ...func(*Request)) (*result, error) {
 		env := &e2eEnv{eng: eng, table: table}
-		return env.try(spl, func(r *Request) { r.Paths = paths })
+		return env.try(spl, append(mod, func(r *Request) { r.Paths = paths })...)
 	}
 	search := func(t *testing.T, spl string) *result {
 		t.Helper()
@@ -225,9 +225,61 @@ func TestMultivalueFieldsOfArraysOfObjects(t *testing.T) {
 		if len(r.Data) != 1 || fmt.Sprint(r.Data[0]["items{}.sku"]) != fmt.Sprint(elems(e, "items", "sku")) {
 			t.Errorf("fields: %v, want skus %v", r.Data, elems(e, "items", "sku"))
 		}
+		withSku := count(func(e event) bool { return len(elems(e, "items", "sku")) > 0 })
+		// field statistics describe the expanded field
+		r, err := run(`items{}.sku=* | mvexpand items{}.sku`, func(r *Request) { r.IncludeFieldStatistics = true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(r.FieldStats, func(f FieldStatistic) bool { return f.Field == "items{}.sku" })
+		if i < 0 || r.FieldStats[i].Type != "string" || r.FieldStats[i].NonNullRows != uint64(r.Rows) || withSku == 0 {
+			t.Errorf("field statistics: %+v, want strings in %d rows", r.FieldStats, r.Rows)
+		}
 		want := count(func(e event) bool { return slices.Contains(elems(e, "items", "sku"), any("c")) })
 		if got := one(t, `| rename items{}.sku AS sku | stats count(eval(sku="c")) AS n`, "n"); fmt.Sprint(got) != strconv.Itoa(want) {
 			t.Errorf("renamed: %v, want %d", got, want)
+		}
+	})
+
+	t.Run("mvexpand", func(t *testing.T) {
+		want := map[string]int{} // every value, duplicates included
+		rows := 0                // a row per value; an event without values stays one row
+		for _, e := range inWindow {
+			vs := elems(e, "items", "sku")
+			rows += max(1, len(vs))
+			for _, v := range vs {
+				want[fmt.Sprint(v)]++
+			}
+		}
+		if got := one(t, `| mvexpand items{}.sku | stats count`, "count"); fmt.Sprint(got) != strconv.Itoa(rows) {
+			t.Errorf("rows: %v, want %d", got, rows)
+		}
+		r := search(t, `| mvexpand items{}.sku | stats count by items{}.sku`)
+		got := map[string]int{}
+		for _, row := range r.Data {
+			n, _ := strconv.Atoi(fmt.Sprint(row["count"]))
+			got[fmt.Sprint(row["items{}.sku"])] = n
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("count by value: %v, want %v", got, want)
+		}
+		var e event
+		for _, x := range inWindow {
+			if len(elems(x, "items", "sku")) >= 3 {
+				e = x
+				break
+			}
+		}
+		r = search(t, fmt.Sprintf(`order_id=%d | mvexpand items{}.qty | where items{}.qty > 0 | table items{}.qty`, e["order_id"]))
+		var gotQ, wantQ []string
+		for _, row := range r.Data {
+			gotQ = append(gotQ, fmt.Sprint(row["items{}.qty"]))
+		}
+		for _, v := range elems(e, "items", "qty") {
+			wantQ = append(wantQ, fmt.Sprint(v))
+		}
+		if fmt.Sprint(gotQ) != fmt.Sprint(wantQ) {
+			t.Errorf("values of order %v in order: %v, want %v", e["order_id"], gotQ, wantQ)
 		}
 	})
 
@@ -237,6 +289,7 @@ func TestMultivalueFieldsOfArraysOfObjects(t *testing.T) {
 			`| chart count over customer by items{}.sku`,
 			`| where items{}.sku = items{}.qty`,
 			`| stats latest(items{}.sku)`,
+			`| mvexpand items{}.sku limit=2`,
 		} {
 			_, err := run(spl)
 			es, ok := AsErrors(err)

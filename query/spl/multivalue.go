@@ -1,6 +1,7 @@
 package spl
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -8,15 +9,16 @@ import (
 	"github.com/svc-data/svc/query/sqlquote"
 )
 
-// Arrays of objects (docs/spl.md "Multivalue fields"): a field named through an array of
+// Arrays of objects (docs/spl.md "Arrays of objects"): a field named through an array of
 // objects, items{}.sku (Splunk's spath naming; 'items[].sku' as a quoted name), is a
 // multivalue field: the values of sku in every element of the event's items. The table's
 // path schema records the element paths (items[].sku, docs/typing.md); the array reads as
-// its Array(JSON) type and each element's path is typed by the one rule of package
-// pathtype, as SQL reads it.sku after ARRAY JOIN items AS it. A multivalue field is compiled
-// as an array (kind kMVNum or kMVDyn, by its elements): comparisons match when any element matches,
-// aggregates take every element, stats BY counts an event once in the group of each of its
-// distinct values.
+// its Array(JSON) type, and each element's path is typed by the one rule of package
+// pathtype as SQL reads it.sku after ARRAY JOIN items AS it, numbers typed and other
+// values Dynamic as for top-level fields (typing.go). A multivalue field is compiled as
+// an array (kind kMVNum or kMVDyn, by its elements): comparisons match when any element
+// does, aggregates take every element, stats BY counts an event once in the group of
+// each of its distinct values, mvexpand makes a row per element.
 
 // mvField is how a multivalue field reads from the doc column.
 type mvField struct {
@@ -62,10 +64,14 @@ func mvRead(paths map[string][]string, key string) (mvField, bool) {
 		}
 	}
 	leaf := pathtype.Decide(paths[key])
+	// As for top-level fields (typing.go), numbers read typed; other values stay Dynamic,
+	// so that "200" and 200 compare alike.
 	k := kMVDyn
 	switch leaf.Type {
 	case "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64":
 		k = kMVNum
+	default:
+		leaf = pathtype.Read{}
 	}
 	var level func(i int, arr string) string
 	level = func(i int, arr string) string {
@@ -117,4 +123,20 @@ func (c *compiler) scalarField(f *FieldName) sqlExpr {
 		return nullExpr
 	}
 	return x
+}
+
+// mvexpand makes a row per value of a multivalue field, in the order of the values, with
+// the field holding that value; a row without values is kept once with the field absent.
+func (c *compiler) mvexpand(cmd *MvexpandCommand) {
+	x := c.cur.sch.resolve(cmd.Field.Name)
+	if !isMV(x.k) {
+		c.errs.add(CodeInvalid, cmd.Field.Rng.Start, "name a path through an array of objects, e.g. items{}.sku",
+			"%s is not a multivalue field", cmd.Field.Name)
+		return
+	}
+	vals := "arrayResize(" + x.s + ", greatest(length(" + x.s + "), 1))"
+	v, i := c.newCol(), c.newCol()
+	c.cur.rel = c.addCTE("SELECT *, " + v + ", " + i + " FROM " + c.cur.rel + " ARRAY JOIN " + vals + " AS " + v + ", arrayEnumerate(" + vals + ") AS " + i)
+	c.cur.order = append(slices.Clone(c.cur.order), orderTerm{i, false})
+	c.setField(cmd.Field.Name, namedCol{name: cmd.Field.Name, col: v, k: mvElem(x).k})
 }

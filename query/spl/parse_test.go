@@ -101,6 +101,7 @@ func TestParsePrint(t *testing.T) {
 	f(`items{}.sku=a | where items{}.qty>1 AND 'items[].sku'!="b" | stats sum(items{}.qty) BY items{}.sku | table items{}.sku`,
 		`items{}.sku=a | where items{}.qty > 1 AND 'items[].sku' != "b" | stats sum(items{}.qty) BY items{}.sku | table items{}.sku`)
 	f(`x | eval y=a{}.b.c{}.d . e`, `x | eval y=a{}.b.c{}.d . e`)
+	f(`x | mvexpand   items{}.sku | mvexpand "a b{}.c"`, `x | mvexpand items{}.sku | mvexpand "a b{}.c"`)
 	f(`x | where NOT a = b`, `x | where NOT a = b`)
 	f(`x | where (NOT a) = b`, `x | where (NOT a) = b`)
 	f(`x | where a = (b = c)`, `x | where a = (b = c)`)
@@ -136,7 +137,7 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("error %d at column %d, want %d: %v", i, es[i].Position.Column, want, es[i])
 		}
 	}
-	if es.Code() != CodeSyntax || es.Hint() != "supported commands: chart, dedup, eval, fields, head, rename, search, sort, stats, table, timechart, where" {
+	if es.Code() != CodeSyntax || es.Hint() != "supported commands: chart, dedup, eval, fields, head, mvexpand, rename, search, sort, stats, table, timechart, where" {
 		t.Errorf("envelope: %q %q", es.Code(), es.Hint())
 	}
 	// At most maxErrors are reported.
