@@ -286,3 +286,85 @@ func TestArraysOfObjectsInCloudTrailResources(t *testing.T) {
 		t.Errorf("records touching a bucket: %v, want %d", d, touchesBucket)
 	}
 }
+
+// TestArraysOfObjectsInLogSearch: log search reads paths through arrays of objects as
+// Splunk's multivalue fields (docs/spl.md "Arrays of objects"), typed from the element
+// paths the consumer records for the log-search table: order line items and span events
+// sent through the HTTP Event Collector.
+func TestArraysOfObjectsInLogSearch(t *testing.T) {
+	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
+	installApp(t, s, "logsearch")
+	os := orders(200)
+	now := time.Now().Unix()
+	var b strings.Builder
+	for i, o := range os {
+		fmt.Fprintf(&b, `{"time": %d, "sourcetype": "orders", "event": %s}`+"\n", now-int64(i), o.json())
+	}
+	spanNames := []string{"cache.miss", "retry", "exception"}
+	withException := 0
+	for i := range 60 {
+		var evs []string
+		exc := false
+		for j := range i % 3 {
+			name := spanNames[(i+j)%len(spanNames)]
+			exc = exc || name == "exception"
+			evs = append(evs, fmt.Sprintf(`{"name":%q,"timeUnixNano":"%d"}`, name, 1700000000000000000+i*10+j))
+		}
+		if exc {
+			withException++
+		}
+		fmt.Fprintf(&b, `{"time": %d, "sourcetype": "spans", "event": {"spanId":"%016x","events":[%s]}}`+"\n", now-int64(i), i+1, strings.Join(evs, ","))
+	}
+	s.Must(200, "POST", "/services/collector/event", b.String(), "Authorization", "Splunk "+s.AdminKey)
+	s.WaitCount("logsearch_events", len(os)+60, 2*time.Minute)
+
+	withB, priceOver8 := 0, 0
+	var qty int64
+	bySKU := map[string]int{} // orders holding the sku, once per order
+	for _, o := range os {
+		seen := map[string]bool{}
+		b, over := false, false
+		for _, it := range o.Items {
+			qty += it.Qty
+			b = b || it.SKU == "b"
+			over = over || (!it.NoPay && it.Price > 8)
+			if !seen[it.SKU] {
+				seen[it.SKU] = true
+				bySKU[it.SKU]++
+			}
+		}
+		if b {
+			withB++
+		}
+		if over {
+			priceOver8++
+		}
+	}
+	type answer struct{ Data []map[string]any }
+	search := func(spl string) []map[string]any {
+		t.Helper()
+		var res answer
+		s.Must(200, "POST", "/v1/spl/search", map[string]any{"spl": spl, "earliest": "-1h"}).JSON(t, &res)
+		return res.Data
+	}
+	for spl, want := range map[string]int{
+		`items{}.sku=b | stats count AS n`:                               withB,
+		`sourcetype=orders | where items{}.price > 8 | stats count AS n`: priceOver8,
+		`events{}.name=exception | stats count AS n`:                     withException,
+	} {
+		if d := search(spl); len(d) != 1 || num(t, d[0]["n"]) != float64(want) {
+			t.Errorf("%s: %v, want %d", spl, d, want)
+		}
+	}
+	if d := search(`| stats sum(items{}.qty) AS q`); num(t, d[0]["q"]) != float64(qty) {
+		t.Errorf("total quantity: %v, want %d", d, qty)
+	}
+	d := search(`| stats count BY items{}.sku`)
+	got := map[string]int{}
+	for _, row := range d {
+		got[row["items{}.sku"].(string)] = int(num(t, row["count"]))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(bySKU) {
+		t.Errorf("count by sku: %v, want %v", got, bySKU)
+	}
+}

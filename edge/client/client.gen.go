@@ -1809,7 +1809,9 @@ type ClientInterface interface {
 	// Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 	// `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 	// latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-	// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+	// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+	// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+	// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 	// `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 	// `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 	// columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`
@@ -1843,7 +1845,9 @@ type ClientInterface interface {
 	// Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 	// `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 	// latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-	// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+	// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+	// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+	// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 	// `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 	// `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 	// columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`
@@ -5173,7 +5177,9 @@ func (c *Client) GetSplCapabilities(ctx context.Context, reqEditors ...RequestEd
 // Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 // `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 // latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 // `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 // `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 // columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`
@@ -5217,7 +5223,9 @@ func (c *Client) SplSearchWithBody(ctx context.Context, params *SplSearchParams,
 // Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 // `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 // latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 // `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 // `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 // columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`

@@ -1861,7 +1861,9 @@ type ClientWithResponsesInterface interface {
 	// Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 	// `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 	// latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-	// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+	// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+	// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+	// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 	// `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 	// `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 	// columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`
@@ -1895,7 +1897,9 @@ type ClientWithResponsesInterface interface {
 	// Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 	// `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 	// latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-	// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+	// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+	// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+	// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 	// `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 	// `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 	// columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`
@@ -13411,7 +13415,9 @@ func (c *ClientWithResponses) GetSplCapabilitiesWithResponse(ctx context.Context
 // Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 // `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 // latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 // `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 // `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 // columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`
@@ -13451,7 +13457,9 @@ func (c *ClientWithResponses) SplSearchWithBodyWithResponse(ctx context.Context,
 // Supported: base searches and `search`/`where` filters; positive `fields`/`table`;
 // `rename`; bounded `eval`; `stats` (count, dc, sum, avg, values, min, max, earliest,
 // latest, optional BY); `chart` (`OVER a BY b` or `BY a b`); `sort`; `head`;
-// multi-field `dedup`; `timechart` with several aggregates and an optional split field;
+// multi-field `dedup`; `mvexpand`; paths through arrays of objects as multivalue
+// fields (`items{}.sku=b` matches when any line item's sku does; `stats count BY
+// items{}.sku`, `sum(items{}.qty)`); `timechart` with several aggregates and an optional split field;
 // `count(eval(condition))`. Chart and timechart: `limit` (default 10, `topN`,
 // `bottomN`, 0 for all), `useother`, `usenull`, at most 20 aggregates and 100 series
 // columns; timechart `span` (`s`, `m`, `h`, `d`, `w`, 1 second to 31 days), `bins`

@@ -37,6 +37,9 @@ func (c *compiler) planAggs(aggs []*Aggregate) []*aggPlan {
 		case a.Field != nil:
 			p.x = c.cur.sch.resolve(a.Field.Name)
 		}
+		if isMV(p.x.k) && (spec.Name == "earliest" || spec.Name == "latest") {
+			c.errs.add(CodeUnsupported, a.Rng.Start, "use min or max, or values", "%s() of the multivalue field %s is not supported", a.Func, a.Field.Name)
+		}
 		if spec.Name == "earliest" || spec.Name == "latest" {
 			p.t = c.cur.sch.resolve("_time")
 			if p.t.k != kTime {
@@ -72,6 +75,8 @@ func (p *aggPlan) outKind() kind {
 		switch p.x.k {
 		case kNum, kTime:
 			return p.x.k
+		case kMVNum:
+			return kNum
 		case kNull:
 			return kNull
 		}
@@ -107,6 +112,9 @@ func (p *aggPlan) sql(cond string) string {
 		return fn + "If(" + args + ", " + c + ")"
 	}
 	x := p.x
+	if isMV(x.k) {
+		return p.mvSQL(cond)
+	}
 	switch p.spec.Name {
 	case "count":
 		switch {
@@ -168,4 +176,36 @@ func (p *aggPlan) sql(cond string) string {
 		return fn + "If(" + v + ", " + p.t.s + ", " + and(isNotNull(x), cond) + ")"
 	}
 	panic("spl: aggregate " + p.spec.Name)
+}
+
+// mvSQL renders the aggregate of a multivalue field over the rows satisfying cond: it
+// takes every value of every row (the -Array combinators), as Splunk's stats does.
+func (p *aggPlan) mvSQL(cond string) string {
+	x := p.x
+	e := mvElem(x)
+	ifc := func(fn, args string) string {
+		if cond == "" {
+			return fn + "(" + args + ")"
+		}
+		return fn + "If(" + args + ", " + cond + ")"
+	}
+	switch p.spec.Name {
+	case "count":
+		return ifc("sum", "length("+mvValues(x)+")")
+	case "dc":
+		return ifc("uniqExactArray", mvMap(x, toStr(e).s))
+	case "sum", "avg":
+		return ifc(p.spec.Name+"Array", mvMap(x, "toNullable(toFloat64("+toNum(e).s+"))"))
+	case "values":
+		return "arraySlice(arraySort(" + ifc("groupUniqArrayArray", "arrayFilter("+mvVar+" -> "+mvVar+" IS NOT NULL, "+mvMap(x, toStr(e).s)+")") + "), 1, " + itoa(MaxValues) + ")"
+	case "min", "max":
+		if x.k == kMVNum {
+			return ifc(p.spec.Name+"Array", mvMap(x, "toNullable("+e.s+")"))
+		}
+		// Numeric when any value is numeric, otherwise text.
+		n, s := mvMap(x, toNum(e).s), mvMap(x, toStr(e).s)
+		return "if(" + ifc("sum", "arrayCount("+mvVar+" -> "+mvVar+" IS NOT NULL, "+n+")") + " > 0, CAST(" + ifc(p.spec.Name+"Array", n) +
+			" AS Dynamic), CAST(" + ifc(p.spec.Name+"Array", s) + " AS Dynamic))"
+	}
+	return "CAST(NULL AS Nullable(String))" // earliest, latest: refused by planAggs
 }

@@ -74,6 +74,12 @@ type TableCommand struct {
 	Fields []*FieldName
 }
 
+// MvexpandCommand makes a row per value of a multivalue field (items{}.sku).
+type MvexpandCommand struct {
+	cmdBase
+	Field *FieldName
+}
+
 // RenameCommand renames fields, left to right.
 type RenameCommand struct {
 	cmdBase
@@ -140,6 +146,7 @@ func (*TimechartCommand) Name() string { return "timechart" }
 func (*SortCommand) Name() string      { return "sort" }
 func (*HeadCommand) Name() string      { return "head" }
 func (*DedupCommand) Name() string     { return "dedup" }
+func (*MvexpandCommand) Name() string  { return "mvexpand" }
 
 // Int is an integer argument with its position.
 type Int struct {
@@ -423,6 +430,8 @@ func Children(n Node) []Node {
 		for _, f := range n.Fields {
 			add(f)
 		}
+	case *MvexpandCommand:
+		add(n.Field)
 	case *RenameCommand:
 		for _, p := range n.Pairs {
 			add(p)

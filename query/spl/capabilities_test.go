@@ -28,13 +28,16 @@ func TestCapabilitiesMatchCompiler(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = Compile(context.Background(), p, goldenOptions(""))
+		opts := goldenOptions("")
+		opts.Paths = map[string][]string{"items": {"Array(JSON(max_dynamic_types=16, max_dynamic_paths=256))"}, "items[].sku": {"String"}}
+		_, err = Compile(context.Background(), p, opts)
 		return err
 	}
 	examples := map[string]string{
 		"search": "a | search b", "where": "a | where x=1", "eval": "a | eval x=1", "fields": "a | fields x",
 		"table": "a | table x", "rename": "a | rename x AS y", "stats": "a | stats count", "chart": "a | chart count BY x y",
 		"timechart": "a | timechart count", "sort": "a | sort x", "head": "a | head 1", "dedup": "a | dedup x",
+		"mvexpand": "a | mvexpand items{}.sku",
 	}
 	if len(examples) != len(m.Commands) {
 		t.Fatalf("manifest has %d commands, test knows %d", len(m.Commands), len(examples))

@@ -77,7 +77,7 @@ func (c *compiler) chart(cmd *ChartCommand) {
 	p := pivot{pos: cmd.Rng.Start, split: cmd.By, opts: parseChartOpts(cmd.Options)}
 	p.aggs = c.planAggs(cmd.Aggs)
 	if cmd.Over != nil {
-		x := c.cur.sch.resolve(cmd.Over.Name)
+		x := c.scalarField(cmd.Over)
 		if x.k == kNull {
 			x = sqlExpr{"CAST(NULL AS Nullable(String))", kStr}
 		}
@@ -223,7 +223,7 @@ func (c *compiler) pivot(p pivot) {
 		}
 	}
 	if p.split != nil {
-		x := c.cur.sch.resolve(p.split.Name)
+		x := c.scalarField(p.split)
 		splitCol = c.newCol()
 		sel = append(sel, toStr(x).s+" AS "+splitCol)
 		if !p.opts.useNull {

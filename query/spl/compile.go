@@ -154,6 +154,9 @@ func (b *baseRel) render(withDoc bool) string {
 		if typed, ok := b.paths.numeric[p]; ok {
 			ref = typed
 		}
+		if key, ok := mvKey(p); ok {
+			ref = b.paths.multi[key].sql
+		}
 		cols = append(cols, ref+" AS "+pathCol(p))
 	}
 	if len(cols) == 0 {
@@ -368,6 +371,8 @@ func (c *compiler) command(i int, cmd Command) {
 		c.cur.rel = c.addCTE("SELECT * FROM " + c.cur.rel + c.newestBound(c.cur.rel, c.cur.order, n) + orderBy(c.cur.order) + " LIMIT " + strconv.FormatInt(n, 10))
 	case *DedupCommand:
 		c.dedup(cmd)
+	case *MvexpandCommand:
+		c.mvexpand(cmd)
 	default:
 		panic(fmt.Sprintf("spl: command %T", cmd))
 	}
@@ -382,14 +387,15 @@ func (c *compiler) baseSearch(sc *SearchCommand) {
 	// The search condition reads the table directly; later stages read
 	// the path columns of the base relation.
 	numeric := numericReads(c.opts.Paths)
-	c.cur = state{sch: &schema{open: true, direct: numeric}}
+	multi := mvReads(c.opts.Paths)
+	c.cur = state{sch: &schema{open: true, direct: numeric, multi: multi}}
 	if sc.Expr != nil {
 		if s := c.searchCond(sc.Expr); s != "1" {
 			cond += " AND " + s
 		}
 	}
-	paths := &pathSet{seen: map[string]bool{}, numeric: numeric}
-	c.cur.sch = &schema{open: true, paths: paths}
+	paths := &pathSet{seen: map[string]bool{}, numeric: numeric, multi: multi}
+	c.cur.sch = &schema{open: true, paths: paths, multi: multi}
 	c.cur.order = []orderTerm{{c.cur.sch.base("_time").s, true}}
 	c.cur.rel = c.addCTE("")
 	c.ctes[len(c.ctes)-1].base = &baseRel{table: c.opts.Table, where: cond, paths: paths}
@@ -623,6 +629,12 @@ func (c *compiler) stats(cmd *StatsCommand) {
 	for _, f := range cmd.By {
 		dup(f.Name, f.Rng.Start)
 		x := c.cur.sch.resolve(f.Name)
+		if isMV(x.k) {
+			// A row per distinct value of the event's multivalue field: the event counts
+			// once in the group of each (an event without values has no row).
+			x = c.expandMV(x)
+			counts = false
+		}
 		if x.k == kNull {
 			counts = false
 			where = append(where, "0")
@@ -683,6 +695,21 @@ func (c *compiler) stats(cmd *StatsCommand) {
 		counted.of = c.cur.rel
 		c.inputCount = counted
 	}
+}
+
+// expandMV makes the current relation a row per distinct value (by text form) of the
+// multivalue expression x in each row, and returns the column holding the value.
+func (c *compiler) expandMV(x sqlExpr) sqlExpr {
+	e := mvElem(x)
+	vals := mvValues(x)
+	distinct := "arrayDistinct(" + vals + ")"
+	if e.k != kNum {
+		texts := "arrayMap(" + mvVar + " -> " + toStr(e).s + ", " + vals + ")"
+		distinct = "arrayFilter((" + mvVar + ", __i) -> indexOf(" + texts + ", " + toStr(e).s + ") = __i, " + vals + ", arrayEnumerate(" + vals + "))"
+	}
+	col := c.newCol()
+	c.cur.rel = c.addCTE("SELECT *, arrayJoin(" + distinct + ") AS " + col + " FROM " + c.cur.rel)
+	return sqlExpr{col, e.k}
 }
 
 func (c *compiler) sortTerms(keys []*SortKey) []orderTerm {
@@ -813,6 +840,9 @@ func outputExpr(col string, k kind) (string, string, encoding) {
 	switch k {
 	case kDyn:
 		return "toJSONString(" + col + ")", "Dynamic", encJSON
+	case kMVNum, kMVDyn:
+		// the values of a multivalue field; absent (null) when it has none
+		return "if(empty(" + mvValues(sqlExpr{col, k}) + "), NULL, toJSONString(" + col + "))", "Array(Dynamic)", encJSON
 	case kTime:
 		return col, "DateTime64(3, 'UTC')", encTime
 	}
@@ -881,7 +911,7 @@ func (s *schema) projectedDocFields() ([]namedCol, bool) {
 	if j < 0 {
 		return nil, false
 	}
-	below := &schema{open: true, layers: s.layers[:j], paths: s.paths}
+	below := &schema{open: true, layers: s.layers[:j], paths: s.paths, multi: s.multi}
 	seen := map[string]bool{}
 	for _, k := range s.knownOpenFields() {
 		seen[k.name] = true

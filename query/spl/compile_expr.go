@@ -141,6 +141,15 @@ func (c *compiler) compareCond(f *FieldName, op CompareOp, v *SearchValue) strin
 	if x.k == kNull {
 		return "0"
 	}
+	if isMV(x.k) {
+		// a multivalue field matches when one of its values does
+		return mvAny(x, c.compareValue(mvElem(x), op, v))
+	}
+	return c.compareValue(x, op, v)
+}
+
+// compareValue compiles `x op value` of the search language for a field's value x.
+func (c *compiler) compareValue(x sqlExpr, op CompareOp, v *SearchValue) string {
 	eq := func() string {
 		switch {
 		case v.Text == "*":
@@ -196,11 +205,13 @@ func likePattern(v string) string {
 func (c *compiler) expr(e Expr) sqlExpr {
 	switch e := e.(type) {
 	case *FieldRef:
-		if strings.Contains(e.Name, "*") && !e.Quoted {
-			c.errs.add(CodeInvalid, e.Rng.Start, "", "wildcards are not allowed in expressions")
+		x := c.operand(e)
+		if isMV(x.k) {
+			c.errs.add(CodeUnsupported, e.Rng.Start, "compare it (where "+e.Name+"=\"x\" matches when any value does), aggregate it in stats or list it with table",
+				"%s is a multivalue field; here it can only be compared", e.Name)
 			return nullExpr
 		}
-		return c.cur.sch.resolve(e.Name)
+		return x
 	case *StringLit:
 		return sqlExpr{sqlquote.String(e.Value), kStr}
 	case *NumberLit:
@@ -218,7 +229,7 @@ func (c *compiler) expr(e Expr) sqlExpr {
 	case *BinaryExpr:
 		return c.binary(e)
 	case *InExpr:
-		x := c.expr(e.X)
+		x := c.operand(e.X)
 		parts := make([]string, len(e.List))
 		for i, item := range e.List {
 			parts[i] = compare("=", x, c.expr(item)).s
@@ -243,6 +254,20 @@ func (c *compiler) expr(e Expr) sqlExpr {
 	panic(fmt.Sprintf("spl: expr: unexpected %T", e))
 }
 
+// operand compiles an operand of a comparison: a field reference may be a multivalue
+// field there (compare matches when any value does).
+func (c *compiler) operand(e Expr) sqlExpr {
+	f, ok := e.(*FieldRef)
+	if !ok {
+		return c.expr(e)
+	}
+	if strings.Contains(f.Name, "*") && !f.Quoted {
+		c.errs.add(CodeInvalid, f.Rng.Start, "", "wildcards are not allowed in expressions")
+		return nullExpr
+	}
+	return c.cur.sch.resolve(f.Name)
+}
+
 // cond compiles an expression that must be a condition.
 func (c *compiler) cond(e Expr) string {
 	x := c.expr(e)
@@ -264,7 +289,12 @@ func (c *compiler) binary(e *BinaryExpr) sqlExpr {
 	case "XOR":
 		return sqlExpr{"xor(" + c.cond(e.L) + ", " + c.cond(e.R) + ")", kBool}
 	case "=", "==", "!=", "<", "<=", ">", ">=":
-		return compare(e.Op, c.expr(e.L), c.expr(e.R))
+		l, r := c.operand(e.L), c.operand(e.R)
+		if isMV(l.k) && isMV(r.k) {
+			c.errs.add(CodeUnsupported, e.Rng.Start, "compare one of them with a value", "a comparison of two multivalue fields is not supported")
+			return sqlExpr{"0", kBool}
+		}
+		return compare(e.Op, l, r)
 	case "LIKE":
 		return sqlExpr{"like(" + toStr(c.expr(e.L)).s + ", " + toStr(c.expr(e.R)).s + ")", kBool}
 	case ".":
@@ -286,6 +316,13 @@ func compare(op string, a, b sqlExpr) sqlExpr {
 	}
 	if a.k == kNull || b.k == kNull {
 		return sqlExpr{"CAST(NULL AS Nullable(UInt8))", kBool}
+	}
+	// A multivalue field (at most one side) matches when one of its values does.
+	if isMV(a.k) {
+		return sqlExpr{mvAny(a, compare(op, mvElem(a), b).s), kBool}
+	}
+	if isMV(b.k) {
+		return sqlExpr{mvAny(b, compare(op, a, mvElem(b)).s), kBool}
 	}
 	num := func(k kind) bool { return k == kNum || k == kTime }
 	switch {

@@ -264,11 +264,11 @@ func (l *lexer) searchWord(mode lexMode) int {
 }
 
 // isArgRune reports whether r may appear in an argument word: field names
-// (with wildcards and dotted paths), numbers, option values such as 1h,
+// (with wildcards and dotted paths, items{}.sku), numbers, option values such as 1h,
 // top5 or -count.
 func isArgRune(r rune) bool {
 	switch r {
-	case '_', '.', '*', '@', ':', '-':
+	case '_', '.', '*', '@', ':', '-', '{', '}':
 		return true
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
@@ -293,8 +293,8 @@ func isIdentRune(r rune) bool  { return r == '_' || unicode.IsLetter(r) || unico
 
 // ident lexes a field name of the expression language: a letter or
 // underscore, then letters, digits and underscores, with dotted segments
-// (user.id) when the dot is directly followed by a name character; a dot
-// anywhere else is the concatenation operator.
+// (user.id, items{}.sku) when the dot is directly followed by a name
+// character; a dot anywhere else is the concatenation operator.
 func (l *lexer) ident() int {
 	i := l.pos
 	r, n := utf8.DecodeRuneInString(l.src[i:])
@@ -312,6 +312,14 @@ func (l *lexer) ident() int {
 			r2, _ := utf8.DecodeRuneInString(l.src[i+1:])
 			if isIdentRune(r2) {
 				i++
+				continue
+			}
+		}
+		// items{}.sku: a path through an array of objects (multivalue.go)
+		if r == '{' && strings.HasPrefix(l.src[i:], "{}.") && i+3 < len(l.src) {
+			r2, _ := utf8.DecodeRuneInString(l.src[i+3:])
+			if isIdentRune(r2) {
+				i += 3
 				continue
 			}
 		}

@@ -861,6 +861,15 @@ func (p *parser) parseTable(b cmdBase) Command {
 	return c
 }
 
+func (p *parser) parseMvexpand(b cmdBase) Command {
+	c := &MvexpandCommand{cmdBase: b, Field: p.fieldName(false, "a multivalue field")}
+	if p.optionAhead() {
+		p.fail(CodeUnsupported, p.peek(modeArgs).pos, "mvexpand options are not supported; use head after it")
+	}
+	p.finish(&c.cmdBase)
+	return c
+}
+
 func (p *parser) parseRename(b cmdBase) Command {
 	c := &RenameCommand{cmdBase: b}
 	for {

@@ -98,6 +98,10 @@ func TestParsePrint(t *testing.T) {
 	f("x | eval y=a.b . \"c\" . 'd e' . 'it\\'s'", "x | eval y=a.b . \"c\" . 'd e' . 'it\\'s'")
 	f(`x | eval 'a b'="v", "c"=if(x IN (1, 2), "y", null())`, `x | eval 'a b'="v", 'c'=if(x IN (1, 2), "y", null())`)
 	f(`x | where x LIKE "a%" AND like(y, "b_")`, `x | where x LIKE "a%" AND like(y, "b_")`)
+	f(`items{}.sku=a | where items{}.qty>1 AND 'items[].sku'!="b" | stats sum(items{}.qty) BY items{}.sku | table items{}.sku`,
+		`items{}.sku=a | where items{}.qty > 1 AND 'items[].sku' != "b" | stats sum(items{}.qty) BY items{}.sku | table items{}.sku`)
+	f(`x | eval y=a{}.b.c{}.d . e`, `x | eval y=a{}.b.c{}.d . e`)
+	f(`x | mvexpand   items{}.sku | mvexpand "a b{}.c"`, `x | mvexpand items{}.sku | mvexpand "a b{}.c"`)
 	f(`x | where NOT a = b`, `x | where NOT a = b`)
 	f(`x | where (NOT a) = b`, `x | where (NOT a) = b`)
 	f(`x | where a = (b = c)`, `x | where a = (b = c)`)
@@ -133,7 +137,7 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("error %d at column %d, want %d: %v", i, es[i].Position.Column, want, es[i])
 		}
 	}
-	if es.Code() != CodeSyntax || es.Hint() != "supported commands: chart, dedup, eval, fields, head, rename, search, sort, stats, table, timechart, where" {
+	if es.Code() != CodeSyntax || es.Hint() != "supported commands: chart, dedup, eval, fields, head, mvexpand, rename, search, sort, stats, table, timechart, where" {
 		t.Errorf("envelope: %q %q", es.Code(), es.Hint())
 	}
 	// At most maxErrors are reported.

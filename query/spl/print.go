@@ -60,6 +60,8 @@ func (n *FieldsCommand) String() string {
 
 func (n *TableCommand) String() string { return "table " + fieldNames(n.Fields) }
 
+func (n *MvexpandCommand) String() string { return "mvexpand " + n.Field.String() }
+
 func (n *RenameCommand) String() string {
 	parts := make([]string, len(n.Pairs))
 	for i, p := range n.Pairs {

@@ -26,6 +26,9 @@ type schema struct {
 	// direct are the typed reads of numeric paths when the table is read directly (the
 	// base search condition, typing.go).
 	direct map[string]string
+	// multi are the multivalue fields of the table's arrays of objects, by schema path
+	// (multivalue.go).
+	multi map[string]mvField
 }
 
 // pathSet records the document paths a plan reads. The base relation
@@ -36,6 +39,8 @@ type pathSet struct {
 	seen  map[string]bool
 	// numeric are the paths read as numbers, with their typed read (typing.go).
 	numeric map[string]string
+	// multi are the multivalue fields, by schema path (multivalue.go).
+	multi map[string]mvField
 }
 
 // col registers a path and returns the column holding it.
@@ -81,7 +86,7 @@ type namedCol struct {
 }
 
 func (s *schema) clone() *schema {
-	n := &schema{open: s.open, paths: s.paths, direct: s.direct}
+	n := &schema{open: s.open, paths: s.paths, direct: s.direct, multi: s.multi}
 	n.layers = append(n.layers, s.layers...)
 	n.cols = append(n.cols, s.cols...)
 	return n
@@ -92,6 +97,18 @@ func internalField(name string) bool { return name == "_time" || name == "_raw" 
 
 // base is the expression of a field read from the document.
 func (s *schema) base(name string) sqlExpr {
+	if key, ok := mvKey(name); ok {
+		// A path through an array of objects: its values in every element, or absent
+		// when the schema has no such array.
+		mv, ok := s.multi[key]
+		switch {
+		case !ok:
+			return nullExpr
+		case s.paths != nil:
+			return sqlExpr{s.paths.col(name), mv.k}
+		}
+		return sqlExpr{mv.sql, mv.k}
+	}
 	ref := docRef(name)
 	if s.paths != nil {
 		ref = s.paths.col(name)
@@ -114,7 +131,7 @@ func (s *schema) base(name string) sqlExpr {
 
 // isBase reports whether e reads a document path that is not built in.
 func (s *schema) isBase(e sqlExpr) bool {
-	return e.k == kDyn && s.paths != nil && strings.HasPrefix(e.s, "`@")
+	return (e.k == kDyn || isMV(e.k)) && s.paths != nil && strings.HasPrefix(e.s, "`@")
 }
 
 // resolve returns the expression of field name.

@@ -13,16 +13,18 @@ import (
 type kind uint8
 
 const (
-	kNull kind = iota // the null literal
-	kNum              // numbers: Float64, or UInt64 counts
-	kStr              // text
-	kBool             // conditions
-	kTime             // DateTime64(3, 'UTC')
-	kDyn              // a Dynamic document value
-	kArr              // Array(String), from values()
+	kNull  kind = iota // the null literal
+	kNum               // numbers: Float64, or UInt64 counts
+	kStr               // text
+	kBool              // conditions
+	kTime              // DateTime64(3, 'UTC')
+	kDyn               // a Dynamic document value
+	kArr               // Array(String), from values()
+	kMVNum             // a multivalue field of numbers (multivalue.go)
+	kMVDyn             // a multivalue field of other values
 )
 
-var kindNames = [...]string{kNull: "null", kNum: "a number", kStr: "a string", kBool: "a condition", kTime: "a time", kDyn: "a field value", kArr: "an array"}
+var kindNames = [...]string{kNull: "null", kNum: "a number", kStr: "a string", kBool: "a condition", kTime: "a time", kDyn: "a field value", kArr: "an array", kMVNum: "a multivalue field", kMVDyn: "a multivalue field"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -81,7 +83,7 @@ func toStr(e sqlExpr) sqlExpr {
 		return sqlExpr{"toString(toUnixTimestamp64Milli(" + e.s + ") / 1000)", kStr}
 	case kDyn:
 		return sqlExpr{"CAST(" + e.s + " AS Nullable(String))", kStr}
-	case kArr:
+	case kArr, kMVNum, kMVDyn:
 		return sqlExpr{"toString(" + e.s + ")", kStr}
 	}
 	return sqlExpr{"CAST(NULL AS Nullable(String))", kStr}
@@ -104,6 +106,9 @@ func toDyn(e sqlExpr) sqlExpr {
 func isNotNull(e sqlExpr) string {
 	if e.k == kNull {
 		return "0"
+	}
+	if isMV(e.k) {
+		return mvAny(e, mvVar+" IS NOT NULL")
 	}
 	return "(" + e.s + " IS NOT NULL)"
 }
@@ -166,7 +171,7 @@ func naturalOrder(e sqlExpr, desc bool) []orderTerm {
 		return []orderTerm{null, {e.s, desc}}
 	case kNull:
 		return nil
-	case kArr:
+	case kArr, kMVNum, kMVDyn:
 		return []orderTerm{{"toString(" + e.s + ")", desc}}
 	}
 	n := toNum(e)

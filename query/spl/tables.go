@@ -146,6 +146,7 @@ func init() {
 		{Name: "timechart", Synopsis: "timechart [options] <aggregate> [AS <name>] [, ...] [BY <field>] [options]", Later: true, Transforming: true, NeedsTime: true, Options: timechartOptions, parse: (*parser).parseTimechart},
 		{Name: "sort", Synopsis: "sort [<count>] [+|-]<field> | num(<field>) | str(<field>) | auto(<field>) [, ...] [desc]", Later: true, parse: (*parser).parseSort},
 		{Name: "head", Synopsis: "head [<count>]", Later: true, parse: (*parser).parseHead},
+		{Name: "mvexpand", Synopsis: "mvexpand <multivalue-field>", Later: true, parse: (*parser).parseMvexpand},
 		{Name: "dedup", Synopsis: "dedup [<count>] <field> [, <field>]... [keepempty=<bool>]", Later: true, Options: dedupOptions, parse: (*parser).parseDedup},
 	}
 	commandTable = make(map[string]*commandSpec, len(cmds))

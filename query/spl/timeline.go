@@ -87,7 +87,7 @@ func fieldClass(e sqlExpr) string {
 		return "'number'"
 	case kStr:
 		return "if(toFloat64OrNull(" + e.s + ") IS NOT NULL, 'number', 'string')"
-	case kArr:
+	case kArr, kMVNum, kMVDyn:
 		return "'array'"
 	}
 	d := "dynamicType(" + e.s + ")"
