@@ -203,7 +203,8 @@ func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (cluste
 		return nil, err
 	}
 	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
-	if err := kafka.EnsureTopics(ctx, n.kafka, int32(n.cfg.IngestPartitions), ingest, dead); err != nil {
+	if err := kafka.EnsureTopicsWith(ctx, n.kafka, kafka.TopicSpec{Partitions: int32(n.cfg.IngestPartitions),
+		Replication: int16(n.cfg.KafkaReplication), MinInSync: n.cfg.KafkaMinInSync}, ingest, dead); err != nil {
 		return nil, err
 	}
 	log := n.log.With("cluster", cluster)

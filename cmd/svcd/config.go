@@ -31,6 +31,11 @@ type Config struct {
 	KafkaSeeds       string
 	KafkaLibs        string
 	IngestPartitions int
+	// KafkaReplication and KafkaMinInSync are the replication factor and
+	// min.insync.replicas of the topics svcd creates; 0 leaves each to the brokers'
+	// defaults (default.replication.factor, min.insync.replicas).
+	KafkaReplication int
+	KafkaMinInSync   int
 	// KafkaSASL* are the credentials svcd presents to KafkaSeeds' brokers: a JSON file
 	// ({"mechanism","user","password"}, as the embedded broker writes), or a mechanism,
 	// a user and a password (from the environment only). None: no authentication. The
@@ -208,6 +213,8 @@ func loadConfig(args []string) (*Config, error) {
 		fs.IntVar(p, name, v, usage+" ($"+env+")")
 	}
 	intFlag(&c.IngestPartitions, "ingest-partitions", "SVC_INGEST_PARTITIONS", 4, "partitions of each cluster's ingest topic")
+	intFlag(&c.KafkaReplication, "kafka-replication", "SVC_KAFKA_REPLICATION", 0, "replication factor of the topics svcd creates; 0 is the brokers' default.replication.factor")
+	intFlag(&c.KafkaMinInSync, "kafka-min-insync-replicas", "SVC_KAFKA_MIN_INSYNC_REPLICAS", 0, "min.insync.replicas of the topics svcd creates; 0 is the brokers' default")
 	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
@@ -345,6 +352,12 @@ func (c *Config) Validate() error {
 	}
 	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {
 		errs = append(errs, fmt.Errorf("ingest partitions %d: want 1 to 1024", c.IngestPartitions))
+	}
+	if c.KafkaReplication < 0 || c.KafkaReplication > 32 {
+		errs = append(errs, fmt.Errorf("kafka replication %d: want 1 to 32, or 0 for the brokers' default", c.KafkaReplication))
+	}
+	if c.KafkaMinInSync < 0 || c.KafkaReplication > 0 && c.KafkaMinInSync > c.KafkaReplication {
+		errs = append(errs, fmt.Errorf("kafka min.insync.replicas %d: want at most the replication factor, or 0 for the brokers' default", c.KafkaMinInSync))
 	}
 	if t := c.ClusterIdleTimeout; catalog.CheckIdleTimeout(t) != nil {
 		errs = append(errs, fmt.Errorf("cluster idle timeout %d: want 0 or 15 to 43,200 minutes", t))
