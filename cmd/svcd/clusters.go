@@ -219,7 +219,7 @@ func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (cluste
 	}
 	run := &clusterRun{id: cluster, ops: n.ops, cons: cons}
 	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Conn: n.kafka, Group: pipeline.ConsumerGroup(cluster),
-		Topics: []string{ingest}, Logger: log}, cons)
+		Topics: []string{ingest}, Logger: log, SessionTimeout: n.cfg.KafkaSessionTimeout}, cons)
 	if err != nil {
 		return nil, errors.Join(err, run.drain(ctx))
 	}

@@ -36,6 +36,9 @@ type Config struct {
 	// defaults (default.replication.factor, min.insync.replicas).
 	KafkaReplication int
 	KafkaMinInSync   int
+	// KafkaSessionTimeout is how long the consumer group waits for a node that stopped
+	// heartbeating before its partitions move; 0 is the client's default (45 s).
+	KafkaSessionTimeout time.Duration
 	// KafkaSASL* are the credentials svcd presents to KafkaSeeds' brokers: a JSON file
 	// ({"mechanism","user","password"}, as the embedded broker writes), or a mechanism,
 	// a user and a password (from the environment only). None: no authentication. The
@@ -231,6 +234,7 @@ func loadConfig(args []string) (*Config, error) {
 		fs.DurationVar(p, name, v, usage+" ($"+env+")")
 	}
 	durFlag(&c.ClusterIdleMinute, "cluster-idle-minute", "SVC_CLUSTER_IDLE_MINUTE", time.Minute, "how long one minute of cluster idle timeout lasts (tests shorten it)")
+	durFlag(&c.KafkaSessionTimeout, "kafka-session-timeout", "SVC_KAFKA_SESSION_TIMEOUT", 0, "how long the consumer group waits for a node that stopped heartbeating before its partitions move; 0 is 45 s (within the brokers' group.min/max.session.timeout.ms)")
 	durFlag(&c.AutoscaleInterval, "autoscale-interval", "SVC_AUTOSCALE_INTERVAL", 15*time.Second, "how often each cluster's load is checked for autoscaling")
 	durFlag(&c.MetricsInterval, "metrics-interval", "SVC_METRICS_INTERVAL", 15*time.Second, "how often each running cluster's metrics are sampled")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
@@ -355,6 +359,9 @@ func (c *Config) Validate() error {
 	}
 	if c.KafkaReplication < 0 || c.KafkaReplication > 32 {
 		errs = append(errs, fmt.Errorf("kafka replication %d: want 1 to 32, or 0 for the brokers' default", c.KafkaReplication))
+	}
+	if c.KafkaSessionTimeout < 0 || c.KafkaSessionTimeout > 30*time.Minute {
+		errs = append(errs, fmt.Errorf("kafka session timeout %s: want 0 (45 s) to 30m", c.KafkaSessionTimeout))
 	}
 	if c.KafkaMinInSync < 0 || c.KafkaReplication > 0 && c.KafkaMinInSync > c.KafkaReplication {
 		errs = append(errs, fmt.Errorf("kafka min.insync.replicas %d: want at most the replication factor, or 0 for the brokers' default", c.KafkaMinInSync))

@@ -259,6 +259,10 @@ type GroupConfig struct {
 	// delivery before fetching the partition pauses; 0 is 16 MiB (the consumer's
 	// largest batch).
 	MaxQueuedBytes int
+	// SessionTimeout is how long the group waits for a member that stopped heartbeating
+	// (a killed node) before handing its partitions to the others; 0 is the client's
+	// default, 45 s.
+	SessionTimeout time.Duration
 }
 
 // Consumer is what a GroupReader feeds: pipeline.Consumer implements it.
@@ -325,12 +329,12 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	cl, err := cfg.Conn.Client(
+	opts := []kgo.Opt{
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topics...),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxBytes(64<<20),
+		kgo.FetchMaxBytes(64 << 20),
 		kgo.FetchMaxPartitionBytes(MaxMessageBytes),
 		// Parts of a large request are one transaction: read them only once committed.
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -338,7 +342,11 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 		kgo.OnPartitionsRevoked(g.revoked),
 		kgo.OnPartitionsLost(g.revoked),
 		kgo.WithLogger(slogAdapter{g.log}),
-	)
+	}
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
+	cl, err := cfg.Conn.Client(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka consumer group %s: %w", cfg.Group, err)
 	}
