@@ -111,6 +111,8 @@ func newDeployment(t *testing.T, n int, extra ...string) *deployment {
 		"SVC_KAFKA_SASL_FILE=" + k.CredentialsFile(),
 		"SVC_KAFKA_REPLICATION=3",
 		"SVC_KAFKA_MIN_INSYNC_REPLICAS=2",
+		// A killed node's partitions move after 10 s rather than the default 45 s.
+		"SVC_KAFKA_SESSION_TIMEOUT=10s",
 		"SVC_SERVICE_SECRET=nodes-service-secret-0123456789abcdef",
 		"SVC_BOOTSTRAP_PASSWORD=" + adminPassword,
 		fmt.Sprintf("SVC_TEMPORAL_TASK_QUEUE=nodes-%d-%d", os.Getpid(), time.Now().UnixNano()),
@@ -301,8 +303,8 @@ func TestNodeKilledUnderLoad(t *testing.T) {
 	resumed := time.Now()
 	l.more(t, 300, 2*time.Minute, "after the restart")
 	l.stop()
-	// The group hands the dead member's partitions on when its session ends, or at once
-	// when it rejoins; served again means consumer lag 0 on every partition.
+	// The group hands the dead member's partitions on when its session ends (10 s here),
+	// or when it rejoins; served again means consumer lag 0 on every partition.
 	d.nodes[0].WaitCaughtUp("events", 3*time.Minute)
 	t.Logf("every partition served again %v after the kill, %v after the restart",
 		time.Since(killed).Round(time.Millisecond), time.Since(resumed).Round(time.Millisecond))
@@ -643,4 +645,66 @@ func waitRows(t *testing.T, s *svcdtest.Service, table string, n int) {
 		}
 		return len(res.Data) == 1 && int(res.Data[0].N) == n, fmt.Sprintf("%s holds %v rows, want %d", table, res.Data, n)
 	})
+}
+
+// TestIdleTimeoutCountsUseOnEveryNode (issue 28, test 7, idle stop and wake): a cluster
+// queried through one node only is not stopped as idle by another that sees no use of
+// it; once nobody uses it, it stops once, and a query on the other node wakes it once.
+// SVC_CLUSTER_IDLE_MINUTE makes its 15-minute idle timeout 6 s.
+func TestIdleTimeoutCountsUseOnEveryNode(t *testing.T) {
+	d := newDeployment(t, 2, "SVC_CLUSTER_IDLE_MINUTE=400ms")
+	a, b := d.nodes[0], d.nodes[1]
+	session := d.session()
+	admin := &clusterAdmin{t: t, s: a, auth: session}
+	var list struct{ Clusters []clusterJSON }
+	admin.do(200, "GET", "/v1/clusters", nil).JSON(t, &list)
+	id := list.Clusters[0].ID
+	d.createTable("ev")
+	a.Must(202, "POST", "/v1/tables/ev", `{"n":1}`)
+	waitRows(t, b, "ev", 1)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, d.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var before int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM es_events WHERE stream = $1 AND type = 'cluster.phase_changed'`, "cluster-"+id).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	admin.do(200, "PATCH", "/v1/clusters/"+id, map[string]any{"idle_timeout_minutes": 15})
+	const timeout = 15 * 400 * time.Millisecond
+	// Used through b only, for three idle timeouts: a must not stop it.
+	for start := time.Now(); time.Since(start) < 3*timeout; {
+		r, err := b.Do("POST", "/v1/query", map[string]string{"sql": "SELECT count() AS n FROM ev"})
+		if err != nil || r.Status != 200 {
+			t.Fatalf("a query on the node in use: %v %+v", err, r)
+		}
+		time.Sleep(200 * time.Millisecond) // the load's pace, not an assertion
+	}
+	phases := func() []string {
+		rows, err := conn.Query(ctx, `SELECT convert_from(data, 'UTF8')::jsonb->>'phase' FROM es_events
+			WHERE stream = $1 AND type = 'cluster.phase_changed' ORDER BY position OFFSET $2`, "cluster-"+id, before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := phases(); len(got) != 0 {
+		t.Fatalf("the cluster, queried through one node all along, went %v", got)
+	}
+	// Nobody uses it: it stops; a query on the other node wakes it.
+	admin.waitPhase(id, "stopped", time.Minute)
+	(&clusterAdmin{t: t, s: b, auth: session}).waitPhase(id, "stopped", time.Minute)
+	waitRows(t, a, "ev", 1)
+	admin.do(200, "PATCH", "/v1/clusters/"+id, map[string]any{"idle_timeout_minutes": 0})
+	admin.waitPhase(id, "ready", time.Minute)
+	(&clusterAdmin{t: t, s: b, auth: session}).waitPhase(id, "ready", time.Minute)
+	if got := phases(); strings.Join(got, ",") != "stopping,stopped,resuming,ready" {
+		t.Fatalf("the cluster's transitions %v, want one idle stop and one wake", got)
+	}
 }
