@@ -267,7 +267,11 @@ func experiment(ctx context.Context, cfg Config, s *stack, rep *Report, out io.W
 		}
 		what := targets[i%len(targets)]
 		killed := time.Now()
-		if err := kill(ctx, s, what); err != nil {
+		pick := 0
+		if len(s.nodes) > 1 || s.kafka != nil { // which node or broker; one of each draws nothing
+			pick = rng.IntN(1 << 20)
+		}
+		if err := kill(ctx, s, what, pick); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("kill %s: %v", what, err))
 			continue
 		}
@@ -335,22 +339,31 @@ func waitStored(ctx context.Context, s *stack, rows int64, timeout time.Duration
 }
 
 // kill kill -9s one process of the stack and restarts what the stack must restart
-// (svcd restarts its engine itself).
-func kill(ctx context.Context, s *stack, what string) error {
+// (svcd restarts its embedded engines itself, the shared engine restarts itself). With
+// several nodes or brokers, n picks which.
+func kill(ctx context.Context, s *stack, what string, n int) error {
 	switch what {
 	case "svcd":
-		s.killSvcd()
-		return s.startSvcd(ctx)
+		i := n % len(s.nodes)
+		s.killNode(i)
+		return s.startNode(ctx, i)
 	case "engine":
 		pids := s.enginePIDs()
 		if len(pids) == 0 {
-			return fmt.Errorf("no chengine child of svcd %d", s.svcdPID())
+			return fmt.Errorf("no engine process (svcd %d)", s.svcdPID())
 		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		return nil
 	case "broker":
+		if s.kafka != nil {
+			id := n%s.cfg.Brokers + 1
+			if err := s.kafka.KillBroker(id); err != nil {
+				return err
+			}
+			return s.kafka.StartBroker(ctx, id)
+		}
 		if pid := s.broker.PID(); pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -15,6 +15,10 @@
 // p50/max, and exits 1 when a row was lost or duplicated or a check failed. It only
 // ever kills processes it started (the broker, svcd, and chengine children of its
 // svcd). `go tool task chaos` runs it; a short version runs in the test suite.
+//
+// With -nodes 3 -brokers 3 it runs a deployment instead (docs/deploy.md): three svcd on
+// one PostgreSQL event store and one engine process, a three-broker Kafka; requests go
+// round the nodes, and each kill hits a node, a broker or the engine at random.
 package main
 
 import (
@@ -50,6 +54,9 @@ func main() {
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "concurrent requests that measure saturation (closed loop)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "random seed of the kill schedule (0: from the clock)")
 	fs.BoolVar(&cfg.Keep, "keep", cfg.Keep, "keep the data directory")
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "svcd nodes; more than 1 share a PostgreSQL event store and one engine process (SVC_CLICKHOUSE_URL)")
+	fs.IntVar(&cfg.Brokers, "brokers", cfg.Brokers, "Kafka brokers; more than 1 is a KRaft cluster (replication min(brokers, 3), min.insync.replicas 2 from 3)")
+	fs.StringVar(&cfg.PostgresCache, "postgres-cache", cfg.PostgresCache, "where to fetch PostgreSQL's embedded binaries when none is installed (several nodes)")
 	_ = fs.Parse(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -92,6 +99,14 @@ type Config struct {
 	Keep         bool
 	// Dir, when set, holds the run's data (else a temporary directory).
 	Dir string
+	// Nodes is how many svcd run (default 1); several share a PostgreSQL event store and
+	// one engine process, and kills of svcd pick one at random.
+	Nodes int
+	// Brokers is how many Kafka brokers run (default 1); kills pick one at random.
+	Brokers int
+	// PostgresCache is where PostgreSQL's embedded binaries are fetched when none is
+	// installed.
+	PostgresCache string
 }
 
 func defaultConfig() Config {
@@ -101,7 +116,7 @@ func defaultConfig() Config {
 	}
 	return Config{BinDir: bin, KafkaLibs: os.Getenv("SVC_KAFKA_LIBS"), ChdbLib: os.Getenv("SVC_CHDB_LIB"),
 		Calibrate: 15 * time.Second, Chaos: 5 * time.Minute, Kills: 3, Overload: time.Minute, Recover: 30 * time.Second,
-		RSSBoundMiB: 1024, RecoverRatio: 0.8, Rows: 50, Workers: 64, OverloadFactor: 2}
+		RSSBoundMiB: 1024, RecoverRatio: 0.8, Rows: 50, Workers: 64, OverloadFactor: 2, Nodes: 1, Brokers: 1}
 }
 
 // Run runs the whole experiment and writes the report to out.

@@ -17,27 +17,42 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/kafka"
+	"github.com/svc-data/svc/infra/pgserver"
 )
 
 // stack is the broker and svcd this run started, and only those (plus the chengine
-// children of that svcd) are ever killed.
+// children of that svcd) are ever killed. With several nodes (Config.Nodes) it is a
+// deployment: a PostgreSQL event store and one engine process (SVC_CLICKHOUSE_URL)
+// that every node shares, and a Kafka cluster of Config.Brokers; requests go round the
+// nodes.
 type stack struct {
 	cfg    Config
 	dir    string
 	out    io.Writer
-	broker *kafka.Broker
-	url    string
-	addr   string
+	broker *kafka.Broker  // one broker
+	kafka  *kafka.Cluster // several
+	pg     *pgserver.Server
+	engine *clickhouse.Process
+	secret string
 	key    string
 	client *http.Client
+	rr     atomic.Uint64
 
-	mu   sync.Mutex
-	svcd *exec.Cmd
-	done chan struct{}
+	mu    sync.Mutex
+	nodes []*svcdNode
+}
+
+// svcdNode is one svcd of the run.
+type svcdNode struct {
+	addr, url, dataDir, log string
+	cmd                     *exec.Cmd
+	done                    chan struct{}
 }
 
 func startStack(ctx context.Context, cfg Config, dir string, out io.Writer) (*stack, error) {
@@ -49,34 +64,95 @@ func startStack(ctx context.Context, cfg Config, dir string, out io.Writer) (*st
 	if cfg.KafkaLibs == "" || cfg.ChdbLib == "" {
 		return nil, errors.New("set SVC_KAFKA_LIBS and SVC_CHDB_LIB (go tool task chaos does)")
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	// The run's own broker, on a fixed port so that a restarted one is found again.
-	b, err := kafka.NewBroker(kafka.BrokerConfig{LibsDir: cfg.KafkaLibs, DataDir: filepath.Join(dir, "kafka"), Port: port})
-	if err != nil {
-		return nil, err
-	}
-	if err := b.Start(ctx); err != nil {
-		return nil, err
-	}
-	httpPort, err := freePort()
-	if err != nil {
-		_ = b.Shutdown(context.Background())
-		return nil, err
-	}
 	raw := make([]byte, 16)
 	_, _ = rand.Read(raw)
-	s := &stack{cfg: cfg, dir: dir, out: out, broker: b, addr: "127.0.0.1:" + strconv.Itoa(httpPort),
-		key:    "svck_chaos" + hex.EncodeToString(raw),
+	s := &stack{cfg: cfg, dir: dir, out: out, key: "svck_chaos" + hex.EncodeToString(raw),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}}
-	s.url = "http://" + s.addr
-	if err := s.startSvcd(ctx); err != nil {
+	_, _ = rand.Read(raw)
+	s.secret = hex.EncodeToString(raw)
+	if err := s.startShared(ctx); err != nil {
 		s.stop()
 		return nil, err
 	}
+	for i := range max(cfg.Nodes, 1) {
+		httpPort, err := freePort()
+		if err != nil {
+			s.stop()
+			return nil, err
+		}
+		n := &svcdNode{addr: "127.0.0.1:" + strconv.Itoa(httpPort), dataDir: filepath.Join(dir, "svcd"), log: filepath.Join(dir, "svcd.log")}
+		if cfg.Nodes > 1 {
+			n.dataDir, n.log = filepath.Join(dir, fmt.Sprintf("svcd-%d", i+1)), filepath.Join(dir, fmt.Sprintf("svcd-%d.log", i+1))
+		}
+		n.url = "http://" + n.addr
+		s.nodes = append(s.nodes, n)
+		// The first node bootstraps the deployment; the others find it.
+		if err := s.startNode(ctx, i); err != nil {
+			s.stop()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// startShared starts the broker (or brokers) and, for several nodes, the event store
+// and the engine they share.
+func (s *stack) startShared(ctx context.Context) error {
+	cfg := s.cfg
+	if cfg.Brokers > 1 {
+		c, err := kafka.NewCluster(kafka.ClusterConfig{LibsDir: cfg.KafkaLibs, Dir: filepath.Join(s.dir, "kafka"), Brokers: cfg.Brokers,
+			HeapMB: 384, ReadyTimeout: 3 * time.Minute})
+		if err != nil {
+			return err
+		}
+		s.kafka = c
+		if err := c.Start(ctx); err != nil {
+			return err
+		}
+	} else {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		// The run's own broker, on a fixed port so that a restarted one is found again.
+		b, err := kafka.NewBroker(kafka.BrokerConfig{LibsDir: cfg.KafkaLibs, DataDir: filepath.Join(s.dir, "kafka"), Port: port})
+		if err != nil {
+			return err
+		}
+		s.broker = b
+		if err := b.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.Nodes <= 1 {
+		return nil
+	}
+	bin, err := pgserver.FindBinaries()
+	if err != nil && cfg.PostgresCache != "" {
+		bin, err = pgserver.FetchBinaries(cfg.PostgresCache, "")
+	}
+	if err != nil {
+		return fmt.Errorf("several nodes need PostgreSQL: %w (or pass -postgres-cache)", err)
+	}
+	if s.pg, err = pgserver.NewServer(pgserver.ServerConfig{BinDir: bin, Dir: filepath.Join(s.dir, "postgres"), NoSync: true}); err != nil {
+		return err
+	}
+	if err := s.pg.Start(ctx); err != nil {
+		return err
+	}
+	s.engine, err = clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: filepath.Join(cfg.BinDir, "chengine"), Lib: cfg.ChdbLib,
+		DataDir: filepath.Join(s.dir, "engine"), Restart: true, MaxMemory: 1 << 30})
+	if err != nil {
+		return err
+	}
+	return s.engine.Start(ctx)
+}
+
+func (s *stack) seeds() (string, string) {
+	if s.kafka != nil {
+		return s.kafka.Seeds(), s.kafka.CredentialsFile()
+	}
+	return s.broker.Seeds(), s.broker.CredentialsFile()
 }
 
 func freePort() (int, error) {
@@ -88,17 +164,22 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// startSvcd starts svcd on the run's data directory and waits until it serves.
-func (s *stack) startSvcd(ctx context.Context) error {
-	logf, err := os.OpenFile(filepath.Join(s.dir, "svcd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+// startNode starts node i on its data directory and waits until it serves.
+func (s *stack) startNode(ctx context.Context, i int) error {
+	n := s.nodes[i]
+	logf, err := os.OpenFile(n.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
+	seeds, sasl := s.seeds()
 	cmd := exec.Command(filepath.Join(s.cfg.BinDir, "svcd"))
-	cmd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+s.addr, "SVC_DATA_DIR="+filepath.Join(s.dir, "svcd"),
-		"SVC_KAFKA_SEEDS="+s.broker.Seeds(), "SVC_KAFKA_SASL_FILE="+s.broker.CredentialsFile(), "SVC_ENGINE_BIN="+filepath.Join(s.cfg.BinDir, "chengine"),
+	cmd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+n.addr, "SVC_DATA_DIR="+n.dataDir,
+		"SVC_KAFKA_SEEDS="+seeds, "SVC_KAFKA_SASL_FILE="+sasl, "SVC_ENGINE_BIN="+filepath.Join(s.cfg.BinDir, "chengine"),
 		"SVC_CHDB_LIB="+s.cfg.ChdbLib, "SVC_BOOTSTRAP_API_KEY="+s.key, "SVC_ENGINE_MEMORY=1GiB")
+	if s.pg != nil {
+		cmd.Env = append(cmd.Env, "SVC_EVENTSTORE_URL="+s.pg.URL(), "SVC_CLICKHOUSE_URL="+s.engine.URL(), "SVC_SERVICE_SECRET="+s.secret)
+	}
 	if s.cfg.EdgeInflight > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("SVC_MAX_CONCURRENT_INGEST=%d", s.cfg.EdgeInflight))
 	}
@@ -113,19 +194,19 @@ func (s *stack) startSvcd(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	s.mu.Lock()
-	s.svcd, s.done = cmd, done
+	n.cmd, n.done = cmd, done
 	s.mu.Unlock()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		select {
 		case <-done:
-			return fmt.Errorf("svcd exited during start; see %s", filepath.Join(s.dir, "svcd.log"))
+			return fmt.Errorf("svcd exited during start; see %s", n.log)
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
 		}
 		// Only svcd's own answer counts: a process that took the address may answer too.
-		if resp, err := s.client.Get(s.url + "/health"); err == nil {
+		if resp, err := s.client.Get(n.url + "/health"); err == nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 			resp.Body.Close()
 			if resp.StatusCode == 200 && strings.TrimSpace(string(body)) == `{"status":"ok"}` {
@@ -139,25 +220,29 @@ func (s *stack) startSvcd(ctx context.Context) error {
 	}
 }
 
-// svcdPID is the running svcd's pid, 0 when none runs.
-func (s *stack) svcdPID() int {
+// nodePID is node i's pid, 0 when it does not run.
+func (s *stack) nodePID(i int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.svcd == nil {
+	n := s.nodes[i]
+	if n.cmd == nil {
 		return 0
 	}
 	select {
-	case <-s.done:
+	case <-n.done:
 		return 0
 	default:
-		return s.svcd.Process.Pid
+		return n.cmd.Process.Pid
 	}
 }
 
-// killSvcd kill -9s svcd and waits until it is gone.
-func (s *stack) killSvcd() {
+// svcdPID is the first node's pid.
+func (s *stack) svcdPID() int { return s.nodePID(0) }
+
+// killNode kill -9s node i and waits until it is gone.
+func (s *stack) killNode(i int) {
 	s.mu.Lock()
-	cmd, done := s.svcd, s.done
+	cmd, done := s.nodes[i].cmd, s.nodes[i].done
 	s.mu.Unlock()
 	if cmd == nil {
 		return
@@ -166,8 +251,15 @@ func (s *stack) killSvcd() {
 	<-done
 }
 
-// enginePIDs are the chengine processes of this run's svcd.
+// enginePIDs are the engine processes to kill: the shared engine's, else the chengine
+// children of this run's svcd.
 func (s *stack) enginePIDs() []int {
+	if s.engine != nil {
+		if pid := s.engine.PID(); pid > 0 {
+			return []int{pid}
+		}
+		return nil
+	}
 	parent := s.svcdPID()
 	if parent == 0 {
 		return nil
@@ -213,9 +305,12 @@ func rssMiB(pid int) float64 {
 }
 
 func (s *stack) stop() {
-	if pid := s.svcdPID(); pid != 0 {
+	for i, n := range s.nodes {
+		if s.nodePID(i) == 0 {
+			continue
+		}
 		s.mu.Lock()
-		cmd, done := s.svcd, s.done
+		cmd, done := n.cmd, n.done
 		s.mu.Unlock()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -227,12 +322,29 @@ func (s *stack) stop() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_ = s.broker.Shutdown(ctx)
+	if s.engine != nil {
+		_ = s.engine.Shutdown(ctx)
+	}
+	if s.pg != nil {
+		_ = s.pg.Stop(ctx)
+	}
+	if s.kafka != nil {
+		_ = s.kafka.Shutdown(ctx)
+	}
+	if s.broker != nil {
+		_ = s.broker.Shutdown(ctx)
+	}
+}
+
+// url is the next node's address: requests go round the nodes, so one that is down
+// fails a request that its retry sends to the next.
+func (s *stack) url() string {
+	return s.nodes[int(s.rr.Add(1)%uint64(len(s.nodes)))].url
 }
 
 // do sends a request with the admin key and returns the status, Retry-After and body.
 func (s *stack) do(ctx context.Context, method, path string, body []byte, headers ...string) (int, string, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, s.url+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, s.url()+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", nil, err
 	}

@@ -202,7 +202,8 @@ func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (cluste
 		return nil, err
 	}
 	ingest, dead := pipeline.IngestTopic(cluster), pipeline.DeadTopic(cluster)
-	if err := kafka.EnsureTopics(ctx, n.kafka, int32(n.cfg.IngestPartitions), ingest, dead); err != nil {
+	if err := kafka.EnsureTopicsWith(ctx, n.kafka, kafka.TopicSpec{Partitions: int32(n.cfg.IngestPartitions),
+		Replication: int16(n.cfg.KafkaReplication), MinInSync: n.cfg.KafkaMinInSync}, ingest, dead); err != nil {
 		return nil, err
 	}
 	log := n.log.With("cluster", cluster)
@@ -217,7 +218,7 @@ func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (cluste
 	}
 	run := &clusterRun{id: cluster, ops: n.ops, cons: cons}
 	gr, err := kafka.NewGroupReader(kafka.GroupConfig{Conn: n.kafka, Group: pipeline.ConsumerGroup(cluster),
-		Topics: []string{ingest}, Logger: log}, cons)
+		Topics: []string{ingest}, Logger: log, SessionTimeout: n.cfg.KafkaSessionTimeout}, cons)
 	if err != nil {
 		return nil, errors.Join(err, run.drain(ctx))
 	}

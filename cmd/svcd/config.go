@@ -35,6 +35,14 @@ type Config struct {
 	// run log keep entries in each cluster's engine (their TTL, applied at each start).
 	RequestLogDays  int
 	WorkflowLogDays int
+	// KafkaReplication and KafkaMinInSync are the replication factor and
+	// min.insync.replicas of the topics svcd creates; 0 leaves each to the brokers'
+	// defaults (default.replication.factor, min.insync.replicas).
+	KafkaReplication int
+	KafkaMinInSync   int
+	// KafkaSessionTimeout is how long the consumer group waits for a node that stopped
+	// heartbeating before its partitions move; 0 is the client's default (45 s).
+	KafkaSessionTimeout time.Duration
 	// KafkaSASL* are the credentials svcd presents to KafkaSeeds' brokers: a JSON file
 	// ({"mechanism","user","password"}, as the embedded broker writes), or a mechanism,
 	// a user and a password (from the environment only). None: no authentication. The
@@ -214,6 +222,8 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.IngestPartitions, "ingest-partitions", "SVC_INGEST_PARTITIONS", 4, "partitions of each cluster's ingest topic")
 	intFlag(&c.RequestLogDays, "request-log-days", "SVC_REQUEST_LOG_DAYS", 30, "days the request log keeps entries")
 	intFlag(&c.WorkflowLogDays, "workflow-log-days", "SVC_WORKFLOW_LOG_DAYS", 30, "days workflow run logs are kept")
+	intFlag(&c.KafkaReplication, "kafka-replication", "SVC_KAFKA_REPLICATION", 0, "replication factor of the topics svcd creates; 0 is the brokers' default.replication.factor")
+	intFlag(&c.KafkaMinInSync, "kafka-min-insync-replicas", "SVC_KAFKA_MIN_INSYNC_REPLICAS", 0, "min.insync.replicas of the topics svcd creates; 0 is the brokers' default")
 	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
@@ -230,6 +240,7 @@ func loadConfig(args []string) (*Config, error) {
 		fs.DurationVar(p, name, v, usage+" ($"+env+")")
 	}
 	durFlag(&c.ClusterIdleMinute, "cluster-idle-minute", "SVC_CLUSTER_IDLE_MINUTE", time.Minute, "how long one minute of cluster idle timeout lasts (tests shorten it)")
+	durFlag(&c.KafkaSessionTimeout, "kafka-session-timeout", "SVC_KAFKA_SESSION_TIMEOUT", 0, "how long the consumer group waits for a node that stopped heartbeating before its partitions move; 0 is 45 s (within the brokers' group.min/max.session.timeout.ms)")
 	durFlag(&c.AutoscaleInterval, "autoscale-interval", "SVC_AUTOSCALE_INTERVAL", 15*time.Second, "how often each cluster's load is checked for autoscaling")
 	durFlag(&c.MetricsInterval, "metrics-interval", "SVC_METRICS_INTERVAL", 15*time.Second, "how often each running cluster's metrics are sampled")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
@@ -357,6 +368,15 @@ func (c *Config) Validate() error {
 	}
 	if c.WorkflowLogDays < 1 || c.WorkflowLogDays > 3650 {
 		errs = append(errs, fmt.Errorf("workflow log days %d: want 1 to 3650", c.WorkflowLogDays))
+	}
+	if c.KafkaReplication < 0 || c.KafkaReplication > 32 {
+		errs = append(errs, fmt.Errorf("kafka replication %d: want 1 to 32, or 0 for the brokers' default", c.KafkaReplication))
+	}
+	if c.KafkaSessionTimeout < 0 || c.KafkaSessionTimeout > 30*time.Minute {
+		errs = append(errs, fmt.Errorf("kafka session timeout %s: want 0 (45 s) to 30m", c.KafkaSessionTimeout))
+	}
+	if c.KafkaMinInSync < 0 || c.KafkaReplication > 0 && c.KafkaMinInSync > c.KafkaReplication {
+		errs = append(errs, fmt.Errorf("kafka min.insync.replicas %d: want at most the replication factor, or 0 for the brokers' default", c.KafkaMinInSync))
 	}
 	if t := c.ClusterIdleTimeout; catalog.CheckIdleTimeout(t) != nil {
 		errs = append(errs, fmt.Errorf("cluster idle timeout %d: want 0 or 15 to 43,200 minutes", t))

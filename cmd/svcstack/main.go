@@ -3,6 +3,10 @@
 //	svcstack kafka start -dir .data/test/kafka   # prints the seed address, writes <dir>/seeds
 //	                                             # and the client credentials <dir>/sasl.json (0600)
 //	svcstack kafka stop  -dir .data/test/kafka
+//	svcstack kafka start -brokers 3 -dir D       # a KRaft cluster of 3 on loopback: replication 3,
+//	                                             # min.insync.replicas 2; <dir>/seeds lists all three
+//	svcstack kafka stop-broker -id 2 [-kill] -dir D   # one broker of it (SIGTERM, or SIGKILL as a crash)
+//	svcstack kafka start-broker -id 2 -dir D          # and back, on its ports and log directory
 //	svcstack maven -version 3.9.9 -dir ~/.cache/svc/maven   # fetches the pinned Maven
 //	svcstack temporal start -dir .data/test/temporal   # prints the frontend address, writes <dir>/addr
 //	svcstack temporal stop  -dir .data/test/temporal
@@ -17,6 +21,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -54,13 +59,19 @@ func run(args []string) error {
 		return runPostgres(args[1:])
 	}
 	if len(args) < 2 || args[0] != "kafka" {
-		return fmt.Errorf("usage: svcstack kafka start|stop -dir DIR")
+		return fmt.Errorf("usage: svcstack kafka start|stop|stop-broker|start-broker -dir DIR")
 	}
 	fs := flag.NewFlagSet("svcstack kafka "+args[1], flag.ContinueOnError)
 	dir := fs.String("dir", ".data/test/kafka", "broker data directory")
 	libs := fs.String("libs", os.Getenv("SVC_KAFKA_LIBS"), "directory of Kafka's jars")
+	brokers := fs.Int("brokers", 1, "brokers: 1 is a single node, more a KRaft cluster of combined nodes")
+	id := fs.Int("id", 0, "stop-broker, start-broker: the broker's node id (1..brokers)")
+	kill := fs.Bool("kill", false, "stop-broker: SIGKILL, as a crash would")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
+	}
+	if args[1] != "stop" && *brokers > 1 || args[1] == "stop-broker" || args[1] == "start-broker" {
+		return runKafkaCluster(args[1], *dir, *libs, *brokers, *id, *kill)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -98,7 +109,60 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		return kafka.StopPIDFile(ctx, abs)
+		// A single broker's pid file, or a cluster's brokers'.
+		return errors.Join(kafka.StopPIDFile(ctx, abs), kafka.StopCluster(ctx, abs))
 	}
 	return fmt.Errorf("unknown action %q: want start or stop", args[1])
+}
+
+// runKafkaCluster starts a cluster of several brokers, detached, in dir, or stops or
+// starts one of them.
+func runKafkaCluster(action, dir, libs string, brokers, id int, kill bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	switch action {
+	case "start":
+		// Each harness run starts from an empty cluster, as from an empty broker.
+		if err := errors.Join(kafka.StopPIDFile(ctx, abs), kafka.StopCluster(ctx, abs)); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(abs); err != nil {
+			return err
+		}
+		c, err := kafka.NewCluster(kafka.ClusterConfig{LibsDir: libs, Dir: abs, Brokers: brokers, Detach: true, Logger: log})
+		if err != nil {
+			return err
+		}
+		if err := c.Start(ctx); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(abs, "seeds"), []byte(c.Seeds()), 0o644); err != nil {
+			return err
+		}
+		fmt.Println(c.Seeds())
+		return nil
+	case "stop-broker":
+		if id < 1 {
+			return errors.New("stop-broker: -id is required")
+		}
+		if kill {
+			return kafka.KillPIDFile(kafka.BrokerDir(abs, id))
+		}
+		return kafka.StopPIDFile(ctx, kafka.BrokerDir(abs, id))
+	case "start-broker":
+		if id < 1 {
+			return errors.New("start-broker: -id is required")
+		}
+		c, err := kafka.NewCluster(kafka.ClusterConfig{LibsDir: libs, Dir: abs, Brokers: 1, Detach: true, Logger: log})
+		if err != nil {
+			return err
+		}
+		return c.StartBroker(ctx, id)
+	}
+	return fmt.Errorf("unknown action %q: want start, stop, stop-broker or start-broker", action)
 }

@@ -26,7 +26,7 @@ import (
 )
 
 // runNodes runs a local deployment of N svcd nodes sharing one PostgreSQL event store,
-// one Kafka broker, one engine process (SVC_CLICKHOUSE_URL), one Temporal and one
+// a three-broker KRaft Kafka (replication 3, min.insync.replicas 2), one engine process (SVC_CLICKHOUSE_URL), one Temporal and one
 // service secret, until interrupted (go tool task up-nodes -- 3). Everything is kept
 // under -dir, so a second run resumes the same deployment.
 func runNodes(args []string) error {
@@ -36,6 +36,7 @@ func runNodes(args []string) error {
 	cache := fs.String("cache", "", "where to fetch PostgreSQL's embedded binaries when none is installed")
 	libs := fs.String("kafka-libs", os.Getenv("SVC_KAFKA_LIBS"), "directory of Kafka's jars")
 	temporalBin := fs.String("temporal-bin", os.Getenv("SVC_TEMPORAL_BIN"), "the temporal CLI")
+	brokers := fs.Int("brokers", 3, "Kafka brokers; svc's topics are replicated to min(brokers, 3) with min.insync.replicas 2 from 3")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runNodes(args []string) error {
 	}
 	stops = append(stops, pg.Stop)
 
-	broker, err := kafka.NewBroker(kafka.BrokerConfig{LibsDir: *libs, DataDir: filepath.Join(abs, "kafka"), Logger: log})
+	broker, err := kafka.NewCluster(kafka.ClusterConfig{LibsDir: *libs, Dir: filepath.Join(abs, "kafka"), Brokers: *brokers, Logger: log})
 	if err != nil {
 		return err
 	}

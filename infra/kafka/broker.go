@@ -1,5 +1,5 @@
-// Package kafka adapts Apache Kafka to the pipeline: a local single-node KRaft broker
-// runner for one machine and for tests, and the franz-go producer and consumer that
+// Package kafka adapts Apache Kafka to the pipeline: a local KRaft broker runner (one
+// node, or a Cluster of several) for one machine and for tests, and the franz-go producer and consumer that
 // implement the pipeline's log ports.
 package kafka
 
@@ -43,6 +43,33 @@ type BrokerConfig struct {
 	// ReadyTimeout bounds the wait for the broker to answer. Default 60s.
 	ReadyTimeout time.Duration
 	Logger       *slog.Logger
+
+	// The fields below make the broker one node of a Cluster; zero values are a
+	// single-node broker.
+
+	// NodeID is the broker's KRaft node id. Default 1.
+	NodeID int
+	// ControllerPort is the controller listener's port; 0 picks a free one.
+	ControllerPort int
+	// Voters is the controller quorum, every node's id and controller port (this one's
+	// included); empty is this node alone.
+	Voters []Voter
+	// ClusterID formats the storage on first start; empty is a random one. Every node of
+	// a cluster is formatted with the same.
+	ClusterID string
+	// Replication is the replication factor of the broker's internal topics and the
+	// default of topics created without one (svcd's); min.insync.replicas is 2 from 3
+	// replicas on, 1 below. Default 1.
+	Replication int
+	// SASL are the credentials every listener asks for; empty generates them into
+	// DataDir on first start (a Cluster gives all its nodes the same).
+	SASL SASL
+}
+
+// Voter is one node of a KRaft controller quorum.
+type Voter struct {
+	ID             int
+	ControllerPort int
 }
 
 // Validate fills defaults and checks the configuration.
@@ -68,6 +95,12 @@ func (c *BrokerConfig) Validate() error {
 	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = 60 * time.Second
+	}
+	if c.NodeID == 0 {
+		c.NodeID = 1
+	}
+	if c.Replication == 0 {
+		c.Replication = 1
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -110,6 +143,19 @@ func PIDFile(dir string) string { return filepath.Join(dir, "kafka.pid") }
 // Start formats the storage on first use, starts the broker and waits until it serves
 // clients.
 func (b *Broker) Start(ctx context.Context) error {
+	if err := b.launch(ctx); err != nil {
+		return err
+	}
+	if err := b.waitReady(ctx); err != nil {
+		return errors.Join(err, b.Shutdown(ctx))
+	}
+	b.cfg.Logger.Info("kafka broker ready", "seeds", b.addr, "node", b.cfg.NodeID)
+	return nil
+}
+
+// launch formats the storage on first use and starts the broker process, without
+// waiting for it: the nodes of a cluster elect a controller only once a majority runs.
+func (b *Broker) launch(ctx context.Context) error {
 	c := b.cfg
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("kafka broker: %w", err)
@@ -124,25 +170,35 @@ func (b *Broker) Start(ctx context.Context) error {
 	if err := StopPIDFile(ctx, c.DataDir); err != nil {
 		return err
 	}
-	port, ctrl := c.Port, 0
+	port, ctrl := c.Port, c.ControllerPort
 	var err error
 	if port == 0 {
 		if port, err = freePort(c.Host); err != nil {
 			return err
 		}
 	}
-	if ctrl, err = freePort(c.Host); err != nil {
-		return err
+	if ctrl == 0 {
+		if ctrl, err = freePort(c.Host); err != nil {
+			return err
+		}
 	}
 	b.addr = net.JoinHostPort(c.Host, strconv.Itoa(port))
 	// The broker serves svcd only: every listener asks for the credentials generated into
 	// the data directory on first start (see DESIGN.md, "Local surfaces").
-	if b.sasl, err = brokerCredentials(c.DataDir); err != nil {
+	if c.SASL != (SASL{}) {
+		b.sasl = c.SASL
+	} else if b.sasl, err = brokerCredentials(c.DataDir); err != nil {
 		return err
+	}
+	voters := c.Voters
+	if len(voters) == 0 {
+		voters = []Voter{{ID: c.NodeID, ControllerPort: ctrl}}
 	}
 	props := filepath.Join(c.DataDir, "server.properties")
 	logDir := filepath.Join(c.DataDir, "log")
-	if err := os.WriteFile(props, []byte(serverProperties(c.Host, port, ctrl, logDir, b.sasl)), 0o600); err != nil {
+	conf := serverProperties(brokerProps{host: c.Host, port: port, ctrl: ctrl, logDir: logDir, sasl: b.sasl,
+		node: c.NodeID, voters: voters, replication: c.Replication})
+	if err := os.WriteFile(props, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("kafka broker: write config: %w", err)
 	}
 	log4j := filepath.Join(c.DataDir, "log4j2.properties")
@@ -165,7 +221,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(logDir, "meta.properties")); err != nil {
 		// The id is joined to its flag: an id starting with "-" would otherwise be read as a
 		// flag (one start in 64).
-		out, err := java("kafka.tools.StorageTool", "format", "--cluster-id="+clusterID(), "-c", props, "--ignore-formatted").CombinedOutput()
+		id := c.ClusterID
+		if id == "" {
+			id = clusterID()
+		}
+		out, err := java("kafka.tools.StorageTool", "format", "--cluster-id="+id, "-c", props, "--ignore-formatted").CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("kafka broker: format storage: %w: %s", err, strings.TrimSpace(string(out)))
 		}
@@ -180,11 +240,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	if b.proc, err = localproc.Start(cmd, PIDFile(c.DataDir), c.Detach); err != nil {
 		return fmt.Errorf("kafka broker: start java: %w (is Java 17+ installed?)", err)
 	}
-	c.Logger.Info("kafka broker starting", "seeds", b.addr, "pid", b.proc.PID(), "dir", c.DataDir)
-	if err := b.waitReady(ctx); err != nil {
-		return errors.Join(err, b.Shutdown(ctx))
-	}
-	c.Logger.Info("kafka broker ready", "seeds", b.addr)
+	c.Logger.Info("kafka broker starting", "seeds", b.addr, "node", c.NodeID, "pid", b.proc.PID(), "dir", c.DataDir)
 	return nil
 }
 
@@ -287,13 +343,34 @@ const MaxMessageBytes = 64 << 20
 // serverProperties is the broker's configuration. Both listeners, the clients' and the
 // controller's, ask for SASL PLAIN with the one generated user: a local process without
 // the credentials file can neither read nor write a topic, nor reach the controller.
-func serverProperties(host string, port, ctrl int, logDir string, s SASL) string {
+// A cluster's nodes are each broker and controller at once (combined mode), with one
+// quorum of all of them.
+type brokerProps struct {
+	host        string
+	port, ctrl  int
+	logDir      string
+	sasl        SASL
+	node        int
+	voters      []Voter
+	replication int
+}
+
+func serverProperties(p brokerProps) string {
+	s := p.sasl
 	jaas := fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required username="%[1]s" password="%[2]s" user_%[1]s="%[2]s";`,
 		s.User, s.Password)
+	voters := make([]string, len(p.voters))
+	for i, v := range p.voters {
+		voters[i] = fmt.Sprintf("%d@%s:%d", v.ID, p.host, v.ControllerPort)
+	}
+	minISR := 1
+	if p.replication >= 3 {
+		minISR = 2
+	}
 	return fmt.Sprintf(`# Written by svc; edits are overwritten at the next start.
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@%[1]s:%[3]d
+node.id=%[7]d
+controller.quorum.voters=%[8]s
 listeners=SASL_PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d
 advertised.listeners=SASL_PLAINTEXT://%[1]s:%[2]d
 controller.listener.names=CONTROLLER
@@ -307,18 +384,20 @@ listener.name.controller.plain.sasl.jaas.config=%[6]s
 log.dirs=%[4]s
 num.partitions=4
 auto.create.topics.enable=false
-offsets.topic.replication.factor=1
+default.replication.factor=%[9]d
+min.insync.replicas=%[10]d
+offsets.topic.replication.factor=%[9]d
 offsets.topic.num.partitions=4
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=%[9]d
+transaction.state.log.min.isr=%[10]d
+share.coordinator.state.topic.replication.factor=%[9]d
+share.coordinator.state.topic.min.isr=%[10]d
 group.initial.rebalance.delay.ms=0
 message.max.bytes=%[5]d
 replica.fetch.max.bytes=%[5]d
 offset.metadata.max.bytes=65536
 log.retention.hours=168
-`, host, port, ctrl, logDir, MaxMessageBytes, jaas)
+`, p.host, p.port, p.ctrl, p.logDir, MaxMessageBytes, jaas, p.node, strings.Join(voters, ","), p.replication, minISR)
 }
 
 func log4jConfig(file string) string {

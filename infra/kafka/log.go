@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,15 +203,41 @@ func (p *Producer) Close() {
 	}
 }
 
-// EnsureTopics creates topics that do not exist yet.
+// EnsureTopics creates topics that do not exist yet, replicated as the brokers' defaults
+// say.
 func EnsureTopics(ctx context.Context, conn Conn, partitions int32, topics ...string) error {
+	return EnsureTopicsWith(ctx, conn, TopicSpec{Partitions: partitions}, topics...)
+}
+
+// TopicSpec is how topics are created.
+type TopicSpec struct {
+	Partitions int32
+	// Replication is the replication factor; 0 is the brokers' default.replication.factor.
+	Replication int16
+	// MinInSync is the topics' min.insync.replicas: with acks=all (the producer's), a
+	// write is acknowledged once that many replicas have it. 0 is the brokers' default.
+	MinInSync int
+}
+
+// EnsureTopicsWith creates topics that do not exist yet as spec says; existing topics
+// are left as they are.
+func EnsureTopicsWith(ctx context.Context, conn Conn, spec TopicSpec, topics ...string) error {
 	cl, err := conn.Client()
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	res, err := adm.CreateTopics(ctx, partitions, -1, nil, topics...)
+	rf := spec.Replication
+	if rf == 0 {
+		rf = -1
+	}
+	var configs map[string]*string
+	if spec.MinInSync > 0 {
+		v := strconv.Itoa(spec.MinInSync)
+		configs = map[string]*string{"min.insync.replicas": &v}
+	}
+	res, err := adm.CreateTopics(ctx, spec.Partitions, rf, configs, topics...)
 	if err != nil {
 		return fmt.Errorf("create topics: %w", err)
 	}
@@ -232,6 +259,10 @@ type GroupConfig struct {
 	// delivery before fetching the partition pauses; 0 is 16 MiB (the consumer's
 	// largest batch).
 	MaxQueuedBytes int
+	// SessionTimeout is how long the group waits for a member that stopped heartbeating
+	// (a killed node) before handing its partitions to the others; 0 is the client's
+	// default, 45 s.
+	SessionTimeout time.Duration
 }
 
 // Consumer is what a GroupReader feeds: pipeline.Consumer implements it.
@@ -298,12 +329,12 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	cl, err := cfg.Conn.Client(
+	opts := []kgo.Opt{
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topics...),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxBytes(64<<20),
+		kgo.FetchMaxBytes(64 << 20),
 		kgo.FetchMaxPartitionBytes(MaxMessageBytes),
 		// Parts of a large request are one transaction: read them only once committed.
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -311,7 +342,11 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 		kgo.OnPartitionsRevoked(g.revoked),
 		kgo.OnPartitionsLost(g.revoked),
 		kgo.WithLogger(slogAdapter{g.log}),
-	)
+	}
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
+	cl, err := cfg.Conn.Client(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka consumer group %s: %w", cfg.Group, err)
 	}

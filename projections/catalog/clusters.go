@@ -40,6 +40,10 @@ const (
 	EvClusterRenamed            = "cluster.renamed"
 	EvClusterIdleTimeoutChanged = "cluster.idle_timeout_changed"
 	EvClusterDeleted            = "cluster.deleted"
+	// EvClusterUsed records that a node saw the cluster in use (queries, rows landed) up
+	// to At, on a stream of its own (clusterUseStream) so it never races a lifecycle
+	// decision made at the cluster stream's version.
+	EvClusterUsed = "cluster.used"
 	// EvClusterNameReleased frees a deleted cluster's name in its organization's stream.
 	EvClusterNameReleased = "organization.cluster_name_released"
 )
@@ -52,6 +56,23 @@ type ClusterPhaseChanged struct {
 	// Idle is set when the idle timeout stopped the cluster, so a query may wake it.
 	Idle bool      `json:"idle,omitempty"`
 	At   time.Time `json:"at"`
+}
+
+// ClusterUsed records a use of a cluster seen on one node: the idle timeout counts use on
+// every node, not only the one deciding (Cluster.LastUsedAt).
+type ClusterUsed struct {
+	ID uuid.UUID `json:"id"`
+	At time.Time `json:"at"`
+}
+
+func clusterUseStream(id uuid.UUID) string { return "cluster-use-" + id.String() }
+
+// RecordClusterUse records that this node saw cluster id in use up to at. Nodes call it
+// at most every quarter of the idle timeout while the cluster is used, so another node
+// deciding idleness sees the use within that (DESIGN.md, Cluster lifecycle).
+func (s *Service) RecordClusterUse(ctx context.Context, id uuid.UUID, at time.Time) error {
+	_, err := s.append(ctx, clusterUseStream(id), es.Any(), newEvent(EvClusterUsed, ClusterUsed{ID: id, At: at.UTC()}))
+	return err
 }
 
 // ClusterRenamed records a new name; the name was claimed first in the organization's stream.
@@ -118,6 +139,16 @@ func (m *Model) applyCluster(e es.Event) (bool, error) {
 			return true, err
 		}
 		replace(v.ID, func(c *Cluster) { c.Phase, c.Message, c.IdleStopped, c.PhaseAt = v.Phase, v.Message, v.Idle, v.At })
+	case EvClusterUsed:
+		v, err := decode[ClusterUsed](e)
+		if err != nil {
+			return true, err
+		}
+		replace(v.ID, func(c *Cluster) {
+			if v.At.After(c.LastUsedAt) {
+				c.LastUsedAt = v.At
+			}
+		})
 	case EvClusterRenamed:
 		v, err := decode[ClusterRenamed](e)
 		if err != nil {

@@ -42,6 +42,8 @@ type Cluster struct {
 	Phase, Message string
 	IdleStopped    bool
 	PhaseAt        time.Time
+	// LastUsedAt is the latest use any node recorded (ClusterUsed).
+	LastUsedAt time.Time
 }
 
 // S3Location is a bucket and a path inside it.

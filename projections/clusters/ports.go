@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -74,6 +75,8 @@ type Commands interface {
 	StopCluster(ctx context.Context, id uuid.UUID, idle bool) (*catalog.Cluster, error)
 	ResumeCluster(ctx context.Context, id uuid.UUID) (*catalog.Cluster, error)
 	ResizeCluster(ctx context.Context, id uuid.UUID, from, to catalog.ClusterSize, reason string) error
+	// RecordClusterUse shares this node's last use of a cluster with the other nodes.
+	RecordClusterUse(ctx context.Context, id uuid.UUID, at time.Time) error
 }
 
 // Clusters reads the clusters the control plane records (*catalog.Model).

@@ -45,6 +45,7 @@ type Runtime struct {
 	runs        map[uuid.UUID]*run
 	retry       map[uuid.UUID]*Backoff
 	lastUse     map[uuid.UUID]time.Time
+	shared      map[uuid.UUID]sharedUse // the use last recorded for the other nodes, and when
 	wakeChecked map[uuid.UUID]time.Time
 	// inflight counts the queries this node runs per cluster.
 	inflight func(uuid.UUID) int
@@ -72,7 +73,7 @@ func New(ctx context.Context, cfg Config) *Runtime {
 	}
 	return &Runtime{cfg: cfg, ctx: ctx, now: time.Now,
 		locks: map[uuid.UUID]*sync.Mutex{}, runs: map[uuid.UUID]*run{}, retry: map[uuid.UUID]*Backoff{},
-		lastUse: map[uuid.UUID]time.Time{}, wakeChecked: map[uuid.UUID]time.Time{}, kick: make(chan struct{}, 1)}
+		lastUse: map[uuid.UUID]time.Time{}, shared: map[uuid.UUID]sharedUse{}, wakeChecked: map[uuid.UUID]time.Time{}, kick: make(chan struct{}, 1)}
 }
 
 // Start reconciles every cluster once (a failing cluster is recorded and retried, it
@@ -319,7 +320,22 @@ func (r *Runtime) checkIdle(ctx context.Context, c *catalog.Cluster) {
 		}
 	}
 	last := r.lastUse[c.ID]
+	// This node's use is shared with the others (a cluster queried through one node
+	// only is not idle to the others), at most every quarter of the idle timeout.
+	share := c.IdleTimeoutMinutes != 0 && last.After(r.shared[c.ID].use) &&
+		r.now().Sub(r.shared[c.ID].at) >= time.Duration(c.IdleTimeoutMinutes)*r.cfg.IdleMinute/4
+	if share {
+		r.shared[c.ID] = sharedUse{use: last, at: r.now()}
+	}
 	r.mu.Unlock()
+	if share {
+		if err := r.cfg.Commands.RecordClusterUse(ctx, c.ID, last); err != nil {
+			r.cfg.Log.Warn("record cluster use", "cluster", c.ID, "err", err)
+		}
+	}
+	if c.LastUsedAt.After(last) { // another node's
+		last = c.LastUsedAt
+	}
 	if !Idle(c, last, r.now(), r.cfg.IdleMinute) {
 		return
 	}
@@ -330,6 +346,9 @@ func (r *Runtime) checkIdle(ctx context.Context, c *catalog.Cluster) {
 	}
 	r.wake()
 }
+
+// sharedUse is a use of a cluster this node recorded in the control plane, and when.
+type sharedUse struct{ use, at time.Time }
 
 // Touch records a use of the cluster (a query): it postpones the idle stop.
 func (r *Runtime) Touch(id uuid.UUID) {

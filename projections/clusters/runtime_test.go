@@ -104,6 +104,15 @@ func (w commands) StopCluster(_ context.Context, id uuid.UUID, idle bool) (*cata
 func (w commands) ResumeCluster(_ context.Context, id uuid.UUID) (*catalog.Cluster, error) {
 	return w.record("resume", id, func(c *catalog.Cluster) { c.Phase, c.IdleStopped = catalog.PhaseResuming, false })
 }
+func (w commands) RecordClusterUse(_ context.Context, id uuid.UUID, at time.Time) error {
+	_, err := w.record("use", id, func(c *catalog.Cluster) {
+		if at.After(c.LastUsedAt) {
+			c.LastUsedAt = at
+		}
+	})
+	return err
+}
+
 func (w commands) ResizeCluster(_ context.Context, id uuid.UUID, _, to catalog.ClusterSize, reason string) error {
 	_, err := w.record("resize: "+reason, id, func(c *catalog.Cluster) { c.Size = to })
 	return err
@@ -306,6 +315,44 @@ func TestRuntimeFailedStartBacksOff(t *testing.T) {
 // TestRuntimeIdleStopAndWake: a ready cluster with nothing landed and no query for its
 // timeout is stopped as idle; ingestion waiting in its topic wakes it, and so does a
 // query; a cluster an administrator stopped is not woken by either.
+// TestRuntimeIdleCountsUseOnAnotherNode: two nodes over one control plane; a cluster
+// queried through b only is not idle to a, which sees no use of its own; once nobody
+// uses it, a stops it after the timeout. b records its use at most every quarter of the
+// timeout.
+func TestRuntimeIdleCountsUseOnAnotherNode(t *testing.T) {
+	w := newWorld()
+	c := w.add(catalog.PhaseProvisioning, 1, 1, 8, 15)
+	a, clk := runtime(w)
+	b, _ := runtime(w)
+	b.now = clk.now
+	ctx := context.Background()
+	a.ReconcileAll(ctx)
+	b.ReconcileAll(ctx)
+	wantPhase(t, w, c.ID, catalog.PhaseReady)
+	for range 16 { // 32 minutes of queries through b, every 2 minutes
+		clk.add(2 * time.Minute)
+		b.Touch(c.ID)
+		b.ReconcileAll(ctx)
+		a.ReconcileAll(ctx)
+		wantPhase(t, w, c.ID, catalog.PhaseReady)
+	}
+	uses := 0
+	for _, call := range w.calls {
+		if call == "use" {
+			uses++
+		}
+	}
+	if uses < 8 || uses > 10 { // every 4 minutes (the quarter, 3.75, at the queries' pace), and at the start
+		t.Fatalf("b recorded its use %d times in 32 minutes: %v", uses, w.calls)
+	}
+	clk.add(14 * time.Minute)
+	a.ReconcileAll(ctx)
+	wantPhase(t, w, c.ID, catalog.PhaseReady)
+	clk.add(2 * time.Minute)
+	a.ReconcileAll(ctx)
+	wantPhase(t, w, c.ID, catalog.PhaseStopping)
+}
+
 func TestRuntimeIdleStopAndWake(t *testing.T) {
 	w := newWorld()
 	c := w.add(catalog.PhaseProvisioning, 1, 1, 8, 15)
