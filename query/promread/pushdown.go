@@ -136,53 +136,72 @@ func decimalSeconds(ms int64) string {
 	return fmt.Sprintf("toDecimal64('%s%d.%03d', 3)", neg, ms/1000, ms%1000)
 }
 
+// maxGridResets is the most counter resets a series' grid is computed with in the
+// engine: each evaluation time adds the resets in its window in order, and the engine
+// copies a series' resets to every evaluation time to do so. A series with more (a
+// gauge read as a counter) comes back as its samples and the grid is computed in Go
+// (rateGrid), with the same arithmetic.
+const maxGridResets = 64
+
 // gridSQL computes spec's function for the series sel selects on p's evaluation times,
 // one row per series with samples in reach: id, name, tags and the values' IEEE 754
 // bits, a step without a value (the function has none there) as the stale marker, so
-// that the upstream engine reading the grid as a vector selector finds nothing there.
+// that the upstream engine reading the grid as a vector selector finds nothing there;
+// and, for a series with more than maxGridResets resets (rate, increase), no grid but its
+// samples' times and values' bits, for rateGrid.
 //
 // Each series' samples in reach are read in time order as arrays T (ms) and V, stale
 // markers left out (Prometheus drops them from range selections). For each evaluation
 // time g, the window (g-range, g] is the samples l+1..h (1-based) where h counts the
-// samples at or before g and l those at or before g-range: both are counted at once for
-// every g by sorting the samples' and the grid's times together (a sample before a grid
-// time at the same instant) and summing. The functions are then the upstream engine's
-// (extrapolatedRate, compareOverTime, ...), operation by operation in its order.
+// samples at or before g and l those at or before g-range. Both, and the window's last
+// and first sample, come for every g at once, without copying the series per g: the
+// samples' and the grid's times sorted together (a sample before a grid time at the same
+// instant), counted cumulatively, and filled forward (the last sample at or before g)
+// or backward (the first after g-range). The functions are then the upstream engine's
+// (extrapolatedRate, ...), operation by operation in its order.
 func gridSQL(db, sel string, p Pushdown, s Spec) string {
 	n, last := p.steps()
 	step := max(p.Step, 1)
 	r := s.Range
-	grid := fmt.Sprintf("arrayMap(k -> toInt64(%d) + toInt64(k) * %d, range(%d))", p.Start, step, n)
 	stale := fmt.Sprintf("toUInt64(%d)", value.StaleNaN)
 	// out is the values' bits; cols are the columns it reads, named.
 	var out, cols string
+	rawT, rawV := "CAST([], 'Array(Int64)')", "CAST([], 'Array(UInt64)')"
 	switch s.Func {
 	case "rate", "increase", "delta":
-		res := "V[h] - V[l + 1]"
+		res := "arrayMap((l, f) -> l.3 - f.3, LAST, FIRST)"
 		toStart := "DS1"
 		if s.Func != "delta" {
-			// Counter resets, added in order: the value before each drop.
-			res = "arrayFold((acc, i) -> acc + V[i - 1], arrayFilter(i -> i > l + 1 AND i <= h, R), V[h] - V[l + 1])"
+			// Counter resets in the window after its first sample, added in order: the
+			// value before each drop.
+			res = "if(length(RT) > " + strconv.Itoa(maxGridResets) + ", arrayMap(g -> 0., G), " +
+				"arrayMap((l, f) -> arrayFold((acc, c) -> acc + c, arrayFilter((c, t) -> t > f.2 AND t <= l.2, RC, RT), l.3 - f.3), LAST, FIRST))"
 			// Counters cannot go below zero: extrapolate at most to the zero point.
-			toStart = "arrayMap((ds1, res, si, l) -> if(res > 0 AND V[l + 1] >= 0 AND si * (V[l + 1] / res) < ds1, si * (V[l + 1] / res), ds1), DS1, RES, SI, LO)"
+			toStart = "arrayMap((ds1, res, si, f) -> if(res > 0 AND f.3 >= 0 AND si * (f.3 / res) < ds1, si * (f.3 / res), ds1), DS1, RES, SI, FIRST)"
+			many := "length(RT) > " + strconv.Itoa(maxGridResets)
+			rawT = "if(" + many + ", T, " + rawT + ")"
+			rawV = "if(" + many + ", arrayMap(v -> reinterpretAsUInt64(v), V), " + rawV + ")"
 		}
 		factor := "if(si != 0, (si + ds + de) / si, 1.)"
 		if s.Func == "rate" {
-			factor = "(" + factor + ") / " + strconv.FormatFloat(time.Duration(r*int64(time.Millisecond)).Seconds(), 'g', -1, 64)
+			factor = "(" + factor + ") / " + strconv.FormatFloat(rangeSeconds(r), 'g', -1, 64)
 		}
-		cols = fmt.Sprintf("arrayMap((h, l) -> %s, HI, LO) AS RES, "+
-			"arrayMap((h, l) -> (T[h] - T[l + 1]) / 1000, HI, LO) AS SI, "+
+		cols = fmt.Sprintf("%s AS RES, "+
+			"arrayMap((l, f) -> (l.2 - f.2) / 1000, LAST, FIRST) AS SI, "+
 			"arrayMap((si, h, l) -> si / (h - l - 1), SI, HI, LO) AS A, "+
-			"arrayMap((l, g) -> (T[l + 1] - (g - %d)) / 1000, LO, G) AS DS0, "+
+			"arrayMap((f, g) -> (f.2 - (g - %d)) / 1000, FIRST, G) AS DS0, "+
 			"arrayMap((ds0, a) -> if(ds0 >= a * 1.1, a / 2, ds0), DS0, A) AS DS1, "+
 			"%s AS DS, "+
-			"arrayMap((h, g) -> (g - T[h]) / 1000, HI, G) AS DE0, "+
+			"arrayMap((l, g) -> (g - l.2) / 1000, LAST, G) AS DE0, "+
 			"arrayMap((de0, a) -> if(de0 >= a * 1.1, a / 2, de0), DE0, A) AS DE", res, r, toStart)
 		out = fmt.Sprintf("arrayMap((h, l, res, si, ds, de) -> if(h - l < 2, %s, reinterpretAsUInt64(res * (%s))), HI, LO, RES, SI, DS, DE)", stale, factor)
+		if s.Func != "delta" {
+			out = "if(length(RT) > " + strconv.Itoa(maxGridResets) + ", CAST([], 'Array(UInt64)'), " + out + ")"
+		}
 	case "count_over_time":
 		out = fmt.Sprintf("arrayMap((h, l) -> if(h - l < 1, %s, reinterpretAsUInt64(toFloat64(h - l))), HI, LO)", stale)
 	case "last_over_time":
-		out = fmt.Sprintf("arrayMap((h, l) -> if(h - l < 1, %s, reinterpretAsUInt64(V[h])), HI, LO)", stale)
+		out = fmt.Sprintf("arrayMap((h, l, x) -> if(h - l < 1, %s, reinterpretAsUInt64(x.3)), HI, LO, LAST)", stale)
 	}
 	if cols != "" {
 		cols = ", " + cols
@@ -191,17 +210,96 @@ func gridSQL(db, sel string, p Pushdown, s Spec) string {
 		sel, timeLiteral(p.Start-r), timeLiteral(last), value.StaleNaN)
 	samples := fmt.Sprintf("SELECT id, arraySort(groupArray(t)) AS T, arraySort((v, t) -> t, groupArray(value), groupArray(t)) AS V "+
 		"FROM (SELECT id, toUnixTimestamp64Milli(timestamp) AS t, value FROM %s WHERE %s) GROUP BY id", table(db, promstore.DataTable), inRange)
+	// Sample tuples (key, time, value, 1) and grid tuples (key, g, 0, 0), the keys
+	// ordering a sample before a grid time at the same instant.
+	merged := func(shift int64) string {
+		return fmt.Sprintf("arraySort(x -> x.1, arrayConcat(arrayMap((t, v) -> (t * 2, t, v, toUInt8(1)), T, V), arrayMap(g -> ((g - %d) * 2 + 1, g, 0., toUInt8(0)), G)))", shift)
+	}
 	counted := fmt.Sprintf("SELECT id, T, V, G, "+
-		"arrayFilter((c, e) -> bitAnd(e, 1) = 1, arrayCumSum(arrayMap(e -> toInt64(1 - bitAnd(e, 1)), SH)), SH) AS HI, "+
-		"arrayFilter((c, e) -> bitAnd(e, 1) = 1, arrayCumSum(arrayMap(e -> toInt64(1 - bitAnd(e, 1)), SL)), SL) AS LO, "+
-		"arrayFilter(i -> i > 1 AND V[i] < V[i - 1], arrayEnumerate(V)) AS R "+
-		"FROM (SELECT id, T, V, G, arraySort(arrayConcat(arrayMap(t -> t * 2, T), arrayMap(g -> g * 2 + 1, G))) AS SH, "+
-		"arraySort(arrayConcat(arrayMap(t -> t * 2, T), arrayMap(g -> (g - %d) * 2 + 1, G))) AS SL "+
-		"FROM (SELECT id, T, V, %s AS G FROM (%s)))", r, grid, samples)
-	return fmt.Sprintf("SELECT s.id, s.metric_name, s.tags, g.out "+
-		"FROM (%s) AS s INNER JOIN (SELECT id%s, %s AS out FROM (%s)) AS g ON g.id = s.id SETTINGS compile_expressions = 0",
-		sel, cols, out, counted)
+		"arrayFilter((c, x) -> x.4 = 0, arrayCumSum(arrayMap(x -> toInt64(x.4), MH)), MH) AS HI, "+
+		"arrayFilter((c, x) -> x.4 = 0, arrayCumSum(arrayMap(x -> toInt64(x.4), ML)), ML) AS LO, "+
+		"arrayFilter((f, x) -> x.4 = 0, arrayFill(x -> x.4 = 1, MH), MH) AS LAST, "+
+		"arrayFilter((f, x) -> x.4 = 0, arrayReverseFill(x -> x.4 = 1, ML), ML) AS FIRST, "+
+		"arrayPushFront(arrayPopBack(V), V[1]) AS PV, "+
+		"arrayFilter((t, v, pv) -> v < pv, T, V, PV) AS RT, "+
+		"arrayFilter((pv, v) -> v < pv, PV, V) AS RC "+
+		"FROM (SELECT id, T, V, G, %s AS MH, %s AS ML "+
+		"FROM (SELECT id, T, V, arrayMap(k -> toInt64(%d) + toInt64(k) * %d, range(%d)) AS G FROM (%s)))",
+		merged(0), merged(r), p.Start, step, n, samples)
+	return fmt.Sprintf("SELECT s.id, s.metric_name, s.tags, g.out, g.rt, g.rv "+
+		"FROM (%s) AS s INNER JOIN (SELECT id%s, %s AS out, %s AS rt, %s AS rv FROM (%s)) AS g ON g.id = s.id "+
+		"SETTINGS compile_expressions = 0, short_circuit_function_evaluation = 'force_enable'",
+		sel, cols, out, rawT, rawV, counted)
 }
+
+func ser0(id any) string { u, _ := id.(uuid.UUID); return u.String() }
+
+// rateGrid is rate, increase or delta of the samples (times ts in order, values' bits
+// vs, stale markers left out) on p's evaluation times, as gridSQL computes them in the
+// engine: the upstream engine's extrapolatedRate for floats (no start timestamps).
+func rateGrid(ts []int64, vs []uint64, p Pushdown, s Spec) []uint64 {
+	n, _ := p.steps()
+	out := make([]uint64, n)
+	isCounter, isRate := s.Func != "delta", s.Func == "rate"
+	lo, hi := 0, 0 // the window is samples lo..hi-1
+	for k := range n {
+		g := p.Start + int64(k)*p.Step
+		for hi < len(ts) && ts[hi] <= g {
+			hi++
+		}
+		for lo < hi && ts[lo] <= g-s.Range {
+			lo++
+		}
+		out[k] = value.StaleNaN
+		if hi-lo < 2 {
+			continue
+		}
+		first, lastV := math.Float64frombits(vs[lo]), math.Float64frombits(vs[hi-1])
+		firstT, lastT := ts[lo], ts[hi-1]
+		numSamplesMinusOne := hi - lo - 1
+		result := lastV - first
+		if isCounter {
+			for i := lo + 1; i < hi; i++ {
+				if prev := math.Float64frombits(vs[i-1]); math.Float64frombits(vs[i]) < prev {
+					result += prev
+				}
+			}
+		}
+		durationToStart := float64(firstT-(g-s.Range)) / 1000
+		durationToEnd := float64(g-lastT) / 1000
+		sampledInterval := float64(lastT-firstT) / 1000
+		averageDurationBetweenSamples := sampledInterval / float64(numSamplesMinusOne)
+		extrapolationThreshold := averageDurationBetweenSamples * 1.1
+		if durationToStart >= extrapolationThreshold {
+			durationToStart = averageDurationBetweenSamples / 2
+		}
+		if isCounter {
+			durationToZero := durationToStart
+			if result > 0 && first >= 0 {
+				durationToZero = sampledInterval * (first / result)
+			}
+			if durationToZero < durationToStart {
+				durationToStart = durationToZero
+			}
+		}
+		if durationToEnd >= extrapolationThreshold {
+			durationToEnd = averageDurationBetweenSamples / 2
+		}
+		factor := 1.0
+		if sampledInterval != 0 {
+			factor = (sampledInterval + durationToStart + durationToEnd) / sampledInterval
+		}
+		if isRate {
+			factor /= rangeSeconds(s.Range)
+		}
+		out[k] = math.Float64bits(result * factor)
+	}
+	return out
+}
+
+// rangeSeconds is a range's seconds as the upstream engine divides a rate by them
+// (time.Duration.Seconds).
+func rangeSeconds(ms int64) float64 { return time.Duration(ms * int64(time.Millisecond)).Seconds() }
 
 // selectPushdown answers the synthetic selector of spec: the series the spec's matchers
 // select, without their metric name (the functions drop it), each with a sample at every
@@ -236,6 +334,13 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 			continue
 		}
 		bits, _ := v[3].([]uint64)
+		if rt, _ := v[4].([]int64); len(rt) > 0 {
+			rv, _ := v[5].([]uint64)
+			if len(rv) != len(rt) {
+				return storage.ErrSeriesSet(fmt.Errorf("series %s: %d timestamps, %d values", ser0(v[0]), len(rt), len(rv)))
+			}
+			bits = rateGrid(rt, rv, p, s)
+		}
 		ser := &series{labels: ls}
 		if !s.KeepName {
 			ser.labels = ls.DropMetricName()
