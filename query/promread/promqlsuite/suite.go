@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/svc-data/svc/query/promapi"
+	"github.com/svc-data/svc/query/promread"
 )
 
 // KnownFailing are the built-in evals (file:line of the eval command) that do not pass
@@ -183,3 +184,6 @@ func segments(lines []string) []segment {
 	flush(len(lines))
 	return out
 }
+
+// The suite's storages are promread's, which the push-down serves.
+var _ promapi.GridQueryable = (*promread.Storage)(nil)
