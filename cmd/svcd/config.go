@@ -147,6 +147,10 @@ type Config struct {
 	// Validate from PromQLQueryMemory and PromQLOrgMemory).
 	PromQLQueryMemory, PromQLOrgMemory string
 	PromQLQueryBytes, PromQLOrgBytes   int64
+	// PromQLPushdown computes rate, increase, delta, count_over_time and last_over_time
+	// in the engine on the query's step grid (promapi.NewPushdownEngine); off, the
+	// upstream engine computes them over raw samples.
+	PromQLPushdown bool
 	// MemoryLimit is svcd's soft memory limit (debug.SetMemoryLimit): bytes (2GiB), a
 	// percentage (25%) or a fraction (0.5) of the machine's memory or cgroup limit, or
 	// "off". Empty keeps $GOMEMLIMIT when set, else half the machine's memory. Read by
@@ -280,6 +284,11 @@ func loadConfig(args []string) (*Config, error) {
 	str(&c.PromQLQueryMemory, "promql-query-memory", "SVC_PROMQL_QUERY_MEMORY", "", "bytes of series and samples one PromQL query may load from the engine (default 512MiB)")
 	str(&c.PromQLOrgMemory, "promql-org-memory", "SVC_PROMQL_ORG_MEMORY", "", "bytes of series and samples one organization's PromQL queries may hold at once (default 1GiB)")
 	str(&c.MemoryLimit, "memory-limit", "SVC_MEMORY_LIMIT", "", "svcd's soft memory limit: 2GiB, 25% or 0.5 of memory, or off (default: $GOMEMLIMIT, else half the memory)")
+	pushdown, perr := strconv.ParseBool(envOr("SVC_PROMQL_PUSHDOWN", "true"))
+	if perr != nil {
+		envErrs = append(envErrs, fmt.Errorf("$SVC_PROMQL_PUSHDOWN: %w", perr))
+	}
+	fs.BoolVar(&c.PromQLPushdown, "promql-pushdown", pushdown, "compute rate, increase, delta, count_over_time and last_over_time in the engine on the step grid ($SVC_PROMQL_PUSHDOWN)")
 	promTimeout := envOr("SVC_PROMQL_TIMEOUT", "2m")
 	fs.StringVar(&promTimeout, "promql-timeout", promTimeout, "longest PromQL query evaluation ($SVC_PROMQL_TIMEOUT)")
 	deviceTTL := envOr("SVC_DEVICE_CODE_TTL", "15m")

@@ -228,7 +228,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 	runner := query.NewRunner(model, cat, mgr, n)
 	promAPI := promapi.New(promapi.Config{Logger: log, Timeout: cfg.PromQLTimeout, MaxSamples: cfg.PromQLMaxSamples,
 		MaxSteps: cfg.PromQLMaxSteps, MaxConcurrent: cfg.PromQLMaxConcurrent, MaxConcurrentPerOrg: cfg.PromQLMaxConcurrentPerOrg,
-		ConcurrencyWait: cfg.PromQLQueueWait, QueryBytes: cfg.PromQLQueryBytes, OrgBytes: cfg.PromQLOrgBytes}, n)
+		ConcurrencyWait: cfg.PromQLQueueWait, QueryBytes: cfg.PromQLQueryBytes, OrgBytes: cfg.PromQLOrgBytes,
+		NoPushdown: !cfg.PromQLPushdown}, n)
 	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
 	n.SetInflight(runner.Running)
 	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)

@@ -55,6 +55,10 @@ type Config struct {
 	QueryBytes int64
 	OrgBytes   int64
 	Logger     *slog.Logger
+	// NoPushdown evaluates every function in the upstream engine over raw samples
+	// instead of pushing rate, delta and last_over_time down to the engine on the step
+	// grid (NewPushdownEngine).
+	NoPushdown bool
 }
 
 // Defaults of Config's limits.
@@ -126,7 +130,7 @@ func build(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQue
 	}
 	defaultStep := func(int64) int64 { return time.Minute.Milliseconds() }
 	p := parser.NewParser(parser.Options{EnableExperimentalFunctions: true})
-	engine := promql.NewEngine(promql.EngineOpts{
+	opts := promql.EngineOpts{
 		Logger:                   cfg.Logger,
 		MaxSamples:               cfg.MaxSamples,
 		Timeout:                  cfg.Timeout,
@@ -136,10 +140,18 @@ func build(cfg Config, q storage.SampleAndChunkQueryable, eq storage.ExemplarQue
 		EnableDelayedNameRemoval: true,
 		NoStepSubqueryIntervalFn: defaultStep,
 		Parser:                   p,
-	})
+	}
+	var engine *promql.Engine
+	var qe promql.QueryEngine
+	if cfg.NoPushdown {
+		engine = promql.NewEngine(opts)
+		qe = engine
+	} else {
+		qe, engine = NewPushdownEngine(opts)
+	}
 	a := &API{cfg: cfg, engine: engine, gate: newGate(cfg.MaxConcurrentPerOrg, cfg.MaxConcurrent, cfg.OrgBytes, cfg.ConcurrencyWait)}
 	reg := prometheus.NewRegistry()
-	api := v1.NewAPI(StepLimited(engine, p, cfg.MaxSteps, defaultStep), q, nil, eq,
+	api := v1.NewAPI(StepLimited(qe, p, cfg.MaxSteps, defaultStep), q, nil, eq,
 		nil, nil, nil,
 		func() config.Config { return config.DefaultConfig },
 		map[string]string{},

@@ -70,12 +70,12 @@ func addSat(a, b int64) int64 {
 // the limit is refused before evaluation, and the HTTP API answers it as Prometheus
 // answers a bad query parameter (400, bad_data). The API serves through it; the upstream
 // PromQL suite runs through it to show the default refuses none of its queries.
-func StepLimited(engine *promql.Engine, p parser.Parser, maxSteps int64, defaultStep func(rangeMillis int64) int64) promql.QueryEngine {
-	return &stepLimited{Engine: engine, parser: p, maxSteps: maxSteps, defaultStep: defaultStep}
+func StepLimited(engine promql.QueryEngine, p parser.Parser, maxSteps int64, defaultStep func(rangeMillis int64) int64) promql.QueryEngine {
+	return &stepLimited{QueryEngine: engine, parser: p, maxSteps: maxSteps, defaultStep: defaultStep}
 }
 
 type stepLimited struct {
-	*promql.Engine
+	promql.QueryEngine
 	parser      parser.Parser
 	maxSteps    int64
 	defaultStep func(int64) int64
@@ -85,14 +85,14 @@ func (e *stepLimited) NewInstantQuery(ctx context.Context, q storage.Queryable, 
 	if err := e.check(qs, ts, ts, 0); err != nil {
 		return nil, err
 	}
-	return e.Engine.NewInstantQuery(ctx, q, opts, qs, ts)
+	return e.QueryEngine.NewInstantQuery(ctx, q, opts, qs, ts)
 }
 
 func (e *stepLimited) NewRangeQuery(ctx context.Context, q storage.Queryable, opts promql.QueryOpts, qs string, start, end time.Time, interval time.Duration) (promql.Query, error) {
 	if err := e.check(qs, start, end, interval); err != nil {
 		return nil, err
 	}
-	return e.Engine.NewRangeQuery(ctx, q, opts, qs, start, end, interval)
+	return e.QueryEngine.NewRangeQuery(ctx, q, opts, qs, start, end, interval)
 }
 
 // check parses qs as the engine will and refuses it when it costs more than maxSteps;

@@ -91,6 +91,8 @@ type querier struct {
 	q          *Queryable
 	mint, maxt int64
 	seq        int
+	// pushdown, when set, answers the query's synthetic selectors (WithPushdown).
+	pushdown *Pushdown
 }
 
 func (*querier) Close() error { return nil }
@@ -165,6 +167,10 @@ func matchesAll(ms []*labels.Matcher, ls labels.Labels) bool {
 	return true
 }
 
+// errNoPushdown answers a selection naming PushdownLabel that is not one of the query's
+// pushed-down selections (a query may not name the label itself).
+var errNoPushdown = fmt.Errorf("label %s is reserved", PushdownLabel)
+
 // Select implements storage.Querier: the series the matchers select, sorted by labels
 // (always: the engine's query is sorted, whatever sortSeries asks), with their samples in
 // the hints' time range, or none when the hints ask for series only.
@@ -172,6 +178,16 @@ func (qr *querier) Select(ctx context.Context, _ bool, hints *storage.SelectHint
 	t, err := qr.q.target(ctx)
 	if err != nil {
 		return storage.ErrSeriesSet(err)
+	}
+	if key := pushdownKey(ms); key != "" {
+		if qr.pushdown == nil {
+			return storage.ErrSeriesSet(errNoPushdown)
+		}
+		spec, ok := qr.pushdown.Specs[key]
+		if !ok {
+			return storage.ErrSeriesSet(errNoPushdown)
+		}
+		return qr.selectPushdown(ctx, t, *qr.pushdown, spec)
 	}
 	mint, maxt := qr.mint, qr.maxt
 	if hints != nil {

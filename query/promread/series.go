@@ -24,8 +24,9 @@ type hsample struct {
 
 // seriesSet is a storage.SeriesSet over series read whole, sorted by labels.
 type seriesSet struct {
-	series []*series
-	i      int
+	series   []*series
+	i        int
+	warnings annotations.Annotations
 }
 
 func (s *seriesSet) Next() bool {
@@ -36,10 +37,10 @@ func (s *seriesSet) Next() bool {
 	return true
 }
 
-func (s *seriesSet) At() storage.Series              { return s.series[s.i-1] }
-func (*seriesSet) Err() error                        { return nil }
-func (*seriesSet) Warnings() annotations.Annotations { return nil }
-func (s *series) Labels() labels.Labels              { return s.labels }
+func (s *seriesSet) At() storage.Series                { return s.series[s.i-1] }
+func (*seriesSet) Err() error                          { return nil }
+func (s *seriesSet) Warnings() annotations.Annotations { return s.warnings }
+func (s *series) Labels() labels.Labels                { return s.labels }
 func (s *series) Iterator(chunkenc.Iterator) chunkenc.Iterator {
 	return &iterator{s: s, fi: -1, hi: -1}
 }

@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/promqltest"
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/svc-data/svc/query/promapi"
+	"github.com/svc-data/svc/query/promread"
 )
 
 // KnownFailing are the built-in evals (file:line of the eval command) that do not pass
@@ -79,10 +81,28 @@ const noST = "start timestamps are not stored"
 // to measure.
 func Run(t *testing.T, parallel int, newStorage func(testing.TB) storage.Storage) {
 	files := builtinTestFiles(t)
-	// Behind the API's step limit at its default: the limit refuses none of the suite's
-	// queries.
-	engine := promapi.StepLimited(promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery),
-		parser.NewParser(promqltest.TestParserOpts), promapi.DefaultMaxSteps, func(int64) int64 { return time.Minute.Milliseconds() })
+	// The test engine's options (promqltest.NewTestEngine), with the API's push-down
+	// (SVC_PROMQL_PUSHDOWN=false runs without it), behind the API's step limit at its
+	// default: the limit refuses none of the suite's queries.
+	opts := promql.EngineOpts{
+		MaxSamples:               promqltest.DefaultMaxSamplesPerQuery,
+		Timeout:                  100 * time.Second,
+		NoStepSubqueryIntervalFn: func(int64) int64 { return time.Minute.Milliseconds() },
+		EnableAtModifier:         true,
+		EnableNegativeOffset:     true,
+		EnableDelayedNameRemoval: true,
+		UseStartTimestamps:       true,
+		Parser:                   parser.NewParser(promqltest.TestParserOpts),
+	}
+	var qe promql.QueryEngine
+	if os.Getenv("SVC_PROMQL_PUSHDOWN") == "false" {
+		qe = promqltest.NewTestEngineWithOpts(t, opts)
+	} else {
+		var ng *promql.Engine
+		qe, ng = promapi.NewPushdownEngine(opts)
+		t.Cleanup(func() { _ = ng.Close() })
+	}
+	engine := promapi.StepLimited(qe, parser.NewParser(promqltest.TestParserOpts), promapi.DefaultMaxSteps, func(int64) int64 { return time.Minute.Milliseconds() })
 	all := os.Getenv("PROMQLTEST_ALL") != ""
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, parallel))
@@ -164,3 +184,6 @@ func segments(lines []string) []segment {
 	flush(len(lines))
 	return out
 }
+
+// The suite's storages are promread's, which the push-down serves.
+var _ promapi.GridQueryable = (*promread.Storage)(nil)
