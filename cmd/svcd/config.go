@@ -372,6 +372,13 @@ func (c *Config) Validate() error {
 	if c.IngestPartitions < 1 || c.IngestPartitions > 1024 {
 		errs = append(errs, fmt.Errorf("ingest partitions %d: want 1 to 1024", c.IngestPartitions))
 	}
+	// The service logs' retention: unset (zero) takes the default, as the intervals below.
+	if c.RequestLogDays == 0 {
+		c.RequestLogDays = 30
+	}
+	if c.WorkflowLogDays == 0 {
+		c.WorkflowLogDays = 30
+	}
 	if c.RequestLogDays < 1 || c.RequestLogDays > 3650 {
 		errs = append(errs, fmt.Errorf("request log days %d: want 1 to 3650", c.RequestLogDays))
 	}

@@ -177,7 +177,7 @@ func TestClusterRuntimeIntervalsAreConfig(t *testing.T) {
 }
 
 // TestServiceLogDaysAreBounded: the request and workflow logs' retention is read from the
-// environment and refused outside 1 to 3650 days.
+// environment (0 or unset: 30) and refused outside 1 to 3650 days.
 func TestServiceLogDaysAreBounded(t *testing.T) {
 	t.Setenv("SVC_KAFKA_SEEDS", "127.0.0.1:9092")
 	t.Setenv("SVC_CLICKHOUSE_URL", "http://127.0.0.1:8123")
@@ -189,8 +189,12 @@ func TestServiceLogDaysAreBounded(t *testing.T) {
 	if c.RequestLogDays != 90 || c.WorkflowLogDays != 30 {
 		t.Fatalf("loadConfig: request log %d days, workflow log %d days, %v", c.RequestLogDays, c.WorkflowLogDays, err)
 	}
-	t.Setenv("SVC_WORKFLOW_LOG_DAYS", "0")
-	if _, err := loadConfig(nil); err == nil || !strings.Contains(err.Error(), "workflow log days 0") {
-		t.Fatalf("0 days: %v", err)
+	t.Setenv("SVC_WORKFLOW_LOG_DAYS", "3651")
+	if _, err := loadConfig(nil); err == nil || !strings.Contains(err.Error(), "workflow log days 3651") {
+		t.Fatalf("3651 days: %v", err)
+	}
+	t.Setenv("SVC_WORKFLOW_LOG_DAYS", "-1")
+	if _, err := loadConfig(nil); err == nil || !strings.Contains(err.Error(), "workflow log days -1") {
+		t.Fatalf("-1 days: %v", err)
 	}
 }
