@@ -40,7 +40,7 @@ func newMemEngine() *memEngine {
 	return &memEngine{tokens: map[string]bool{}, rows: map[string][]string{}, keys: map[string]bool{}}
 }
 
-func (e *memEngine) InsertRows(_ context.Context, db, table, token string, parts ...[]byte) error {
+func (e *memEngine) InsertRows(_ context.Context, db, table, _, token string, parts ...[]byte) error {
 	rows := bytes.Join(parts, nil)
 	e.mu.Lock()
 	defer e.mu.Unlock()
