@@ -780,7 +780,7 @@ func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *g
 // are split in halves until the rejected ones are isolated and sent to dead letters;
 // every split has its own token, derived from the parent's, so replays repeat it.
 func (w *worker) insert(ctx context.Context, t target.Table, token string, rows [][]byte, origin Record) error {
-	err := w.retry(ctx, func() error { return w.c.engine.InsertRows(ctx, t.Database, t.Table, token, rows...) })
+	err := w.retry(ctx, func() error { return w.c.engine.InsertRows(ctx, t.Database, t.Table, t.ColumnType, token, rows...) })
 	if err == nil || !errors.Is(err, engineerr.Permanent) {
 		return err
 	}

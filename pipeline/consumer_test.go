@@ -34,16 +34,18 @@ type memEngine struct {
 	keys    map[string]bool
 	failOn  func(call string) error
 	inserts int
+	types   map[string]string // table → the column type its last insert declared
 }
 
 func newMemEngine() *memEngine {
-	return &memEngine{tokens: map[string]bool{}, rows: map[string][]string{}, keys: map[string]bool{}}
+	return &memEngine{tokens: map[string]bool{}, rows: map[string][]string{}, keys: map[string]bool{}, types: map[string]string{}}
 }
 
-func (e *memEngine) InsertRows(_ context.Context, db, table, token string, parts ...[]byte) error {
+func (e *memEngine) InsertRows(_ context.Context, db, table, columnType, token string, parts ...[]byte) error {
 	rows := bytes.Join(parts, nil)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.types[db+"."+table] = columnType
 	if e.failOn != nil {
 		if err := e.failOn("insert"); err != nil {
 			return err
@@ -103,12 +105,15 @@ func (e *memEngine) count(table string) int {
 
 type oneTable struct{ id uuid.UUID }
 
+// oneTableType is oneTable's column type: typed paths, as logsearch_events has.
+const oneTableType = "JSON(_time DateTime64(3, 'UTC'), _raw String)"
+
 func (o oneTable) Target(context.Context, uuid.UUID, [][]byte) (target.Table, bool, error) {
-	return target.Table{TableID: o.id, Database: "db", Table: "t__g1", Gen: 1}, true, nil
+	return target.Table{TableID: o.id, Database: "db", Table: "t__g1", Gen: 1, ColumnType: oneTableType}, true, nil
 }
 
 func (o oneTable) Generation(_ context.Context, _ uuid.UUID, gen int) (target.Table, bool, error) {
-	return target.Table{TableID: o.id, Database: "db", Table: fmt.Sprintf("t__g%d", gen), Gen: gen}, true, nil
+	return target.Table{TableID: o.id, Database: "db", Table: fmt.Sprintf("t__g%d", gen), Gen: gen, ColumnType: oneTableType}, true, nil
 }
 
 // memPartition is the committed state of one partition, shared by its successive owners.
@@ -472,6 +477,11 @@ func TestBatchesCloseOnRowsNotRecords(t *testing.T) {
 	waitFor(t, "the batch of 12 rows", func() bool { return eng.count("db.t__g1") == 12 })
 	if eng.inserts != 1 {
 		t.Fatalf("%d inserts, want one batch", eng.inserts)
+	}
+	// The insert declares the table's own column type, which the engine parses the rows
+	// into without a cast from plain JSON (issue 27).
+	if got := eng.types["db.t__g1"]; got != oneTableType {
+		t.Fatalf("the insert declared column type %q, want the table's %q", got, oneTableType)
 	}
 	waitFor(t, "nothing held", func() bool { return c.Stats().Held() == 0 })
 }

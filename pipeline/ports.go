@@ -70,11 +70,12 @@ type Assignment interface {
 // Engine is what the pipeline needs of the SQL engine.
 type Engine interface {
 	// InsertRows inserts newline-separated JSON objects into database.table as documents
-	// of its single JSON column, deduplicated by token. The rows are the concatenation of
+	// of its single JSON column, whose engine type is columnType ("" is "JSON"),
+	// deduplicated by token. The rows are the concatenation of
 	// the parts, each of whole lines (a batch's record values, passed without joining
 	// them). Errors caused by the data are engineerr.Permanent, errors no retry of the
 	// statement can fix engineerr.Fatal; any other error is retried.
-	InsertRows(ctx context.Context, database, table, token string, rows ...[]byte) error
+	InsertRows(ctx context.Context, database, table, columnType, token string, rows ...[]byte) error
 	// ExecArgs runs a statement without a result. args fill its ? placeholders in
 	// order: the adapter renders them as literals, so values never need quoting here.
 	ExecArgs(ctx context.Context, sql string, args ...any) error

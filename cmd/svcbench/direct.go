@@ -99,7 +99,7 @@ func (d *directInserter) insert(ctx context.Context, format, db, table, token st
 		}
 		return d.st.direct.Exec(ctx, b.String())
 	case fmtNativeText:
-		return d.st.direct.InsertRows(ctx, db, table, token, rows)
+		return d.st.direct.InsertRows(ctx, db, table, "", token, rows)
 	case fmtNative:
 		// clickhouse-go's batch: Native blocks, the JSON column sent as strings.
 		batch, err := d.native.PrepareBatch(clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{

@@ -128,7 +128,7 @@ func (t tableSink) InsertDocs(ctx context.Context, cluster uuid.UUID, database, 
 	if err != nil {
 		return err
 	}
-	return c.InsertRows(ctx, target.Database, target.Table, token, ndjson)
+	return c.InsertRows(ctx, target.Database, target.Table, target.ColumnType, token, ndjson)
 }
 
 // workflowLogEngines adapts the registry to the run log's port.

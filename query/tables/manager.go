@@ -641,7 +641,7 @@ func (m *Manager) DatabaseHome(engine string) (target.Home, bool) {
 
 func (m *Manager) target(t *catalog.Table, gen int) target.Table {
 	return target.Table{TableID: t.ID, Database: t.Engine, Table: catalog.GenerationTable(t.Name, gen), Gen: gen,
-		Remote: m.storageOf(t) != nil}
+		ColumnType: t.ColumnType, Remote: m.storageOf(t) != nil}
 }
 
 func (m *Manager) tableLock(id uuid.UUID) *sync.Mutex {

@@ -13,6 +13,10 @@ type Table struct {
 	Database string // engine database
 	Table    string // engine table (a generation)
 	Gen      int
+	// ColumnType is the engine type of the generation's document column ("JSON", or an
+	// app's typed paths such as the log-search layout's); an insert declares it so the
+	// engine parses rows straight into it.
+	ColumnType string
 	// Remote is a table on object storage (a customer's bucket), which can fail on its
 	// own: its inserts are bounded (the consumer's RemoteInsertTimeout).
 	Remote bool

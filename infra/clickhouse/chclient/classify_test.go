@@ -49,12 +49,12 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 			t.Errorf("%s: errors.Is does not match class %s: %v", name, want, err)
 		}
 	}
-	f("row that is not JSON", c.InsertRows(ctx, "d", "t", "tok-1", []byte("{\"a\":1}\n{not json\n")), engineerr.Permanent, 117)
+	f("row that is not JSON", c.InsertRows(ctx, "d", "t", "", "tok-1", []byte("{\"a\":1}\n{not json\n")), engineerr.Permanent, 117)
 	f("number that does not parse", c.Exec(ctx, "SELECT toInt64('twelve')"), engineerr.Permanent, 6)
 	f("a key the rows type as Nullable", c.Exec(ctx, "CREATE TABLE d.k (doc JSON) ENGINE = MergeTree ORDER BY (doc.tags.:`Array(Nullable(Int64))`)"),
 		engineerr.Permanent, 44)
 	f("a key over a Dynamic path", c.Exec(ctx, "CREATE TABLE d.k (doc JSON) ENGINE = MergeTree ORDER BY (doc.tags)"), engineerr.Permanent, 549)
-	f("missing table", c.InsertRows(ctx, "d", "gone", "tok-2", []byte("{\"a\":1}\n")), engineerr.Fatal, 60)
+	f("missing table", c.InsertRows(ctx, "d", "gone", "", "tok-2", []byte("{\"a\":1}\n")), engineerr.Fatal, 60)
 	f("missing database", c.Exec(ctx, "SELECT 1 FROM nowhere.t"), engineerr.Fatal, 81)
 	f("syntax error", c.Exec(ctx, "SELEC 1"), engineerr.Fatal, 62)
 	f("unknown setting", c.Exec(ctx, "SELECT 1 SETTINGS no_such_setting_at_all = 1"), engineerr.Fatal, 115)
@@ -69,7 +69,7 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 			t.Errorf("%s: predicate %v, want %v (%v)", name, !want, want, err)
 		}
 	}
-	gone := c.InsertRows(ctx, "d", "gone", "tok-4", []byte("{\"a\":1}\n"))
+	gone := c.InsertRows(ctx, "d", "gone", "", "tok-4", []byte("{\"a\":1}\n"))
 	nowhere := c.Exec(ctx, "SELECT 1 FROM nowhere.t")
 	wrongType := c.Exec(ctx, "SELECT sum('a')")
 	kind("missing table", gone, engineerr.IsUnknownTable, true)
@@ -84,7 +84,7 @@ func TestClassifyAgainstTheEngine(t *testing.T) {
 	if err := p.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err = c.InsertRows(ctx, "d", "t", "tok-3", []byte("{\"a\":1}\n"))
+	err = c.InsertRows(ctx, "d", "t", "", "tok-3", []byte("{\"a\":1}\n"))
 	if err == nil || engineerr.ClassOf(err) != engineerr.Retryable || errors.Is(err, engineerr.Permanent) || errors.Is(err, engineerr.Fatal) || engineerr.IsUnknownTable(err) {
 		t.Errorf("engine down: %v, class %s", err, engineerr.ClassOf(err))
 	}

@@ -6,7 +6,8 @@ import (
 	"io"
 )
 
-// nativeBody reads as one block of the engine's Native format with one column, doc JSON,
+// nativeBody reads as one block of the engine's Native format with one column, doc of a
+// JSON type (plain JSON, or JSON with typed paths),
 // whose values travel as text (the JSON type's string serialization): the documents are
 // the non-blank lines of parts (newline-terminated JSON documents, parts of whole lines
 // taken in order). The engine parses each document as it would from JSONAsObject, with
@@ -34,7 +35,10 @@ type nativeBody struct {
 	num        [binary.MaxVarintLen64]byte
 }
 
-func newNativeBody(parts [][]byte) *nativeBody {
+func newNativeBody(columnType string, parts [][]byte) *nativeBody {
+	if columnType == "" {
+		columnType = "JSON"
+	}
 	b := &nativeBody{parts: parts}
 	n := 0
 	for c := b.again(); c.next(); n++ { // a walk of the lines as Read makes it
@@ -42,7 +46,7 @@ func newNativeBody(parts [][]byte) *nativeBody {
 	}
 	b.head = binary.AppendUvarint(b.head, 1)
 	b.head = binary.AppendUvarint(b.head, uint64(n))
-	for _, s := range []string{"doc", "JSON"} {
+	for _, s := range []string{"doc", columnType} {
 		b.head = binary.AppendUvarint(b.head, uint64(len(s)))
 		b.head = append(b.head, s...)
 	}

@@ -44,15 +44,15 @@ func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 	if err := c.Exec(ctx, "INSERT INTO d.text SETTINGS type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n"+rows.String()); err != nil {
 		t.Fatal("text:", err)
 	}
-	if err := c.InsertRows(ctx, "d", "native", "tok", []byte(rows.String())); err != nil {
+	if err := c.InsertRows(ctx, "d", "native", "", "tok", []byte(rows.String())); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.InsertRows(ctx, "d", "native", "tok", []byte(rows.String())); err != nil {
+	if err := c.InsertRows(ctx, "d", "native", "", "tok", []byte(rows.String())); err != nil {
 		t.Fatal(err)
 	}
 	// A row the engine cannot type is rejected as from text, so the consumer isolates it.
 	bad := "{\"n\":6}\n{\"big\":12345678901234567890123}\n"
-	if err := c.InsertRows(ctx, "d", "native", "bad", []byte(bad)); !errors.Is(err, engineerr.Permanent) {
+	if err := c.InsertRows(ctx, "d", "native", "", "bad", []byte(bad)); !errors.Is(err, engineerr.Permanent) {
 		t.Errorf("a number beyond every integer type: %v, want rejected", err)
 	}
 	if err := c.Exec(ctx, "INSERT INTO d.text FORMAT JSONAsObject\n"+bad); !errors.Is(err, engineerr.Permanent) {
@@ -76,13 +76,13 @@ func TestInsertRowsStoresWhatJSONAsObjectStores(t *testing.T) {
 	for _, d := range docs {
 		parts = append(parts, []byte(d+"\n"))
 	}
-	if err := c.InsertRows(ctx, "d", "typed_native", "tok", parts...); err != nil {
+	if err := c.InsertRows(ctx, "d", "typed_native", typed, "tok", parts...); err != nil {
 		t.Fatal("typed:", err)
 	}
 	if err := c.Exec(ctx, "INSERT INTO d.typed_text SETTINGS type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n"+rows.String()); err != nil {
 		t.Fatal("typed text:", err)
 	}
-	if err := c.InsertRows(ctx, "d", "typed_native", "bad", []byte(`{"_time":"not a time"}`+"\n")); !errors.Is(err, engineerr.Permanent) {
+	if err := c.InsertRows(ctx, "d", "typed_native", typed, "bad", []byte(`{"_time":"not a time"}`+"\n")); !errors.Is(err, engineerr.Permanent) {
 		t.Errorf("a typed path's value that does not parse: %v, want rejected", err)
 	}
 	native, text = append(native, read("typed_native")...), append(text, read("typed_text")...)
