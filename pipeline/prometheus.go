@@ -223,7 +223,7 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 		}
 	}
 	if t := tables[promstore.DataTable]; t != nil {
-		t.columns, t.format, t.data = "id, timestamp, value", "Native", samples.native()
+		t.columns, t.format, t.data = "id, timestamp, value", "Native", samples.sorted().native()
 	}
 	if t := tables[promstore.TagsTable]; t != nil {
 		t.data = series.rowBinary()

@@ -281,3 +281,36 @@ func TestSeriesRowsFoldPerBatch(t *testing.T) {
 		t.Fatal("a truncated row parsed")
 	}
 }
+
+// TestPackedSamplesGoInSortedBySeries: a batch's packed series go to the engine in the
+// data table's order (the id as the engine compares a UUID, second half first, then
+// time), each with its own samples.
+func TestPackedSamplesGoInSortedBySeries(t *testing.T) {
+	var batch sampleColumns
+	for _, rec := range [][][16]byte{{{15: 2}, {15: 1, 0: 9}}, {{15: 1}, {15: 2}}} {
+		var packed []byte
+		for _, id := range rec {
+			t0 := int64(len(batch.runs)) * 100 // 0 in the first record, 200 in the second
+			packed = AppendPackedSeries(packed, &id, 2, func(i int) (int64, float64) { return t0 + int64(i), float64(id[0] + id[15]) })
+		}
+		var r sampleColumns
+		if err := r.addPacked(packed, 4); err != nil {
+			t.Fatal(err)
+		}
+		batch.add(&r)
+	}
+	s := batch.sorted()
+	var got []string
+	for i := range s.rows {
+		got = append(got, fmt.Sprintf("%x/%d/%v", s.ids[16*i:16*i+16], int64(binary.LittleEndian.Uint64(s.times[8*i:])), math.Float64frombits(binary.LittleEndian.Uint64(s.values[8*i:]))))
+	}
+	want := []string{
+		"00000000000000000000000000000001/200/1", "00000000000000000000000000000001/201/1",
+		"09000000000000000000000000000001/0/10", "09000000000000000000000000000001/1/10",
+		"00000000000000000000000000000002/0/2", "00000000000000000000000000000002/1/2",
+		"00000000000000000000000000000002/200/2", "00000000000000000000000000000002/201/2",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows\n%v\nwant\n%v", got, want)
+	}
+}

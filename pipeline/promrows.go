@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 )
 
 // The rows of a batch's Prometheus records as the consumer inserts them: float samples
@@ -36,6 +38,17 @@ func AppendPackedSeries(b []byte, id *[16]byte, n int, sample func(i int) (int64
 type sampleColumns struct {
 	ids, times, values []byte
 	rows               int
+	// runs are the packed series, in the order they came; rowBinary says some rows came
+	// as RowBinary rows instead, which are not put in order.
+	runs      []run
+	rowBinary bool
+}
+
+// A run is one packed series' samples: rows [start, start+n).
+type run struct {
+	start, n int
+	hi, lo   uint64 // the id as the engine compares a UUID: its second half first
+	t0       int64
 }
 
 // addRowBinary adds RowBinary rows of (id UUID, timestamp DateTime64, value Float64).
@@ -44,6 +57,7 @@ func (c *sampleColumns) addRowBinary(data []byte) error {
 		return errors.New("prometheus_data rows are not 32 bytes each")
 	}
 	for ; len(data) > 0; data = data[32:] {
+		c.rowBinary = true
 		c.ids = append(c.ids, data[:16]...)
 		c.times = append(c.times, data[16:24]...)
 		c.values = append(c.values, data[24:32]...)
@@ -65,6 +79,7 @@ func (c *sampleColumns) addPacked(data []byte, rows int) error {
 			return errPacked
 		}
 		data = data[16+k:]
+		r := run{start: c.rows, n: int(n), hi: binary.LittleEndian.Uint64(id[8:]), lo: binary.LittleEndian.Uint64(id[:8])}
 		var prev, delta uint64
 		for range n {
 			dd, k := binary.Varint(data)
@@ -74,6 +89,9 @@ func (c *sampleColumns) addPacked(data []byte, rows int) error {
 			data = data[k:]
 			delta += uint64(dd)
 			prev += delta
+			if len(c.times) == 8*r.start {
+				r.t0 = int64(prev)
+			}
 			c.ids = append(c.ids, id...)
 			c.times = binary.LittleEndian.AppendUint64(c.times, prev)
 		}
@@ -82,6 +100,7 @@ func (c *sampleColumns) addPacked(data []byte, rows int) error {
 		}
 		c.values = append(c.values, data[:8*n]...)
 		data = data[8*n:]
+		c.runs = append(c.runs, r)
 		c.rows += int(n)
 		got += int(n)
 	}
@@ -96,11 +115,47 @@ func (c *sampleColumns) add(o *sampleColumns) {
 	c.ids = append(c.ids, o.ids...)
 	c.times = append(c.times, o.times...)
 	c.values = append(c.values, o.values...)
+	for _, r := range o.runs {
+		r.start += c.rows
+		c.runs = append(c.runs, r)
+	}
 	c.rows += o.rows
+	c.rowBinary = c.rowBinary || o.rowBinary
 }
 
 func (c *sampleColumns) reset() {
 	c.ids, c.times, c.values, c.rows = c.ids[:0], c.times[:0], c.values[:0], 0
+	c.runs, c.rowBinary = c.runs[:0], false
+}
+
+// sorted is the columns with their series in the data table's order (id, then the
+// first timestamp), so that the engine, which sorts every inserted block by its sorting
+// key, finds the block already sorted (a series' samples come in time order from
+// Prometheus) instead of sorting it. Rows that came as RowBinary are left as they are.
+func (c *sampleColumns) sorted() *sampleColumns {
+	if c.rowBinary || slices.IsSortedFunc(c.runs, compareRuns) {
+		return c
+	}
+	runs := slices.Clone(c.runs)
+	slices.SortStableFunc(runs, compareRuns)
+	o := &sampleColumns{ids: make([]byte, 0, len(c.ids)), times: make([]byte, 0, len(c.times)), values: make([]byte, 0, len(c.values)), rows: c.rows}
+	for _, r := range runs {
+		a, b := r.start, r.start+r.n
+		o.ids = append(o.ids, c.ids[16*a:16*b]...)
+		o.times = append(o.times, c.times[8*a:8*b]...)
+		o.values = append(o.values, c.values[8*a:8*b]...)
+	}
+	return o
+}
+
+func compareRuns(a, b run) int {
+	if c := cmp.Compare(a.hi, b.hi); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.lo, b.lo); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.t0, b.t0)
 }
 
 // native is the columns as one block of the engine's Native format.
