@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/promstore"
 	"github.com/svc-data/svc/query/target"
 )
 
@@ -38,23 +40,43 @@ var prometheusSpace = uuid.MustParse("6f9d1c52-3a5e-4d0b-9a51-7d1e0f3c2b8a")
 type Section struct {
 	Table   string // table name in the record's engine database
 	Columns string // the column list the rows are in, e.g. "id, timestamp, value"
-	Rows    int
-	Data    []byte // RowBinary
+	// Format is how Data is encoded: "" for RowBinary, SectionPackedSamples for the
+	// data table's float samples packed per series.
+	Format string
+	Rows   int
+	Data   []byte
 }
 
-// EncodeSections writes sections as a record value: for each, the table, the columns,
-// the row count and the data, each length-prefixed.
+// SectionPackedSamples is the Format of a data-table section whose float samples are
+// packed per series (AppendPackedSeries): 16 bytes of series id (as RowBinary writes a
+// UUID), the sample count, the timestamps (the first zigzag-varint, then zigzag-varint
+// deltas of deltas, so a regular scrape interval costs a byte a sample) and the values'
+// bits, 8 bytes little-endian each. About 9 bytes a sample instead of RowBinary's 32:
+// the bytes through Kafka and its broker. The consumer turns it into the engine's
+// Native columns.
+const SectionPackedSamples = "PackedSamples"
+
+// sectionsV2 opens a record value written with each section's Format. A value of the
+// first layout (before formats) starts with its first table name's length, never 0.
+var sectionsV2 = []byte{0, 2}
+
+// EncodeSections writes sections as a record value: a version marker, then for each
+// section the table, the columns, the format, the row count and the data, each
+// length-prefixed.
 func EncodeSections(sections []Section) []byte {
-	n := 0
+	n := len(sectionsV2)
 	for _, s := range sections {
-		n += len(s.Table) + len(s.Columns) + len(s.Data) + 4*binary.MaxVarintLen64
+		n += len(s.Table) + len(s.Columns) + len(s.Format) + len(s.Data) + 5*binary.MaxVarintLen64
 	}
 	b := make([]byte, 0, n)
+	b = append(b, sectionsV2...)
 	for _, s := range sections {
 		b = binary.AppendUvarint(b, uint64(len(s.Table)))
 		b = append(b, s.Table...)
 		b = binary.AppendUvarint(b, uint64(len(s.Columns)))
 		b = append(b, s.Columns...)
+		b = binary.AppendUvarint(b, uint64(len(s.Format)))
+		b = append(b, s.Format...)
 		b = binary.AppendUvarint(b, uint64(s.Rows))
 		b = binary.AppendUvarint(b, uint64(len(s.Data)))
 		b = append(b, s.Data...)
@@ -62,8 +84,15 @@ func EncodeSections(sections []Section) []byte {
 	return b
 }
 
-// DecodeSections reads a record value EncodeSections wrote.
+// DecodeSections reads a record value EncodeSections wrote, in either layout: records
+// written before sections had formats (all RowBinary) stay readable.
 func DecodeSections(b []byte) ([]Section, error) {
+	v2 := bytes.HasPrefix(b, sectionsV2)
+	if v2 {
+		b = b[len(sectionsV2):]
+	} else if len(b) > 0 && b[0] == 0 {
+		return nil, fmt.Errorf("prometheus record of an unknown version %d", b[min(1, len(b)-1)])
+	}
 	var out []Section
 	next := func() ([]byte, error) {
 		n, k := binary.Uvarint(b)
@@ -84,6 +113,12 @@ func DecodeSections(b []byte) ([]Section, error) {
 		if err != nil {
 			return nil, err
 		}
+		var f []byte
+		if v2 {
+			if f, err = next(); err != nil {
+				return nil, err
+			}
+		}
 		rows, k := binary.Uvarint(b)
 		if k <= 0 {
 			return nil, errors.New("truncated prometheus record")
@@ -92,7 +127,7 @@ func DecodeSections(b []byte) ([]Section, error) {
 		if s.Data, err = next(); err != nil {
 			return nil, err
 		}
-		s.Table, s.Columns, s.Rows = string(t), string(c), int(rows)
+		s.Table, s.Columns, s.Format, s.Rows = string(t), string(c), string(f), int(rows)
 		out = append(out, s)
 	}
 	return out, nil
@@ -133,31 +168,65 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 		return err
 	}
 	type tableData struct {
-		columns string
-		rows    int
-		data    []byte
+		columns, format string
+		rows            int
+		data            []byte
 	}
 	var order []string
 	tables := map[string]*tableData{}
 	var kept []Record
+	// Float samples go in as Native columns and series rows folded per batch; a
+	// record's rows are read whole before any is added, so a malformed record adds none.
+	var samples, recSamples sampleColumns
+	var series seriesRows
+	var recSeries []seriesRow
 	for _, r := range recs {
 		sections, err := DecodeSections(r.Value)
+		if err == nil {
+			recSamples.reset()
+			recSeries = recSeries[:0]
+			for _, s := range sections {
+				switch {
+				case s.Table == promstore.DataTable && s.Format == SectionPackedSamples:
+					err = recSamples.addPacked(s.Data, s.Rows)
+				case s.Format != "":
+					err = fmt.Errorf("section of %s in unknown format %q", s.Table, s.Format)
+				case s.Table == promstore.DataTable:
+					err = recSamples.addRowBinary(s.Data)
+				case s.Table == promstore.TagsTable:
+					recSeries, err = parseSeriesRows(recSeries, s.Data)
+				}
+				if err != nil {
+					break
+				}
+			}
+		}
 		if err != nil {
 			// Not written by this service's edge: nothing to insert.
 			w.c.cfg.Logger.Warn("unreadable prometheus record skipped", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 			continue
 		}
 		kept = append(kept, r)
+		samples.add(&recSamples)
+		series.add(recSeries)
 		for _, s := range sections {
 			t := tables[s.Table]
 			if t == nil {
-				t = &tableData{columns: s.Columns}
+				t = &tableData{columns: s.Columns, format: "RowBinary"}
 				tables[s.Table] = t
 				order = append(order, s.Table)
 			}
 			t.rows += s.Rows
-			t.data = append(t.data, s.Data...)
+			if s.Table != promstore.DataTable && s.Table != promstore.TagsTable {
+				t.data = append(t.data, s.Data...)
+			}
 		}
+	}
+	if t := tables[promstore.DataTable]; t != nil {
+		t.columns, t.format, t.data = "id, timestamp, value", "Native", samples.sorted().native()
+	}
+	if t := tables[promstore.TagsTable]; t != nil {
+		t.data = series.rowBinary()
 	}
 	if len(order) == 0 {
 		return nil
@@ -175,7 +244,7 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 	for _, name := range order {
 		t := tables[name]
 		err := w.retry(ctx, func() error {
-			return ri.InsertFormat(ctx, db, name, t.columns, "RowBinary", token+"/"+name, t.data)
+			return ri.InsertFormat(ctx, db, name, t.columns, t.format, token+"/"+name, t.data)
 		})
 		if errors.Is(err, engineerr.Fatal) {
 			// A table or the database went away after it was ensured: the replay of

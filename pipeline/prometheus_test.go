@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"github.com/svc-data/svc/query/engineerr"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +27,36 @@ func (e *promEngine) InsertFormat(_ context.Context, db, table, columns, format,
 			return err
 		}
 	}
-	if format != "RowBinary" || columns == "" {
-		return fmt.Errorf("%w: format %s, columns %q", engineerr.Fatal, format, columns)
+	var rows []string
+	switch {
+	case format == "Native" && table == "prometheus_data" && columns == "id, timestamp, value":
+		// Three columns of n rows: ids of 16 bytes after the column's name and type.
+		cols, k := binary.Uvarint(data)
+		n, k2 := binary.Uvarint(data[k:])
+		head := 1 + 2 + 1 + 4 // len "id", "id", len "UUID", "UUID"
+		if cols != 3 || k != 1 {
+			return fmt.Errorf("%w: native block of %d columns", engineerr.Permanent, cols)
+		}
+		ids := data[k+k2+head:]
+		for i := range int(n) {
+			rows = append(rows, string(ids[16*i:16*i+16]))
+		}
+	case format == "RowBinary" && table == "prometheus_tags":
+		series, err := parseSeriesRows(nil, data)
+		if err != nil {
+			return fmt.Errorf("%w: %v", engineerr.Permanent, err)
+		}
+		for _, r := range series {
+			rows = append(rows, fmt.Sprintf("%x %d %d", r.head, r.min, r.max))
+		}
+	default:
+		return fmt.Errorf("%w: format %s, table %s, columns %q", engineerr.Fatal, format, table, columns)
 	}
 	if e.tokens[token] {
 		return nil
 	}
 	e.tokens[token] = true
-	for i := 0; i+8 <= len(data); i += 8 {
-		e.rows[db+"."+table] = append(e.rows[db+"."+table], string(data[i:i+8]))
-	}
+	e.rows[db+"."+table] = append(e.rows[db+"."+table], rows...)
 	return nil
 }
 
@@ -57,18 +79,52 @@ func (e *promEngine) ExecArgs(ctx context.Context, sql string, args ...any) erro
 
 // promRecords makes n Prometheus records of one database, each with 3 samples and 1
 // series row; records 2k and 2k+1 carry the same idempotency key (a retried request).
+// Requests alternate between the record layouts: sections with formats (samples packed)
+// and the first layout (RowBinary only), which records already in Kafka have.
 func promRecords(n int) []Record {
 	table := PrometheusTableID("db")
 	var out []Record
 	for i := range n {
-		key := fmt.Sprintf("prw-%d", i/2)
-		data := []byte(fmt.Sprintf("%02d-a....%02d-b....%02d-c....", i/2, i/2, i/2))[:24]
-		v := EncodeSections([]Section{{Table: "prometheus_data", Columns: "id, timestamp, value", Rows: 3, Data: data},
-			{Table: "prometheus_tags", Columns: "id, metric_name, tags, min_time, max_time", Rows: 1, Data: []byte(fmt.Sprintf("series%02d", i/2))}})
+		req := i / 2
+		key := fmt.Sprintf("prw-%d", req)
+		id := [16]byte{0: byte(req), 15: 1}
+		tags := append(id[:], 1, 'm', 0)
+		tags = binary.LittleEndian.AppendUint64(tags, 1000)
+		tags = binary.LittleEndian.AppendUint64(tags, 3000)
+		var v []byte
+		if req%2 == 0 {
+			data := AppendPackedSeries(nil, &id, 3, func(i int) (int64, float64) { return int64(i+1) * 1000, float64(i) })
+			v = EncodeSections([]Section{{Table: "prometheus_data", Columns: "id, timestamp, value", Format: SectionPackedSamples, Rows: 3, Data: data},
+				{Table: "prometheus_tags", Columns: "id, metric_name, tags, min_time, max_time", Rows: 1, Data: tags}})
+		} else {
+			var data []byte
+			for i := range 3 {
+				data = append(data, id[:]...)
+				data = binary.LittleEndian.AppendUint64(data, uint64(i+1)*1000)
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(float64(i)))
+			}
+			v = encodeSectionsV1([]Section{{Table: "prometheus_data", Columns: "id, timestamp, value", Rows: 3, Data: data},
+				{Table: "prometheus_tags", Columns: "id, metric_name, tags, min_time, max_time", Rows: 1, Data: tags}})
+		}
 		out = append(out, Record{Topic: "topic", Offset: int64(i), Value: v, Timestamp: time.Now(),
 			Headers: map[string]string{HeaderTable: table.String(), HeaderDatabase: "db", HeaderFormat: FormatPrometheus, HeaderRows: "3", HeaderIdem: key}})
 	}
 	return out
+}
+
+// encodeSectionsV1 is EncodeSections as it was before sections had formats.
+func encodeSectionsV1(sections []Section) []byte {
+	var b []byte
+	for _, s := range sections {
+		b = binary.AppendUvarint(b, uint64(len(s.Table)))
+		b = append(b, s.Table...)
+		b = binary.AppendUvarint(b, uint64(len(s.Columns)))
+		b = append(b, s.Columns...)
+		b = binary.AppendUvarint(b, uint64(s.Rows))
+		b = binary.AppendUvarint(b, uint64(len(s.Data)))
+		b = append(b, s.Data...)
+	}
+	return b
 }
 
 // TestPrometheusRecordsLandOnceThroughCrashes crashes the first owner at each step of a
@@ -161,5 +217,100 @@ func TestSectionsRoundTrip(t *testing.T) {
 	}
 	if _, err := DecodeSections(EncodeSections(in)[:5]); err == nil {
 		t.Fatal("a truncated record decoded")
+	}
+}
+
+// TestPackedSamplesAreTheRowBinarySamples: samples packed per series (irregular,
+// decreasing and extreme timestamps; a stale marker's bits) become the same Native
+// columns as the same samples in the first layout's RowBinary rows.
+func TestPackedSamplesAreTheRowBinarySamples(t *testing.T) {
+	ts := []int64{0, 15000, 30000, 45001, 44000, math.MaxInt64, math.MinInt64, -5}
+	vs := []float64{1, math.Float64frombits(0x7ff0000000000002), math.Inf(-1), 0, -0.5, 1e300, 3, math.NaN()}
+	ids := [][16]byte{{1, 2, 3}, {';', 15: 9}}
+	var packed, rows []byte
+	for _, id := range ids {
+		packed = AppendPackedSeries(packed, &id, len(ts), func(i int) (int64, float64) { return ts[i], vs[i] })
+		for i := range ts {
+			rows = append(rows, id[:]...)
+			rows = binary.LittleEndian.AppendUint64(rows, uint64(ts[i]))
+			rows = binary.LittleEndian.AppendUint64(rows, math.Float64bits(vs[i]))
+		}
+	}
+	var a, b sampleColumns
+	if err := a.addPacked(packed, 2*len(ts)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.addRowBinary(rows); err != nil {
+		t.Fatal(err)
+	}
+	if a.rows != 16 || string(a.native()) != string(b.native()) {
+		t.Fatalf("packed %d rows %x\nrow binary %x", a.rows, a.native(), b.native())
+	}
+	for _, bad := range [][]byte{packed[:len(packed)-1], packed[:20], append(packed, 1)} {
+		var c sampleColumns
+		if err := c.addPacked(bad, 2*len(ts)); err == nil {
+			t.Errorf("malformed packed samples %x read", bad)
+		}
+	}
+	var c sampleColumns
+	if err := c.addPacked(packed, 2*len(ts)+1); err == nil {
+		t.Error("a section with fewer samples than its row count read")
+	}
+}
+
+// TestSeriesRowsFoldPerBatch: a batch's rows of one series become one row with the
+// earliest min_time and the latest max_time, in the order series first appear.
+func TestSeriesRowsFoldPerBatch(t *testing.T) {
+	row := func(id byte, lo, hi int64) []byte {
+		b := append([]byte{id, 15: 0}, 1, 'm', 1, 3, 'j', 'o', 'b', 1, 'a')
+		b = binary.LittleEndian.AppendUint64(b, uint64(lo))
+		return binary.LittleEndian.AppendUint64(b, uint64(hi))
+	}
+	var s seriesRows
+	for _, data := range [][]byte{append(row(2, 50, 60), row(1, 10, 20)...), row(2, 40, 55), row(2, 55, 70)} {
+		rs, err := parseSeriesRows(nil, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.add(rs)
+	}
+	if got, want := s.rowBinary(), append(row(2, 40, 70), row(1, 10, 20)...); string(got) != string(want) {
+		t.Fatalf("folded %x, want %x", got, want)
+	}
+	if _, err := parseSeriesRows(nil, row(1, 1, 2)[:30]); err == nil {
+		t.Fatal("a truncated row parsed")
+	}
+}
+
+// TestPackedSamplesGoInSortedBySeries: a batch's packed series go to the engine in the
+// data table's order (the id as the engine compares a UUID, second half first, then
+// time), each with its own samples.
+func TestPackedSamplesGoInSortedBySeries(t *testing.T) {
+	var batch sampleColumns
+	for _, rec := range [][][16]byte{{{15: 2}, {15: 1, 0: 9}}, {{15: 1}, {15: 2}}} {
+		var packed []byte
+		for _, id := range rec {
+			t0 := int64(len(batch.runs)) * 100 // 0 in the first record, 200 in the second
+			packed = AppendPackedSeries(packed, &id, 2, func(i int) (int64, float64) { return t0 + int64(i), float64(id[0] + id[15]) })
+		}
+		var r sampleColumns
+		if err := r.addPacked(packed, 4); err != nil {
+			t.Fatal(err)
+		}
+		batch.add(&r)
+	}
+	s := batch.sorted()
+	var got []string
+	for i := range s.rows {
+		got = append(got, fmt.Sprintf("%x/%d/%v", s.ids[16*i:16*i+16], int64(binary.LittleEndian.Uint64(s.times[8*i:])), math.Float64frombits(binary.LittleEndian.Uint64(s.values[8*i:]))))
+	}
+	want := []string{
+		"00000000000000000000000000000001/200/1", "00000000000000000000000000000001/201/1",
+		"09000000000000000000000000000001/0/10", "09000000000000000000000000000001/1/10",
+		"00000000000000000000000000000002/0/2", "00000000000000000000000000000002/1/2",
+		"00000000000000000000000000000002/200/2", "00000000000000000000000000000002/201/2",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows\n%v\nwant\n%v", got, want)
 	}
 }

@@ -336,6 +336,12 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(64 << 20),
 		kgo.FetchMaxPartitionBytes(MaxMessageBytes),
+		// A fetch waits for a MiB of records or FetchWait, whichever comes first: on a
+		// busy topic, a fetch answered as soon as any record arrives means about one
+		// fetch per produce request, which costs the broker much of its CPU (issue 26);
+		// a batch's linger (200 ms by default) is longer than the wait.
+		kgo.FetchMinBytes(1<<20),
+		kgo.FetchMaxWait(FetchWait),
 		// Parts of a large request are one transaction: read them only once committed.
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.OnPartitionsAssigned(g.assigned),
@@ -353,6 +359,10 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 	g.cl, g.adm = cl, kadm.NewClient(cl)
 	return g, nil
 }
+
+// FetchWait is the longest a fetch waits for records beyond the first before it
+// returns what it has: the delay a record can take to reach its consumer on a quiet topic.
+const FetchWait = 50 * time.Millisecond
 
 // Start polls until Shutdown.
 func (g *GroupReader) Start(ctx context.Context) error {

@@ -91,8 +91,8 @@ func TestDecodeRows(t *testing.T) {
 	if err != nil || len(secs) != 3 {
 		t.Fatalf("sections %v %v", secs, err)
 	}
-	data := secs[0].Data // id (16), timestamp (8), value (8)
-	if len(data) != 32 || math.Float64bits(math.Float64frombits(le64(data[24:]))) != 0x7ff0000000000002 {
+	data := secs[0].Data // packed: id (16), 1 sample, timestamp 5 (zigzag varint), value (8)
+	if secs[0].Format != pipeline.SectionPackedSamples || len(data) != 26 || data[16] != 1 || data[17] != 10 || le64(data[18:]) != 0x7ff0000000000002 {
 		t.Fatalf("data row %x", data)
 	}
 	h := secs[1].Data

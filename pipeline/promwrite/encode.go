@@ -122,7 +122,11 @@ func (e *encoder) batch() *Batch {
 		{promstore.MetricsTable, MetricsColumns, &e.metrics},
 	} {
 		if s.w.rows > 0 {
-			b.Sections = append(b.Sections, pipeline.Section{Table: s.table, Columns: s.columns, Rows: s.w.rows, Data: s.w.b})
+			sec := pipeline.Section{Table: s.table, Columns: s.columns, Rows: s.w.rows, Data: s.w.b}
+			if s.w == &e.data {
+				sec.Format = pipeline.SectionPackedSamples
+			}
+			b.Sections = append(b.Sections, sec)
 		}
 	}
 	return b
@@ -138,18 +142,23 @@ func (e *encoder) add(ls []promstore.Label, samples []prompb.Sample, samples2 []
 	at := func(t int64) {
 		minT, maxT = min(minT, t), max(maxT, t)
 	}
-	sample := func(t int64, v float64) {
-		e.data.id(id)
-		e.data.i64(t)
-		e.data.f64(v)
-		e.data.rows++
-		at(t)
-	}
-	for _, s := range samples {
-		sample(s.Timestamp, s.Value)
-	}
-	for _, s := range samples2 {
-		sample(s.Timestamp, s.Value)
+	if n := len(samples) + len(samples2); n > 0 {
+		// One of the two is empty.
+		sample := func(i int) (int64, float64) {
+			if samples != nil {
+				return samples[i].Timestamp, samples[i].Value
+			}
+			return samples2[i].Timestamp, samples2[i].Value
+		}
+		var rid [16]byte // the id as RowBinary writes a UUID
+		binary.LittleEndian.PutUint64(rid[:8], binary.BigEndian.Uint64(id[:8]))
+		binary.LittleEndian.PutUint64(rid[8:], binary.BigEndian.Uint64(id[8:]))
+		e.data.b = pipeline.AppendPackedSeries(e.data.b, &rid, n, sample)
+		e.data.rows += n
+		for i := range n {
+			t, _ := sample(i)
+			at(t)
+		}
 	}
 	for _, h := range hists {
 		w := &e.hists
@@ -216,7 +225,7 @@ func (e *encoder) metadata(family, typ, unit, help string) {
 // grow sizes the data table's rows for n float samples and the series rows for m
 // series of about labelBytes each, so that encoding does not keep copying them.
 func (e *encoder) grow(n, m, labelBytes int) {
-	e.data.b = make([]byte, 0, 32*n)
+	e.data.b = make([]byte, 0, 10*n+20*m)
 	e.tags.b = make([]byte, 0, m*(48+labelBytes))
 }
 
