@@ -153,6 +153,7 @@ type Model struct {
 	appModel
 	pathsModel
 	workflowModel
+	alertModel
 	inviteModel
 }
 
@@ -330,6 +331,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applyWorkflow(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyAlert(e); handled || err != nil {
 			return err
 		}
 		if handled, err := m.applyInvitation(e); handled || err != nil {
