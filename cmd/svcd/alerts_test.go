@@ -344,3 +344,44 @@ func TestPromQLAlertPerSeries(t *testing.T) {
 		t.Fatalf("b (1, under 5) was notified %d times", n)
 	}
 }
+
+// TestAlertsSurviveRestarts: a firing alert, svcd killed (and its embedded Temporal with
+// it) and started again: the firing transition is not notified again, and the resolve
+// that follows is notified once.
+func TestAlertsSurviveRestarts(t *testing.T) {
+	svcdtest.Requirements(t)
+	testenv.TemporalBin(t)
+	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=", "SVC_URL_IMPORT_ALLOW=127.0.0.1")
+	rcv := newAlertReceiver(t)
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "load"})
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"a","v":9,"ts":1}]`)
+	s.WaitCount("load", 1, time.Minute)
+	var al alertView
+	s.Must(201, "POST", "/v1/alerts"+wfScope, map[string]any{"name": "restart", "interval_seconds": 1,
+		"query":        map[string]any{"sql": "SELECT host, argMax(v, ts) AS value FROM load GROUP BY host"},
+		"condition":    map[string]any{"op": ">", "threshold": 5},
+		"destinations": []any{map[string]any{"type": "webhook", "url": rcv.URL + "/hook"}}}).JSON(t, &al)
+	a := map[string]string{"host": "a"}
+	rcv.waitFor(t, s, "/hook", a, 1)
+	s.Kill()
+	s.Resume()
+	// b firing after the restart proves evaluations run again; a was not re-notified.
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"b","v":9,"ts":1}]`)
+	s.WaitCount("load", 2, time.Minute)
+	rcv.waitFor(t, s, "/hook", map[string]string{"host": "b"}, 1)
+	if n := len(rcv.requests("/hook", a)); n != 1 {
+		t.Fatalf("a's firing was notified %d times across the restart", n)
+	}
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"a","v":1,"ts":2}]`)
+	s.WaitCount("load", 3, time.Minute)
+	got := rcv.waitFor(t, s, "/hook", a, 2)
+	if got[1].Body["status"] != "resolved" {
+		t.Fatalf("after the restart: %s", got[1].Raw)
+	}
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"c","v":9,"ts":1}]`)
+	s.WaitCount("load", 4, time.Minute)
+	rcv.waitFor(t, s, "/hook", map[string]string{"host": "c"}, 1)
+	if n := len(rcv.requests("/hook", a)); n != 2 {
+		t.Fatalf("a was notified %d times, want firing and resolved once each", n)
+	}
+}
