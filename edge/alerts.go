@@ -168,3 +168,37 @@ func (s *Server) alertHistory(ctx *fasthttp.RequestCtx, p *Principal) error {
 	writeJSON(ctx, 200, map[string]any{"history": h})
 	return nil
 }
+
+// promRules serves the Prometheus app's /rules and /alerts (Prometheus's shape, for
+// Grafana): the PromQL alerts over the selected database. Readers of the database may
+// see them (the query API's readers); custom-role keys may not (a rule's query can name
+// series a role does not grant). Nothing secret is in them: no destination is shown.
+func (s *Server) promRules(ctx *fasthttp.RequestCtx, p *Principal) error {
+	if !p.can(actQuery) {
+		return forbidden("read alerting rules (a readable key or an organization member is needed)")
+	}
+	if p.CustomRole() {
+		return forbidden("read alerting rules; custom-role keys are not supported there")
+	}
+	db, err := s.database(ctx, p)
+	if err != nil {
+		return err
+	}
+	if s.deps.Alerts == nil || s.deps.Alerts.Available(s.work()) != nil {
+		writePromError(ctx, 503, "unavailable", "alerts are not available on this deployment (the workflow service is off or unreachable)")
+		return nil
+	}
+	groups := s.deps.Alerts.Rules(s.work(), p.ClusterID, db.Name)
+	if string(ctx.Path()) == "/prometheus/api/v1/alerts" {
+		list := []alerts.PromAlert{}
+		for _, g := range groups {
+			for _, r := range g.Rules {
+				list = append(list, r.Alerts...)
+			}
+		}
+		writeJSON(ctx, 200, map[string]any{"status": "success", "data": map[string]any{"alerts": list}})
+		return nil
+	}
+	writeJSON(ctx, 200, map[string]any{"status": "success", "data": map[string]any{"groups": groups}})
+	return nil
+}

@@ -110,6 +110,8 @@ type AlertService interface {
 	Silence(ctx context.Context, a *catalog.Alert, until *time.Time) (alerts.View, error)
 	Delete(ctx context.Context, a *catalog.Alert) error
 	History(ctx context.Context, a *catalog.Alert, limit int) ([]alerts.HistoryEntry, error)
+	// Rules are the PromQL alerts over a database as Prometheus's rule groups.
+	Rules(ctx context.Context, cluster uuid.UUID, database string) []alerts.RuleGroup
 }
 
 // WorkflowService is the workflow API's domain (workflows.Service).

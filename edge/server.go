@@ -257,6 +257,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/prometheus/api/v1/metadata", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.GET("/prometheus/api/v1/status/buildinfo", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.GET("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/rules", s.withKey(s.Gated(catalog.AppPrometheus, s.promRules)))
+	r.GET("/prometheus/api/v1/alerts", s.withKey(s.Gated(catalog.AppPrometheus, s.promRules)))
 	r.POST("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	// The Prometheus app's remote write (promwrite.go).
 	r.POST("/prometheus/api/v1/write", s.withKey(s.Gated(catalog.AppPrometheus, keyedIngest(s.ingest.PromWrite))))

@@ -343,6 +343,47 @@ func TestPromQLAlertPerSeries(t *testing.T) {
 	if n := len(rcv.requests("/hook", map[string]string{"instance": "b"})); n != 0 {
 		t.Fatalf("b (1, under 5) was notified %d times", n)
 	}
+
+	// Grafana's view: /rules and /alerts in Prometheus's shape.
+	var rules struct {
+		Status string
+		Data   struct {
+			Groups []struct {
+				Name     string
+				Interval float64
+				Rules    []struct {
+					Name, Query, State, Health, Type string
+					Duration                         float64
+					Alerts                           []struct {
+						Labels map[string]string
+						State  string
+						Value  string
+					}
+				}
+			}
+		}
+	}
+	s.Must(200, "GET", "/prometheus/api/v1/rules?database=default", nil).JSON(t, &rules)
+	if rules.Status != "success" || len(rules.Data.Groups) != 1 || len(rules.Data.Groups[0].Rules) != 1 {
+		t.Fatalf("rules: %+v", rules)
+	}
+	r := rules.Data.Groups[0].Rules[0]
+	if r.Name != "prom load" || r.Query != "alert_load" || r.Type != "alerting" || r.State != "firing" || r.Health != "ok" || len(r.Alerts) != 2 {
+		t.Fatalf("rule: %+v", r)
+	}
+	var active struct {
+		Status string
+		Data   struct {
+			Alerts []struct {
+				Labels map[string]string
+				State  string
+			}
+		}
+	}
+	s.Must(200, "GET", "/prometheus/api/v1/alerts?database=default", nil).JSON(t, &active)
+	if active.Status != "success" || len(active.Data.Alerts) != 2 || active.Data.Alerts[0].State != "firing" {
+		t.Fatalf("alerts: %+v", active)
+	}
 }
 
 // TestAlertsSurviveRestarts: a firing alert, svcd killed (and its embedded Temporal with

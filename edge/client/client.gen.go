@@ -272,6 +272,17 @@ type ClientInterface interface {
 	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 	OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PromAlerts Active alerts
+	//
+	// The pending and firing series of the PromQL alerts over this database, in the shape of Prometheus's `/api/v1/alerts`.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/alerts (the `PromAlerts` operationId).
+	PromAlerts(ctx context.Context, params *PromAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PromLabelValues Label values
 	//
 	// The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
@@ -441,6 +452,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
 	PromQueryRangePostWithFormdataBody(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromRules Alerting rules
+	//
+	// The PromQL alerts (`/v1/alerts` with `query.promql`) over this database as Prometheus alerting rules, one group per alert, each with its pending and firing series (`alerts`), in the shape of Prometheus's `/api/v1/rules`.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/rules (the `PromRules` operationId).
+	PromRules(ctx context.Context, params *PromRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PromSeries Series by selectors
 	//
@@ -2646,6 +2668,27 @@ func (c *Client) OtlpExportTraces(ctx context.Context, params *OtlpExportTracesP
 	return c.Client.Do(req)
 }
 
+// PromAlerts Active alerts
+//
+// The pending and firing series of the PromQL alerts over this database, in the shape of Prometheus's `/api/v1/alerts`.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/alerts (the `PromAlerts` operationId).
+func (c *Client) PromAlerts(ctx context.Context, params *PromAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromAlertsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PromLabelValues Label values
 //
 // The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
@@ -2946,6 +2989,27 @@ func (c *Client) PromQueryRangePostWithBody(ctx context.Context, params *PromQue
 // Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
 func (c *Client) PromQueryRangePostWithFormdataBody(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPromQueryRangePostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromRules Alerting rules
+//
+// The PromQL alerts (`/v1/alerts` with `query.promql`) over this database as Prometheus alerting rules, one group per alert, each with its pending and firing series (`alerts`), in the shape of Prometheus's `/api/v1/rules`.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/rules (the `PromRules` operationId).
+func (c *Client) PromRules(ctx context.Context, params *PromRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromRulesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6650,6 +6714,99 @@ func NewOtlpExportTracesRequestWithBody(server string, params *OtlpExportTracesP
 	return req, nil
 }
 
+// NewPromAlertsRequest constructs an http.Request for the PromAlerts method
+func NewPromAlertsRequest(server string, params *PromAlertsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/alerts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPromLabelValuesRequest constructs an http.Request for the PromLabelValues method
 func NewPromLabelValuesRequest(server string, name PromLabelName, params *PromLabelValuesParams) (*http.Request, error) {
 	var err error
@@ -7940,6 +8097,99 @@ func NewPromQueryRangePostRequestWithBody(server string, params *PromQueryRangeP
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromRulesRequest constructs an http.Request for the PromRules method
+func NewPromRulesRequest(server string, params *PromRulesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/rules")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 

@@ -234,6 +234,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 	OtlpExportTracesWithResponse(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*OtlpExportTracesResponse, error)
 
+	// PromAlertsWithResponse Active alerts
+	//
+	// The pending and firing series of the PromQL alerts over this database, in the shape of Prometheus's `/api/v1/alerts`.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/alerts (the `PromAlerts` operationId).
+	PromAlertsWithResponse(ctx context.Context, params *PromAlertsParams, reqEditors ...RequestEditorFn) (*PromAlertsResponse, error)
+
 	// PromLabelValuesWithResponse Label values
 	//
 	// The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
@@ -415,6 +428,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
 	PromQueryRangePostWithFormdataBodyWithResponse(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*PromQueryRangePostResponse, error)
+
+	// PromRulesWithResponse Alerting rules
+	//
+	// The PromQL alerts (`/v1/alerts` with `query.promql`) over this database as Prometheus alerting rules, one group per alert, each with its pending and firing series (`alerts`), in the shape of Prometheus's `/api/v1/rules`.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /prometheus/api/v1/rules (the `PromRules` operationId).
+	PromRulesWithResponse(ctx context.Context, params *PromRulesParams, reqEditors ...RequestEditorFn) (*PromRulesResponse, error)
 
 	// PromSeriesWithResponse Series by selectors
 	//
@@ -3026,6 +3052,82 @@ func (r OtlpExportTracesResponse) ContentType() string {
 	return ""
 }
 
+type PromAlertsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromAlertsResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromAlertsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromAlertsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromAlertsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromAlertsResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromAlertsResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromAlertsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromAlertsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromAlertsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromAlertsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PromLabelValuesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3920,6 +4022,82 @@ func (r PromQueryRangePostResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PromQueryRangePostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PromRulesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PromResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *PromInternal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *PromUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PromRulesResponse) GetJSON200() *PromResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PromRulesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PromRulesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PromRulesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PromRulesResponse) GetJSON500() *PromInternal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PromRulesResponse) GetJSON503() *PromUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PromRulesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PromRulesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PromRulesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PromRulesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11648,6 +11826,25 @@ func (c *ClientWithResponses) OtlpExportTracesWithResponse(ctx context.Context, 
 	return ParseOtlpExportTracesResponse(rsp)
 }
 
+// PromAlertsWithResponse Active alerts
+//
+// The pending and firing series of the PromQL alerts over this database, in the shape of Prometheus's `/api/v1/alerts`.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/alerts (the `PromAlerts` operationId).
+func (c *ClientWithResponses) PromAlertsWithResponse(ctx context.Context, params *PromAlertsParams, reqEditors ...RequestEditorFn) (*PromAlertsResponse, error) {
+	rsp, err := c.PromAlerts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromAlertsResponse(rsp)
+}
+
 // PromLabelValuesWithResponse Label values
 //
 // The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
@@ -11912,6 +12109,25 @@ func (c *ClientWithResponses) PromQueryRangePostWithFormdataBodyWithResponse(ctx
 		return nil, err
 	}
 	return ParsePromQueryRangePostResponse(rsp)
+}
+
+// PromRulesWithResponse Alerting rules
+//
+// The PromQL alerts (`/v1/alerts` with `query.promql`) over this database as Prometheus alerting rules, one group per alert, each with its pending and firing series (`alerts`), in the shape of Prometheus's `/api/v1/rules`.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /prometheus/api/v1/rules (the `PromRules` operationId).
+func (c *ClientWithResponses) PromRulesWithResponse(ctx context.Context, params *PromRulesParams, reqEditors ...RequestEditorFn) (*PromRulesResponse, error) {
+	rsp, err := c.PromRules(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePromRulesResponse(rsp)
 }
 
 // PromSeriesWithResponse Series by selectors
@@ -15172,6 +15388,67 @@ func ParseOtlpExportTracesResponse(rsp *http.Response) (*OtlpExportTracesRespons
 	return response, nil
 }
 
+// ParsePromAlertsResponse parses an HTTP response from a PromAlertsWithResponse call
+func ParsePromAlertsResponse(rsp *http.Response) (*PromAlertsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromAlertsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePromLabelValuesResponse parses an HTTP response from a PromLabelValuesWithResponse call
 func ParsePromLabelValuesResponse(rsp *http.Response) (*PromLabelValuesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15908,6 +16185,67 @@ func ParsePromQueryRangePostResponse(rsp *http.Response) (*PromQueryRangePostRes
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest PromInternal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest PromUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePromRulesResponse parses an HTTP response from a PromRulesWithResponse call
+func ParsePromRulesResponse(rsp *http.Response) (*PromRulesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PromRulesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PromResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest PromInternal

@@ -2931,6 +2931,29 @@ type OtlpExportTracesParams struct {
 	XServiceTracesTable *Name `json:"x-service-traces-table,omitempty"`
 }
 
+// PromAlertsParams defines parameters for PromAlerts.
+type PromAlertsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
 // PromLabelValuesParams defines parameters for PromLabelValues.
 type PromLabelValuesParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
@@ -3261,6 +3284,29 @@ type PromQueryRangePostFormdataBody struct {
 
 // PromQueryRangePostParams defines parameters for PromQueryRangePost.
 type PromQueryRangePostParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromRulesParams defines parameters for PromRules.
+type PromRulesParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
 	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
