@@ -65,6 +65,7 @@ func (e AlertConditionOf) Valid() bool {
 
 // Defines values for AlertConditionOp.
 const (
+	Any              AlertConditionOp = "any"
 	Empty            AlertConditionOp = "!="
 	EqualEqual       AlertConditionOp = "=="
 	GreaterThan      AlertConditionOp = ">"
@@ -76,6 +77,8 @@ const (
 // Valid indicates whether the value is a known member of the AlertConditionOp enum.
 func (e AlertConditionOp) Valid() bool {
 	switch e {
+	case Any:
+		return true
 	case Empty:
 		return true
 	case EqualEqual:
@@ -1470,15 +1473,19 @@ type AlertState string
 // AlertCondition defines model for AlertCondition.
 type AlertCondition struct {
 	// Of `value`: per group (SQL: the column named `value`, else the last numeric one; the other columns are the group) or per series (PromQL). `row_count`: the number of rows or series. Default `value`.
-	Of        *AlertConditionOf `json:"of,omitempty"`
-	Op        AlertConditionOp  `json:"op"`
-	Threshold float32           `json:"threshold"`
+	Of *AlertConditionOf `json:"of,omitempty"`
+
+	// Op `any`: every returned group or series is active (a Prometheus alerting rule), no threshold, and an empty result is not `no_data`.
+	Op AlertConditionOp `json:"op"`
+
+	// Threshold Required unless `op` is `any`.
+	Threshold *float32 `json:"threshold,omitempty"`
 }
 
 // AlertConditionOf `value`: per group (SQL: the column named `value`, else the last numeric one; the other columns are the group) or per series (PromQL). `row_count`: the number of rows or series. Default `value`.
 type AlertConditionOf string
 
-// AlertConditionOp defines model for AlertCondition.Op.
+// AlertConditionOp `any`: every returned group or series is active (a Prometheus alerting rule), no threshold, and an empty result is not `no_data`.
 type AlertConditionOp string
 
 // AlertDestination No URL, secret or routing key is ever returned.

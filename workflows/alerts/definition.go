@@ -42,6 +42,10 @@ const DefaultPagerDutyURL = "https://events.pagerduty.com/v2/enqueue"
 
 var ops = []string{">", ">=", "<", "<=", "==", "!="}
 
+// OpAny makes every returned group or series active (a Prometheus alerting rule: the
+// expression filters); an empty result is then normal, not no_data.
+const OpAny = "any"
+
 // FieldError names the request field that is invalid (answered 400).
 type FieldError struct {
 	Field   string
@@ -269,8 +273,16 @@ func applyCondition(v json.RawMessage, a *catalog.Alert) error {
 	if of != "value" && of != "row_count" {
 		return invalid("condition.of", "condition.of is value (per group or series) or row_count")
 	}
+	if op == OpAny {
+		// Prometheus's semantics: every group or series the query returns is active.
+		if thr != nil && string(thr) != "null" {
+			return invalid("condition.threshold", "condition.op any takes no threshold")
+		}
+		a.Of, a.Op, a.Threshold = of, op, 0
+		return nil
+	}
 	if !slices.Contains(ops, op) {
-		return invalid("condition.op", "condition.op must be one of %s", strings.Join(ops, " "))
+		return invalid("condition.op", "condition.op must be one of %s, or any", strings.Join(ops, " "))
 	}
 	var f *float64
 	if thr == nil || json.Unmarshal(thr, &f) != nil || f == nil || math.IsNaN(*f) || math.IsInf(*f, 0) {

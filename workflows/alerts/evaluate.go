@@ -140,7 +140,6 @@ func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
 		return ctx.Err()
 	}
 	var st *state
-	var events []catalog.AlertEvent
 	for attempt := 0; ; attempt++ {
 		evs, exp, err := s.cmds.AlertState(ctx, a.ID)
 		if err != nil {
@@ -161,10 +160,8 @@ func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
 			}
 			st = fold(evs)
 		}
-		events = evs
 		break
 	}
-	_ = events
 	s.notify(ctx, a, st)
 	return nil
 }
@@ -196,7 +193,7 @@ func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Exe
 			add(l, smp.Value)
 		}
 		if len(samples) == 0 {
-			return result{groups: groups, noData: true}
+			return result{groups: groups, noData: a.Op != OpAny}
 		}
 	default:
 		rows, err := s.runSQL(ctx, a, x)
@@ -208,7 +205,7 @@ func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Exe
 			break
 		}
 		if len(rows) == 0 {
-			return result{groups: groups, noData: true}
+			return result{groups: groups, noData: a.Op != OpAny}
 		}
 		for i, r := range rows {
 			labels, v, err := rowValue(r)
@@ -341,6 +338,8 @@ func groupKey(labels map[string]string) string {
 
 func holds(op string, v, thr float64) bool {
 	switch op {
+	case OpAny:
+		return true
 	case ">":
 		return v > thr
 	case ">=":
