@@ -309,6 +309,13 @@ func TestAlertsEndToEnd(t *testing.T) {
 		s.Must(404, "GET", "/v1/alerts/"+al.ID+wfScope, nil)
 		s.Must(404, "GET", "/v1/alerts/"+al.ID+"/history"+wfScope, nil)
 	})
+
+	// No secret reached svcd's log.
+	for _, leak := range []string{secret, "rk-secret-1", rcv.URL} {
+		if strings.Contains(s.Logs(), leak) {
+			t.Errorf("svcd's log shows a destination secret")
+		}
+	}
 }
 
 // TestPromQLAlertPerSeries: a PromQL alert holds one state per series; only the series
@@ -424,5 +431,74 @@ func TestAlertsSurviveRestarts(t *testing.T) {
 	rcv.waitFor(t, s, "/hook", map[string]string{"host": "c"}, 1)
 	if n := len(rcv.requests("/hook", a)); n != 2 {
 		t.Fatalf("a was notified %d times, want firing and resolved once each", n)
+	}
+}
+
+// TestAlertDeliveryRetriedThenRecorded: a receiver that fails makes the delivery fail,
+// recorded in the history; the next evaluation delivers the same transition (same
+// Idempotency-Key), and once it is accepted it is not sent again.
+func TestAlertDeliveryRetriedThenRecorded(t *testing.T) {
+	s := startWorkflowsSvcd(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1")
+	var mu sync.Mutex
+	got := map[string][]string{} // Idempotency-Keys by host
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Labels map[string]string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		host := body.Labels["host"]
+		got[host] = append(got[host], r.Header.Get("Idempotency-Key"))
+		n := len(got[host])
+		mu.Unlock()
+		if host == "a" && n <= 3 { // the first evaluation's three attempts
+			w.WriteHeader(500)
+			return
+		}
+		w.WriteHeader(204)
+	}))
+	t.Cleanup(srv.Close)
+	requests := func(host string) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got[host]...)
+	}
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "load"})
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"a","v":9}]`)
+	s.WaitCount("load", 1, time.Minute)
+	var al alertView
+	s.Must(201, "POST", "/v1/alerts"+wfScope, map[string]any{"name": "flaky receiver", "interval_seconds": 1,
+		"query": map[string]any{"sql": "SELECT host, max(v) AS value FROM load GROUP BY host"}, "condition": map[string]any{"op": ">", "threshold": 5},
+		"destinations": []any{map[string]any{"type": "webhook", "url": srv.URL + "/hook"}}}).JSON(t, &al)
+	var h []alertHistoryEntry
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
+		h = alertHistory(t, s, al.ID)
+		for _, e := range h {
+			if e.Type == "alert.delivered" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("no delivery recorded: %+v", h)
+	})
+	var failed, delivered int
+	for _, e := range h {
+		switch e.Type {
+		case "alert.delivery_failed":
+			failed++
+			if !strings.Contains(e.Error, "500") || strings.Contains(e.Error, srv.URL) {
+				t.Errorf("failure recorded as %q", e.Error)
+			}
+		case "alert.delivered":
+			delivered++
+		}
+	}
+	// b firing later proves later evaluations ran; they did not send a's firing again.
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"b","v":9}]`)
+	s.WaitCount("load", 2, time.Minute)
+	testenv.Eventually(t, time.Minute, func() (bool, string) { return len(requests("b")) >= 1, "b was not notified" })
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"c","v":9}]`)
+	s.WaitCount("load", 3, time.Minute)
+	testenv.Eventually(t, time.Minute, func() (bool, string) { return len(requests("c")) >= 1, "c was not notified" })
+	keys := requests("a")
+	if failed != 1 || delivered != 1 || len(keys) != 4 || keys[0] != keys[3] {
+		t.Fatalf("failed %d, delivered %d, requests for a %v; want one key 4 times (3 failed attempts, then 1)", failed, delivered, keys)
 	}
 }
