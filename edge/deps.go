@@ -10,6 +10,7 @@ import (
 	"github.com/svc-data/svc/query/requestlog"
 	"github.com/svc-data/svc/query/tables"
 	"github.com/svc-data/svc/workflows"
+	"github.com/svc-data/svc/workflows/alerts"
 )
 
 // The edge's dependencies as the edge needs them: each interface names only the
@@ -101,6 +102,22 @@ type TableManager interface {
 type RequestLog interface {
 	Record(e requestlog.Entry)
 	Query(ctx context.Context, org, cluster uuid.UUID, f requestlog.Filter) (requestlog.Page, error)
+}
+
+// AlertService is the alert API's domain (alerts.Service).
+type AlertService interface {
+	// Available answers workflows.ErrDisabled when workflows (and so alerts) are off.
+	Available(ctx context.Context) error
+	List(ctx context.Context, cluster uuid.UUID) []alerts.View
+	Alert(cluster, id uuid.UUID) (*catalog.Alert, bool)
+	View(ctx context.Context, a *catalog.Alert) alerts.View
+	Create(ctx context.Context, org, cluster uuid.UUID, body []byte) (alerts.View, error)
+	Update(ctx context.Context, a *catalog.Alert, body []byte) (alerts.View, error)
+	Silence(ctx context.Context, a *catalog.Alert, until *time.Time) (alerts.View, error)
+	Delete(ctx context.Context, a *catalog.Alert) error
+	History(ctx context.Context, a *catalog.Alert, limit int) ([]alerts.HistoryEntry, error)
+	// Rules are the PromQL alerts over a database as Prometheus's rule groups.
+	Rules(ctx context.Context, cluster uuid.UUID, database string) []alerts.RuleGroup
 }
 
 // WorkflowService is the workflow API's domain (workflows.Service).

@@ -99,6 +99,8 @@ type Deps struct {
 	Searcher Searcher
 	// Workflows is the workflow API's domain; a disabled one answers 503.
 	Workflows WorkflowService
+	// Alerts is the alert API's domain; a disabled one answers 503.
+	Alerts AlertService
 	// Prometheus is the Prometheus app's query API; nil answers 503.
 	Prometheus PromQuery
 }
@@ -257,6 +259,8 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.GET("/prometheus/api/v1/metadata", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.GET("/prometheus/api/v1/status/buildinfo", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	r.GET("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
+	r.GET("/prometheus/api/v1/rules", s.withKey(s.Gated(catalog.AppPrometheus, s.promRules)))
+	r.GET("/prometheus/api/v1/alerts", s.withKey(s.Gated(catalog.AppPrometheus, s.promRules)))
 	r.POST("/prometheus/api/v1/query_exemplars", s.withKey(s.Gated(catalog.AppPrometheus, s.promQuery)))
 	// The Prometheus app's remote write (promwrite.go).
 	r.POST("/prometheus/api/v1/write", s.withKey(s.Gated(catalog.AppPrometheus, keyedIngest(s.ingest.PromWrite))))
@@ -276,6 +280,13 @@ func NewServer(cfg Config, deps Deps) (*Server, error) {
 	r.POST("/v1/workflows/{workflow_id}/runs/{run_id}/cancel", s.withKey(s.cancelWorkflowRun))
 	r.GET("/v1/workflows/{workflow_id}/logs", s.withKey(s.workflowLogs))
 	r.GET("/v1/workflows/{workflow_id}/metrics", s.withKey(s.workflowMetrics))
+	r.GET("/v1/alerts", s.withKey(s.listAlerts))
+	r.POST("/v1/alerts", s.withKey(s.createAlert))
+	r.GET("/v1/alerts/{alert_id}", s.withKey(s.getAlert))
+	r.PATCH("/v1/alerts/{alert_id}", s.withKey(s.patchAlert))
+	r.DELETE("/v1/alerts/{alert_id}", s.withKey(s.deleteAlert))
+	r.POST("/v1/alerts/{alert_id}/silence", s.withKey(s.silenceAlert))
+	r.GET("/v1/alerts/{alert_id}/history", s.withKey(s.alertHistory))
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, apiErr(404, "route_not_found", fmt.Sprintf("no route %s %s", ctx.Method(), ctx.Path()),
 			"see /v1/openapi.json for the API"))

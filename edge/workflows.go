@@ -3,6 +3,7 @@ package edge
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,17 +22,30 @@ import (
 // workflowAccess checks who may call a workflow endpoint; write is true for changes,
 // runs and cancels.
 func (s *Server) workflowAccess(ctx *fasthttp.RequestCtx, p *Principal, write bool) error {
+	if err := s.scopeAccess(ctx, p, write, "workflows"); err != nil {
+		return err
+	}
+	if s.deps.Workflows == nil {
+		return workflowErr(workflows.ErrDisabled)
+	}
+	return workflowErr(s.deps.Workflows.Available(s.work()))
+}
+
+// scopeAccess is the one rule for workflow and alert endpoints: admin keys (no custom
+// roles), user sessions and full_access tokens; members read, organization
+// administrators write; organization and cluster named in the query.
+func (s *Server) scopeAccess(ctx *fasthttp.RequestCtx, p *Principal, write bool, what string) error {
 	if p.Key != nil {
 		if p.CustomRole() {
-			return forbidden("use workflows; custom-role keys are not supported there, use an admin key")
+			return forbidden("use " + what + "; custom-role keys are not supported there, use an admin key")
 		}
 		if p.Permission() != catalog.PermAdmin {
-			return forbidden("use workflows; they need an admin API key, a user session or an OAuth token with full_access")
+			return forbidden("use " + what + "; they need an admin API key, a user session or an OAuth token with full_access")
 		}
 	}
 	args := ctx.QueryArgs()
 	if !args.Has("organization") || !args.Has("cluster") || len(args.Peek("organization")) == 0 || len(args.Peek("cluster")) == 0 {
-		return apiErr(400, "missing_scope", "workflow endpoints need the organization and cluster query parameters",
+		return apiErr(400, "missing_scope", strings.TrimSuffix(what, "s")+" endpoints need the organization and cluster query parameters",
 			"add ?organization=<name>&cluster=<name>")
 	}
 	if err := needCluster(p); err != nil {
@@ -42,15 +56,12 @@ func (s *Server) workflowAccess(ctx *fasthttp.RequestCtx, p *Principal, write bo
 		case p.OrgRole == catalog.RoleAdmin:
 		case p.OrgRole == catalog.RoleMember && !write:
 		case p.OrgRole == catalog.RoleMember:
-			return forbidden("change, run or cancel workflows; organization administrators do that")
+			return forbidden("change " + what + "; organization administrators do that")
 		default:
-			return forbidden("use this organization's workflows")
+			return forbidden("use this organization's " + what)
 		}
 	}
-	if s.deps.Workflows == nil {
-		return workflowErr(workflows.ErrDisabled)
-	}
-	return workflowErr(s.deps.Workflows.Available(s.work()))
+	return nil
 }
 
 // workflowTarget checks access and resolves {workflow_id} to a workflow of the cluster.

@@ -461,6 +461,22 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("slow query ended %q, with %d stale results on screen", state, stale)
 	}
 
+	// Alerts: the list shows an alert and, once evaluated, its firing groups.
+	s.Must(201, "POST", "/v1/alerts?organization=default&cluster=default", map[string]any{"name": "hosts seen", "interval_seconds": 1,
+		"query":     map[string]any{"database": "default", "sql": "SELECT host, count() AS value FROM logsearch_events GROUP BY host"},
+		"condition": map[string]any{"op": ">", "threshold": 0}})
+	var alertsShown string
+	run("alerts", chromedp.Click("#nav-alerts", chromedp.ByID),
+		waitJS(`(() => { const t = document.getElementById("alerts-table");
+			if (t.textContent.includes("firing {host=web-2")) return true;
+			if (!document.getElementById("alerts-status").textContent.startsWith("Loading")) document.getElementById("alerts-refresh").click();
+			return false; })()`),
+		eval(`document.getElementById("alerts-table").dataset.rows`, &alertsShown))
+	art.take(ctx, "alerts")
+	if alertsShown != "1" {
+		t.Fatalf("the alerts page shows %s rows", alertsShown)
+	}
+
 	// Without the log search app, the page shows the API's 403 and its hint.
 	if apps {
 		setApp(t, s, "DELETE", user)

@@ -33,6 +33,7 @@ import (
 	"github.com/svc-data/svc/query/splsearch"
 	"github.com/svc-data/svc/query/tables"
 	"github.com/svc-data/svc/workflows"
+	"github.com/svc-data/svc/workflows/alerts"
 )
 
 func main() {
@@ -232,7 +233,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		NoPushdown: !cfg.PromQLPushdown}, n)
 	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
 	n.SetInflight(runner.Running)
-	wf, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, log)
+	wf, al, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, promInstant{promAPI, model}, log)
 	if err != nil {
 		return err
 	}
@@ -250,6 +251,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Clusters:   n,
 		Search:     edge.SPLValidator,
 		Workflows:  wf,
+		Alerts:     al,
 		Prometheus: promAPI,
 	})
 	if err != nil {
@@ -315,4 +317,5 @@ var (
 	_ edge.TableManager    = (*tables.Manager)(nil)
 	_ edge.RequestLog      = (*requestlog.Log)(nil)
 	_ edge.WorkflowService = (*workflows.Service)(nil)
+	_ edge.AlertService    = (*alerts.Service)(nil)
 )

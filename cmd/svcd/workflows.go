@@ -18,6 +18,7 @@ import (
 	"github.com/svc-data/svc/query/egress"
 	"github.com/svc-data/svc/query/tables"
 	"github.com/svc-data/svc/workflows"
+	"github.com/svc-data/svc/workflows/alerts"
 )
 
 // startWorkflows brings up the workflow service: the embedded Temporal server unless
@@ -25,55 +26,68 @@ import (
 // reconciler. Without an engine (SVC_WORKFLOWS=off, or no Temporal binary) the service
 // answers 503.
 func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Model, cat *catalog.Service, runner *query.Runner,
-	mgr *tables.Manager, engines *engines, log *slog.Logger) (*workflows.Service, error) {
+	mgr *tables.Manager, engines *engines, prom alerts.PromQuerier, log *slog.Logger) (*workflows.Service, *alerts.Service, error) {
 	log = log.With("component", "workflows")
 	sealer, err := workflows.NewSealer(cfg.SecretKey, cfg.DataDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	acfg := alerts.Config{Egress: egress.Policy{Allow: cfg.URLImportAllow}, Logger: log.With("component", "alerts")}
 	wcfg := workflows.Config{Egress: egress.Policy{Allow: cfg.URLImportAllow}, HoldAfterSinks: cfg.WorkflowHoldAfterSinks, Logger: log}
 	sinks := tableSink{model: model, mgr: mgr, engines: engines}
 	logs := workflowLogEngines{engines, model}
 	if cfg.Workflows == "off" {
 		log.Info("workflows are disabled (SVC_WORKFLOWS=off)")
-		return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), nil
+		return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), alerts.New(acfg, model, cat, nil, runner, prom, sealer), nil
 	}
 	addr, retention := cfg.TemporalAddr, time.Duration(0)
 	tlsCfg, err := cfg.TemporalTLS.Config()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tlsCfg != nil && addr == "" {
-		return nil, errors.New("SVC_TEMPORAL_TLS_* apply to an operator's Temporal (SVC_TEMPORAL_ADDR); the embedded dev server speaks plaintext only")
+		return nil, nil, errors.New("SVC_TEMPORAL_TLS_* apply to an operator's Temporal (SVC_TEMPORAL_ADDR); the embedded dev server speaks plaintext only")
 	}
 	if addr == "" {
 		if cfg.TemporalBin == "" {
 			log.Warn("workflows are disabled: no Temporal (set SVC_TEMPORAL_ADDR, or SVC_TEMPORAL_BIN for the embedded server; `go tool task up` does)")
-			return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), nil
+			return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), alerts.New(acfg, model, cat, nil, runner, prom, sealer), nil
 		}
 		// svcd itself, re-executed, runs the server in a network namespace of its own,
 		// reached through a unix socket in the 0700 data directory (issue 23).
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		srv, err := temporal.NewServer(temporal.ServerConfig{Binary: cfg.TemporalBin, DataDir: filepath.Join(cfg.DataDir, "temporal"),
 			Namespace: cfg.TemporalNamespace, Forwarder: []string{exe, temporal.NetnsCommand}, Logger: log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := srv.Start(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		a.started(srv)
 		addr, retention = srv.Addr(), cfg.TemporalRetention
 	}
 	eng, err := temporal.Dial(ctx, temporal.EngineConfig{Addr: addr, TLS: tlsCfg, Namespace: cfg.TemporalNamespace, TaskQueue: cfg.TemporalTaskQueue, Retention: retention, Logger: log})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a.started(eng)
+	// Alerts are evaluated on a task queue of their own, so their schedules and the
+	// workflows' never meet (each reconciler lists and deletes only its queue's).
+	queue := cfg.TemporalTaskQueue
+	if queue == "" {
+		queue = "svc-workflows"
+	}
+	aeng, err := temporal.Dial(ctx, temporal.EngineConfig{Addr: addr, TLS: tlsCfg, Namespace: cfg.TemporalNamespace, TaskQueue: queue + "-alerts", Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	a.started(aeng)
 	svc := workflows.New(wcfg, model, cat, eng, runner, sinks, logs, sealer)
+	asvc := alerts.New(acfg, model, cat, aeng, runner, prom, sealer)
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -92,10 +106,23 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 			case <-time.After(2 * time.Second):
 			}
 		}
+		for {
+			err := aeng.StartWorker(asvc)
+			if err == nil {
+				break
+			}
+			log.Warn("alert worker cannot start yet; retrying", "err", err)
+			select {
+			case <-wctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+		go asvc.RunReconciler(wctx)
 		svc.RunReconciler(wctx)
 	}()
 	a.started(shutdownFunc(func(context.Context) error { stop(); <-done; return nil }))
-	return svc, nil
+	return svc, asvc, nil
 }
 
 // tableSink writes a workflow's rows into a logical table's current generation (the

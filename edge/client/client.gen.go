@@ -272,6 +272,17 @@ type ClientInterface interface {
 	// Corresponds with POST /otlp/v1/traces (the `OtlpExportTraces` operationId).
 	OtlpExportTraces(ctx context.Context, params *OtlpExportTracesParams, body OtlpExportTracesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PromAlerts Active alerts
+	//
+	// The pending and firing series of the PromQL alerts over this database, in the shape of Prometheus's `/api/v1/alerts`.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/alerts (the `PromAlerts` operationId).
+	PromAlerts(ctx context.Context, params *PromAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PromLabelValues Label values
 	//
 	// The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
@@ -441,6 +452,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
 	PromQueryRangePostWithFormdataBody(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PromRules Alerting rules
+	//
+	// The PromQL alerts (`/v1/alerts` with `query.promql`) over this database as Prometheus alerting rules, one group per alert, each with its pending and firing series (`alerts`), in the shape of Prometheus's `/api/v1/rules`.
+	//
+	// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+	//
+	// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+	//
+	// Corresponds with GET /prometheus/api/v1/rules (the `PromRules` operationId).
+	PromRules(ctx context.Context, params *PromRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PromSeries Series by selectors
 	//
@@ -728,6 +750,108 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
 	HecRawV1WithTextBody(ctx context.Context, params *HecRawV1Params, body HecRawV1TextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAlerts List alerts
+	//
+	// The cluster's alerts, by name, each with its current state and groups.
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who are members of the organization.
+	//
+	// Corresponds with GET /v1/alerts (the `ListAlerts` operationId).
+	ListAlerts(ctx context.Context, params *ListAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAlertWithBody Create an alert
+	//
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/alerts (the `CreateAlert` operationId).
+	CreateAlertWithBody(ctx context.Context, params *CreateAlertParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAlert Create an alert
+	//
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/alerts (the `CreateAlert` operationId).
+	CreateAlert(ctx context.Context, params *CreateAlertParams, body CreateAlertJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAlert Delete an alert
+	//
+	// Removes the definition and its schedule.
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//
+	// Corresponds with DELETE /v1/alerts/{alert_id} (the `DeleteAlert` operationId).
+	DeleteAlert(ctx context.Context, alertId AlertId, params *DeleteAlertParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAlert Get an alert
+	//
+	// The alert with its state: `state` is `error` or `no_data` when its last evaluation failed or found nothing, else its most urgent group's (`firing`, `pending`, `resolved`, `inactive`).
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who are members of the organization.
+	//
+	// Corresponds with GET /v1/alerts/{alert_id} (the `GetAlert` operationId).
+	GetAlert(ctx context.Context, alertId AlertId, params *GetAlertParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateAlertWithBody Update an alert
+	//
+	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
+	UpdateAlertWithBody(ctx context.Context, alertId AlertId, params *UpdateAlertParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateAlert Update an alert
+	//
+	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
+	UpdateAlert(ctx context.Context, alertId AlertId, params *UpdateAlertParams, body UpdateAlertJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AlertHistory An alert's history
+	//
+	// Transitions (`alert.transitioned`) and delivery answers (`alert.delivered`, `alert.delivery_failed`), newest first.
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who are members of the organization.
+	//
+	// Corresponds with GET /v1/alerts/{alert_id}/history (the `AlertHistory` operationId).
+	AlertHistory(ctx context.Context, alertId AlertId, params *AlertHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SilenceAlertWithBody Silence an alert
+	//
+	// Holds notifications until `until`; transitions are still recorded (marked `silenced`). `{"until": null}` lifts the silence.
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/alerts/{alert_id}/silence (the `SilenceAlert` operationId).
+	SilenceAlertWithBody(ctx context.Context, alertId AlertId, params *SilenceAlertParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SilenceAlert Silence an alert
+	//
+	// Holds notifications until `until`; transitions are still recorded (marked `silenced`). `{"until": null}` lifts the silence.
+	//
+	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/alerts/{alert_id}/silence (the `SilenceAlert` operationId).
+	SilenceAlert(ctx context.Context, alertId AlertId, params *SilenceAlertParams, body SilenceAlertJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListApps List a cluster's apps
 	//
@@ -2600,6 +2724,27 @@ func (c *Client) OtlpExportTraces(ctx context.Context, params *OtlpExportTracesP
 	return c.Client.Do(req)
 }
 
+// PromAlerts Active alerts
+//
+// The pending and firing series of the PromQL alerts over this database, in the shape of Prometheus's `/api/v1/alerts`.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/alerts (the `PromAlerts` operationId).
+func (c *Client) PromAlerts(ctx context.Context, params *PromAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromAlertsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PromLabelValues Label values
 //
 // The values of one label among the series in the time range (of those `match[]` chooses, when given), sorted.
@@ -2900,6 +3045,27 @@ func (c *Client) PromQueryRangePostWithBody(ctx context.Context, params *PromQue
 // Corresponds with POST /prometheus/api/v1/query_range (the `PromQueryRangePost` operationId).
 func (c *Client) PromQueryRangePostWithFormdataBody(ctx context.Context, params *PromQueryRangePostParams, body PromQueryRangePostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPromQueryRangePostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PromRules Alerting rules
+//
+// The PromQL alerts (`/v1/alerts` with `query.promql`) over this database as Prometheus alerting rules, one group per alert, each with its pending and firing series (`alerts`), in the shape of Prometheus's `/api/v1/rules`.
+//
+// The database is `?database=` or the `x-service-database` header, else the key's default. Answers are Prometheus's JSON envelope. 503 (`unavailable`, Prometheus's envelope) when the workflow service that runs alerts is off or unreachable.
+//
+// **Access:** API keys with permission `admin`, `read_write` or `read_only`; no custom-role keys; users (session or OAuth token) who are members of the organization. The Prometheus app must be installed in the cluster: 403 `app_not_installed` otherwise.
+//
+// Corresponds with GET /prometheus/api/v1/rules (the `PromRules` operationId).
+func (c *Client) PromRules(ctx context.Context, params *PromRulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPromRulesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3357,6 +3523,208 @@ func (c *Client) HecRawV1WithBody(ctx context.Context, params *HecRawV1Params, c
 // Corresponds with POST /services/collector/raw/1.0 (the `HecRawV1` operationId).
 func (c *Client) HecRawV1WithTextBody(ctx context.Context, params *HecRawV1Params, body HecRawV1TextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHecRawV1RequestWithTextBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAlerts List alerts
+//
+// The cluster's alerts, by name, each with its current state and groups.
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who are members of the organization.
+//
+// Corresponds with GET /v1/alerts (the `ListAlerts` operationId).
+func (c *Client) ListAlerts(ctx context.Context, params *ListAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAlertsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAlertWithBody Create an alert
+//
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/alerts (the `CreateAlert` operationId).
+func (c *Client) CreateAlertWithBody(ctx context.Context, params *CreateAlertParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAlertRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAlert Create an alert
+//
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/alerts (the `CreateAlert` operationId).
+func (c *Client) CreateAlert(ctx context.Context, params *CreateAlertParams, body CreateAlertJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAlertRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAlert Delete an alert
+//
+// Removes the definition and its schedule.
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+// Corresponds with DELETE /v1/alerts/{alert_id} (the `DeleteAlert` operationId).
+func (c *Client) DeleteAlert(ctx context.Context, alertId AlertId, params *DeleteAlertParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAlertRequest(c.Server, alertId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAlert Get an alert
+//
+// The alert with its state: `state` is `error` or `no_data` when its last evaluation failed or found nothing, else its most urgent group's (`firing`, `pending`, `resolved`, `inactive`).
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who are members of the organization.
+//
+// Corresponds with GET /v1/alerts/{alert_id} (the `GetAlert` operationId).
+func (c *Client) GetAlert(ctx context.Context, alertId AlertId, params *GetAlertParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAlertRequest(c.Server, alertId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateAlertWithBody Update an alert
+//
+// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
+func (c *Client) UpdateAlertWithBody(ctx context.Context, alertId AlertId, params *UpdateAlertParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAlertRequestWithBody(c.Server, alertId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateAlert Update an alert
+//
+// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
+func (c *Client) UpdateAlert(ctx context.Context, alertId AlertId, params *UpdateAlertParams, body UpdateAlertJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateAlertRequest(c.Server, alertId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AlertHistory An alert's history
+//
+// Transitions (`alert.transitioned`) and delivery answers (`alert.delivered`, `alert.delivery_failed`), newest first.
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who are members of the organization.
+//
+// Corresponds with GET /v1/alerts/{alert_id}/history (the `AlertHistory` operationId).
+func (c *Client) AlertHistory(ctx context.Context, alertId AlertId, params *AlertHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAlertHistoryRequest(c.Server, alertId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SilenceAlertWithBody Silence an alert
+//
+// Holds notifications until `until`; transitions are still recorded (marked `silenced`). `{"until": null}` lifts the silence.
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/alerts/{alert_id}/silence (the `SilenceAlert` operationId).
+func (c *Client) SilenceAlertWithBody(ctx context.Context, alertId AlertId, params *SilenceAlertParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSilenceAlertRequestWithBody(c.Server, alertId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SilenceAlert Silence an alert
+//
+// Holds notifications until `until`; transitions are still recorded (marked `silenced`). `{"until": null}` lifts the silence.
+//
+// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/alerts/{alert_id}/silence (the `SilenceAlert` operationId).
+func (c *Client) SilenceAlert(ctx context.Context, alertId AlertId, params *SilenceAlertParams, body SilenceAlertJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSilenceAlertRequest(c.Server, alertId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6498,6 +6866,99 @@ func NewOtlpExportTracesRequestWithBody(server string, params *OtlpExportTracesP
 	return req, nil
 }
 
+// NewPromAlertsRequest constructs an http.Request for the PromAlerts method
+func NewPromAlertsRequest(server string, params *PromAlertsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/alerts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPromLabelValuesRequest constructs an http.Request for the PromLabelValues method
 func NewPromLabelValuesRequest(server string, name PromLabelName, params *PromLabelValuesParams) (*http.Request, error) {
 	var err error
@@ -7788,6 +8249,99 @@ func NewPromQueryRangePostRequestWithBody(server string, params *PromQueryRangeP
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XServiceDatabase != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "x-service-database", *params.XServiceDatabase, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("x-service-database", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPromRulesRequest constructs an http.Request for the PromRules method
+func NewPromRulesRequest(server string, params *PromRulesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/prometheus/api/v1/rules")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Organization != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cluster != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", *params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Database != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "database", *params.Database, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -9139,6 +9693,498 @@ func NewHecRawV1RequestWithBody(server string, params *HecRawV1Params, contentTy
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewListAlertsRequest constructs an http.Request for the ListAlerts method
+func NewListAlertsRequest(server string, params *ListAlertsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/alerts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAlertRequest calls the generic CreateAlert builder with application/json body
+func NewCreateAlertRequest(server string, params *CreateAlertParams, body CreateAlertJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAlertRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateAlertRequestWithBody constructs an http.Request for the CreateAlert method, with any body, and a specified content type
+func NewCreateAlertRequestWithBody(server string, params *CreateAlertParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/alerts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteAlertRequest constructs an http.Request for the DeleteAlert method
+func NewDeleteAlertRequest(server string, alertId AlertId, params *DeleteAlertParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "alert_id", alertId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/alerts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAlertRequest constructs an http.Request for the GetAlert method
+func NewGetAlertRequest(server string, alertId AlertId, params *GetAlertParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "alert_id", alertId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/alerts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateAlertRequest calls the generic UpdateAlert builder with application/json body
+func NewUpdateAlertRequest(server string, alertId AlertId, params *UpdateAlertParams, body UpdateAlertJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateAlertRequestWithBody(server, alertId, params, "application/json", bodyReader)
+}
+
+// NewUpdateAlertRequestWithBody constructs an http.Request for the UpdateAlert method, with any body, and a specified content type
+func NewUpdateAlertRequestWithBody(server string, alertId AlertId, params *UpdateAlertParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "alert_id", alertId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/alerts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAlertHistoryRequest constructs an http.Request for the AlertHistory method
+func NewAlertHistoryRequest(server string, alertId AlertId, params *AlertHistoryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "alert_id", alertId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/alerts/%s/history", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSilenceAlertRequest calls the generic SilenceAlert builder with application/json body
+func NewSilenceAlertRequest(server string, alertId AlertId, params *SilenceAlertParams, body SilenceAlertJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSilenceAlertRequestWithBody(server, alertId, params, "application/json", bodyReader)
+}
+
+// NewSilenceAlertRequestWithBody constructs an http.Request for the SilenceAlert method, with any body, and a specified content type
+func NewSilenceAlertRequestWithBody(server string, alertId AlertId, params *SilenceAlertParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "alert_id", alertId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/alerts/%s/silence", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization", params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cluster", params.Cluster, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }

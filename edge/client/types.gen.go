@@ -12,6 +12,207 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AlertState.
+const (
+	AlertStateError    AlertState = "error"
+	AlertStateFiring   AlertState = "firing"
+	AlertStateInactive AlertState = "inactive"
+	AlertStateNoData   AlertState = "no_data"
+	AlertStatePending  AlertState = "pending"
+	AlertStateResolved AlertState = "resolved"
+	AlertStateUnknown  AlertState = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the AlertState enum.
+func (e AlertState) Valid() bool {
+	switch e {
+	case AlertStateError:
+		return true
+	case AlertStateFiring:
+		return true
+	case AlertStateInactive:
+		return true
+	case AlertStateNoData:
+		return true
+	case AlertStatePending:
+		return true
+	case AlertStateResolved:
+		return true
+	case AlertStateUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertConditionOf.
+const (
+	RowCount AlertConditionOf = "row_count"
+	Value    AlertConditionOf = "value"
+)
+
+// Valid indicates whether the value is a known member of the AlertConditionOf enum.
+func (e AlertConditionOf) Valid() bool {
+	switch e {
+	case RowCount:
+		return true
+	case Value:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertConditionOp.
+const (
+	Any              AlertConditionOp = "any"
+	Empty            AlertConditionOp = "!="
+	EqualEqual       AlertConditionOp = "=="
+	GreaterThan      AlertConditionOp = ">"
+	GreaterThanEqual AlertConditionOp = ">="
+	LessThan         AlertConditionOp = "<"
+	LessThanEqual    AlertConditionOp = "<="
+)
+
+// Valid indicates whether the value is a known member of the AlertConditionOp enum.
+func (e AlertConditionOp) Valid() bool {
+	switch e {
+	case Any:
+		return true
+	case Empty:
+		return true
+	case EqualEqual:
+		return true
+	case GreaterThan:
+		return true
+	case GreaterThanEqual:
+		return true
+	case LessThan:
+		return true
+	case LessThanEqual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertDestinationType.
+const (
+	AlertDestinationTypePagerduty AlertDestinationType = "pagerduty"
+	AlertDestinationTypeSlack     AlertDestinationType = "slack"
+	AlertDestinationTypeWebhook   AlertDestinationType = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the AlertDestinationType enum.
+func (e AlertDestinationType) Valid() bool {
+	switch e {
+	case AlertDestinationTypePagerduty:
+		return true
+	case AlertDestinationTypeSlack:
+		return true
+	case AlertDestinationTypeWebhook:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertDestinationRequestType.
+const (
+	AlertDestinationRequestTypePagerduty AlertDestinationRequestType = "pagerduty"
+	AlertDestinationRequestTypeSlack     AlertDestinationRequestType = "slack"
+	AlertDestinationRequestTypeWebhook   AlertDestinationRequestType = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the AlertDestinationRequestType enum.
+func (e AlertDestinationRequestType) Valid() bool {
+	switch e {
+	case AlertDestinationRequestTypePagerduty:
+		return true
+	case AlertDestinationRequestTypeSlack:
+		return true
+	case AlertDestinationRequestTypeWebhook:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertGroupState.
+const (
+	AlertGroupStateFiring   AlertGroupState = "firing"
+	AlertGroupStatePending  AlertGroupState = "pending"
+	AlertGroupStateResolved AlertGroupState = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the AlertGroupState enum.
+func (e AlertGroupState) Valid() bool {
+	switch e {
+	case AlertGroupStateFiring:
+		return true
+	case AlertGroupStatePending:
+		return true
+	case AlertGroupStateResolved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertHistoryEntryEventType.
+const (
+	AlertDelivered      AlertHistoryEntryEventType = "alert.delivered"
+	AlertDeliveryFailed AlertHistoryEntryEventType = "alert.delivery_failed"
+	AlertTransitioned   AlertHistoryEntryEventType = "alert.transitioned"
+)
+
+// Valid indicates whether the value is a known member of the AlertHistoryEntryEventType enum.
+func (e AlertHistoryEntryEventType) Valid() bool {
+	switch e {
+	case AlertDelivered:
+		return true
+	case AlertDeliveryFailed:
+		return true
+	case AlertTransitioned:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AlertHistoryEntryTo.
+const (
+	AlertHistoryEntryToError    AlertHistoryEntryTo = "error"
+	AlertHistoryEntryToFiring   AlertHistoryEntryTo = "firing"
+	AlertHistoryEntryToInactive AlertHistoryEntryTo = "inactive"
+	AlertHistoryEntryToNoData   AlertHistoryEntryTo = "no_data"
+	AlertHistoryEntryToOk       AlertHistoryEntryTo = "ok"
+	AlertHistoryEntryToPending  AlertHistoryEntryTo = "pending"
+	AlertHistoryEntryToResolved AlertHistoryEntryTo = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the AlertHistoryEntryTo enum.
+func (e AlertHistoryEntryTo) Valid() bool {
+	switch e {
+	case AlertHistoryEntryToError:
+		return true
+	case AlertHistoryEntryToFiring:
+		return true
+	case AlertHistoryEntryToInactive:
+		return true
+	case AlertHistoryEntryToNoData:
+		return true
+	case AlertHistoryEntryToOk:
+		return true
+	case AlertHistoryEntryToPending:
+		return true
+	case AlertHistoryEntryToResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiKeyPermission.
 const (
 	ApiKeyPermissionAdmin     ApiKeyPermission = "admin"
@@ -1293,6 +1494,164 @@ func (e InsertRowsParamsContentEncoding) Valid() bool {
 	}
 }
 
+// Alert defines model for Alert.
+type Alert struct {
+	Annotations     map[string]string  `json:"annotations"`
+	Condition       AlertCondition     `json:"condition"`
+	CreatedAt       time.Time          `json:"created_at"`
+	Destinations    []AlertDestination `json:"destinations"`
+	Enabled         bool               `json:"enabled"`
+	For             string             `json:"for"`
+	ForSeconds      int                `json:"for_seconds"`
+	Groups          []AlertGroup       `json:"groups"`
+	Id              openapi_types.UUID `json:"id"`
+	IntervalSeconds int                `json:"interval_seconds"`
+	Labels          map[string]string  `json:"labels"`
+	Name            string             `json:"name"`
+	Query           map[string]string  `json:"query"`
+	Revision        int                `json:"revision"`
+	SilencedUntil   *time.Time         `json:"silenced_until"`
+	State           AlertState         `json:"state"`
+	UpdatedAt       time.Time          `json:"updated_at"`
+}
+
+// AlertState defines model for Alert.State.
+type AlertState string
+
+// AlertCondition defines model for AlertCondition.
+type AlertCondition struct {
+	// Of `value`: per group (SQL: the column named `value`, else the last numeric one; the other columns are the group) or per series (PromQL). `row_count`: the number of rows or series. Default `value`.
+	Of *AlertConditionOf `json:"of,omitempty"`
+
+	// Op `any`: every returned group or series is active (a Prometheus alerting rule), no threshold, and an empty result is not `no_data`.
+	Op AlertConditionOp `json:"op"`
+
+	// Threshold Required unless `op` is `any`.
+	Threshold *float32 `json:"threshold,omitempty"`
+}
+
+// AlertConditionOf `value`: per group (SQL: the column named `value`, else the last numeric one; the other columns are the group) or per series (PromQL). `row_count`: the number of rows or series. Default `value`.
+type AlertConditionOf string
+
+// AlertConditionOp `any`: every returned group or series is active (a Prometheus alerting rule), no threshold, and an empty result is not `no_data`.
+type AlertConditionOp string
+
+// AlertDestination No URL, secret or routing key is ever returned.
+type AlertDestination struct {
+	Id                   openapi_types.UUID   `json:"id"`
+	RoutingKeyConfigured *bool                `json:"routing_key_configured,omitempty"`
+	SecretConfigured     *bool                `json:"secret_configured,omitempty"`
+	Type                 AlertDestinationType `json:"type"`
+	UrlConfigured        bool                 `json:"url_configured"`
+}
+
+// AlertDestinationType defines model for AlertDestination.Type.
+type AlertDestinationType string
+
+// AlertDestinationRequest webhook: `url`, optional `secret` (16+ characters; signs the body, `X-Svc-Signature: sha256=<hex HMAC-SHA256>`). slack: `url` (an incoming webhook). pagerduty: `routing_key`, optional `url` (default PagerDuty's Events API v2). URLs pass the egress policy. Send `id` to keep an existing destination.
+type AlertDestinationRequest struct {
+	Id         *openapi_types.UUID          `json:"id,omitempty"`
+	RoutingKey *string                      `json:"routing_key,omitempty"`
+	Secret     *string                      `json:"secret,omitempty"`
+	Type       *AlertDestinationRequestType `json:"type,omitempty"`
+	Url        *string                      `json:"url,omitempty"`
+}
+
+// AlertDestinationRequestType defines model for AlertDestinationRequest.Type.
+type AlertDestinationRequestType string
+
+// AlertGroup defines model for AlertGroup.
+type AlertGroup struct {
+	ActiveAt *time.Time        `json:"active_at"`
+	Labels   map[string]string `json:"labels"`
+	Since    time.Time         `json:"since"`
+	State    AlertGroupState   `json:"state"`
+	Value    *float32          `json:"value"`
+}
+
+// AlertGroupState defines model for AlertGroup.State.
+type AlertGroupState string
+
+// AlertHistoryEntry defines model for AlertHistoryEntry.
+type AlertHistoryEntry struct {
+	At              time.Time                  `json:"at"`
+	Attempts        *int                       `json:"attempts,omitempty"`
+	DestinationId   *openapi_types.UUID        `json:"destination_id,omitempty"`
+	DestinationType *string                    `json:"destination_type,omitempty"`
+	Error           *string                    `json:"error,omitempty"`
+	EventType       AlertHistoryEntryEventType `json:"event_type"`
+	From            *string                    `json:"from,omitempty"`
+
+	// Id `<alert id>/<n>`: a transition's id, its notifications' idempotency key (with the destination id).
+	Id           string               `json:"id"`
+	Labels       *map[string]string   `json:"labels,omitempty"`
+	Notify       *bool                `json:"notify,omitempty"`
+	Revision     *int                 `json:"revision,omitempty"`
+	Silenced     *bool                `json:"silenced,omitempty"`
+	To           *AlertHistoryEntryTo `json:"to,omitempty"`
+	TransitionId *string              `json:"transition_id,omitempty"`
+	Value        *float32             `json:"value,omitempty"`
+}
+
+// AlertHistoryEntryEventType defines model for AlertHistoryEntry.EventType.
+type AlertHistoryEntryEventType string
+
+// AlertHistoryEntryTo defines model for AlertHistoryEntry.To.
+type AlertHistoryEntryTo string
+
+// AlertQuery `database` (default `default`) and exactly one of `sql` or `promql` (`spl` is refused for now).
+type AlertQuery struct {
+	Database *string `json:"database,omitempty"`
+	Promql   *string `json:"promql,omitempty"`
+	Spl      *string `json:"spl,omitempty"`
+	Sql      *string `json:"sql,omitempty"`
+}
+
+// AlertRequest Create: `name`, `query` and `condition` are required.
+type AlertRequest struct {
+	// Annotations Templated like labels; `summary` and `description` are used by Slack and PagerDuty.
+	Annotations  *map[string]string         `json:"annotations,omitempty"`
+	Condition    *AlertCondition            `json:"condition,omitempty"`
+	Destinations *[]AlertDestinationRequest `json:"destinations,omitempty"`
+	Enabled      *bool                      `json:"enabled,omitempty"`
+
+	// For Pending duration before firing: seconds or a duration such as "5m"; default 0.
+	For *AlertRequest_For `json:"for,omitempty"`
+
+	// IntervalSeconds Seconds (1 to 86,400) or a duration such as "1m"; default 60.
+	IntervalSeconds *AlertRequest_IntervalSeconds `json:"interval_seconds,omitempty"`
+
+	// Labels Added to every group's labels; values are templates (`{{ $labels.x }}`, `{{ $value }}`).
+	Labels *map[string]string `json:"labels,omitempty"`
+	Name   *string            `json:"name,omitempty"`
+
+	// Query `database` (default `default`) and exactly one of `sql` or `promql` (`spl` is refused for now).
+	Query         *AlertQuery `json:"query,omitempty"`
+	SilencedUntil *time.Time  `json:"silenced_until,omitempty"`
+}
+
+// AlertRequestFor0 defines model for AlertRequest.For.0.
+type AlertRequestFor0 = int
+
+// AlertRequestFor1 defines model for AlertRequest.For.1.
+type AlertRequestFor1 = string
+
+// AlertRequest_For Pending duration before firing: seconds or a duration such as "5m"; default 0.
+type AlertRequest_For struct {
+	union json.RawMessage
+}
+
+// AlertRequestIntervalSeconds0 defines model for AlertRequest.IntervalSeconds.0.
+type AlertRequestIntervalSeconds0 = int
+
+// AlertRequestIntervalSeconds1 defines model for AlertRequest.IntervalSeconds.1.
+type AlertRequestIntervalSeconds1 = string
+
+// AlertRequest_IntervalSeconds Seconds (1 to 86,400) or a duration such as "1m"; default 60.
+type AlertRequest_IntervalSeconds struct {
+	union json.RawMessage
+}
+
 // ApiKey An API key. Exactly one of `permission` (permission-based keys) and `database_roles`
 // (custom-role keys) is present.
 type ApiKey struct {
@@ -2384,6 +2743,9 @@ type WorkflowSinkRequest struct {
 // WorkflowSinkRequestType defines model for WorkflowSinkRequest.Type.
 type WorkflowSinkRequestType string
 
+// AlertId defines model for alertId.
+type AlertId = string
+
 // AppPath defines model for appPath.
 type AppPath = string
 
@@ -2668,6 +3030,29 @@ type OtlpExportTracesParams struct {
 
 	// XServiceTracesTable The table to write to instead of `traces`. Given empty, it answers 400 `invalid_table`.
 	XServiceTracesTable *Name `json:"x-service-traces-table,omitempty"`
+}
+
+// PromAlertsParams defines parameters for PromAlerts.
+type PromAlertsParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
 }
 
 // PromLabelValuesParams defines parameters for PromLabelValues.
@@ -3000,6 +3385,29 @@ type PromQueryRangePostFormdataBody struct {
 
 // PromQueryRangePostParams defines parameters for PromQueryRangePost.
 type PromQueryRangePostParams struct {
+	// Organization Organization name (case-insensitive). For an API key it must be the key's own
+	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
+	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
+	// Given empty, it answers 400 `invalid_organization`.
+	Organization *OrganizationParameter `form:"organization,omitempty" json:"organization,omitempty"`
+
+	// Cluster Cluster name within the organization (case-insensitive). For an API key it must be
+	// the key's own cluster (403 `cluster_mismatch` otherwise) and may be omitted. For users
+	// it selects the cluster; it may be omitted when the organization has exactly one. Given empty, it answers 400
+	// `invalid_cluster`.
+	Cluster *ClusterParameter `form:"cluster,omitempty" json:"cluster,omitempty"`
+
+	// Database Logical database to work in. Takes precedence over the `x-service-database` header;
+	// with neither, the API key's stored default database is used (for users: `default`).
+	// Given empty, it answers 400 `invalid_database`.
+	Database *DatabaseParameter `form:"database,omitempty" json:"database,omitempty"`
+
+	// XServiceDatabase Logical database to work in when the `database` query parameter is not given. Given empty or not a name, it answers 400 `invalid_database`, even beside the `database` parameter.
+	XServiceDatabase *DatabaseHeader `json:"x-service-database,omitempty"`
+}
+
+// PromRulesParams defines parameters for PromRules.
+type PromRulesParams struct {
 	// Organization Organization name (case-insensitive). For an API key it must be the key's own
 	// organization (403 `organization_mismatch` otherwise) and may be omitted. For users it
 	// selects the organization; omitted, requests act in the organization the user belongs to alone, or joined first.
@@ -3366,6 +3774,77 @@ type HecRawV1ParamsContentEncoding string
 // HecRawV1400JSONResponseBody defines parameters for HecRawV1.
 type HecRawV1400JSONResponseBody struct {
 	union json.RawMessage
+}
+
+// ListAlertsParams defines parameters for ListAlerts.
+type ListAlertsParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// CreateAlertParams defines parameters for CreateAlert.
+type CreateAlertParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// DeleteAlertParams defines parameters for DeleteAlert.
+type DeleteAlertParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// GetAlertParams defines parameters for GetAlert.
+type GetAlertParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// UpdateAlertParams defines parameters for UpdateAlert.
+type UpdateAlertParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+}
+
+// AlertHistoryParams defines parameters for AlertHistory.
+type AlertHistoryParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
+
+	// Limit Entries to return, 1 to 1000; default 100.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SilenceAlertJSONBody defines parameters for SilenceAlert.
+type SilenceAlertJSONBody struct {
+	Until *time.Time `json:"until"`
+}
+
+// SilenceAlertParams defines parameters for SilenceAlert.
+type SilenceAlertParams struct {
+	// Organization Organization name; required on every workflow request (400 `missing_scope` without it).
+	Organization WorkflowOrganization `form:"organization" json:"organization"`
+
+	// Cluster Cluster name; required on every workflow request (400 `missing_scope` without it).
+	Cluster WorkflowCluster `form:"cluster" json:"cluster"`
 }
 
 // ListAppsParams defines parameters for ListApps.
@@ -4852,6 +5331,15 @@ type HecRawTextRequestBody = HecRawTextBody
 // HecRawV1TextRequestBody defines body for HecRawV1 for text/plain ContentType.
 type HecRawV1TextRequestBody = HecRawV1TextBody
 
+// CreateAlertJSONRequestBody defines body for CreateAlert for application/json ContentType.
+type CreateAlertJSONRequestBody = AlertRequest
+
+// UpdateAlertJSONRequestBody defines body for UpdateAlert for application/json ContentType.
+type UpdateAlertJSONRequestBody = AlertRequest
+
+// SilenceAlertJSONRequestBody defines body for SilenceAlert for application/json ContentType.
+type SilenceAlertJSONRequestBody SilenceAlertJSONBody
+
 // CreateSavedSearchJSONRequestBody defines body for CreateSavedSearch for application/json ContentType.
 type CreateSavedSearchJSONRequestBody CreateSavedSearchJSONBody
 
@@ -4932,6 +5420,130 @@ type CreateWorkflowJSONRequestBody CreateWorkflowJSONBody
 
 // UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
 type UpdateWorkflowJSONRequestBody = WorkflowRequest
+
+// AsAlertRequestFor0 returns the union data inside the AlertRequest_For as a AlertRequestFor0
+func (t AlertRequest_For) AsAlertRequestFor0() (AlertRequestFor0, error) {
+	var body AlertRequestFor0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertRequestFor0 overwrites any union data inside the AlertRequest_For as the provided AlertRequestFor0
+func (t *AlertRequest_For) FromAlertRequestFor0(v AlertRequestFor0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertRequestFor0 performs a merge with any union data inside the AlertRequest_For, using the provided AlertRequestFor0
+func (t *AlertRequest_For) MergeAlertRequestFor0(v AlertRequestFor0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAlertRequestFor1 returns the union data inside the AlertRequest_For as a AlertRequestFor1
+func (t AlertRequest_For) AsAlertRequestFor1() (AlertRequestFor1, error) {
+	var body AlertRequestFor1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertRequestFor1 overwrites any union data inside the AlertRequest_For as the provided AlertRequestFor1
+func (t *AlertRequest_For) FromAlertRequestFor1(v AlertRequestFor1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertRequestFor1 performs a merge with any union data inside the AlertRequest_For, using the provided AlertRequestFor1
+func (t *AlertRequest_For) MergeAlertRequestFor1(v AlertRequestFor1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AlertRequest_For) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AlertRequest_For) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAlertRequestIntervalSeconds0 returns the union data inside the AlertRequest_IntervalSeconds as a AlertRequestIntervalSeconds0
+func (t AlertRequest_IntervalSeconds) AsAlertRequestIntervalSeconds0() (AlertRequestIntervalSeconds0, error) {
+	var body AlertRequestIntervalSeconds0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertRequestIntervalSeconds0 overwrites any union data inside the AlertRequest_IntervalSeconds as the provided AlertRequestIntervalSeconds0
+func (t *AlertRequest_IntervalSeconds) FromAlertRequestIntervalSeconds0(v AlertRequestIntervalSeconds0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertRequestIntervalSeconds0 performs a merge with any union data inside the AlertRequest_IntervalSeconds, using the provided AlertRequestIntervalSeconds0
+func (t *AlertRequest_IntervalSeconds) MergeAlertRequestIntervalSeconds0(v AlertRequestIntervalSeconds0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAlertRequestIntervalSeconds1 returns the union data inside the AlertRequest_IntervalSeconds as a AlertRequestIntervalSeconds1
+func (t AlertRequest_IntervalSeconds) AsAlertRequestIntervalSeconds1() (AlertRequestIntervalSeconds1, error) {
+	var body AlertRequestIntervalSeconds1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertRequestIntervalSeconds1 overwrites any union data inside the AlertRequest_IntervalSeconds as the provided AlertRequestIntervalSeconds1
+func (t *AlertRequest_IntervalSeconds) FromAlertRequestIntervalSeconds1(v AlertRequestIntervalSeconds1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertRequestIntervalSeconds1 performs a merge with any union data inside the AlertRequest_IntervalSeconds, using the provided AlertRequestIntervalSeconds1
+func (t *AlertRequest_IntervalSeconds) MergeAlertRequestIntervalSeconds1(v AlertRequestIntervalSeconds1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AlertRequest_IntervalSeconds) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AlertRequest_IntervalSeconds) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsHecEventTime0 returns the union data inside the HecEvent_Time as a HecEventTime0
 func (t HecEvent_Time) AsHecEventTime0() (HecEventTime0, error) {

@@ -160,6 +160,7 @@ type Model struct {
 	appModel
 	pathsModel
 	workflowModel
+	alertModel
 	inviteModel
 }
 
@@ -340,6 +341,9 @@ func (m *Model) apply(e es.Event) error {
 			return err
 		}
 		if handled, err := m.applyWorkflow(e); handled || err != nil {
+			return err
+		}
+		if handled, err := m.applyAlert(e); handled || err != nil {
 			return err
 		}
 		if handled, err := m.applyInvitation(e); handled || err != nil {

@@ -122,7 +122,8 @@ async function enter(user: string, csrf: string) {
     showError($("search-error"), err);
   }
   loadManifest().catch((err) => showError($("search-error"), err));
-  showView(p.get("view") === "sql" ? "sql" : "search");
+  const v = p.get("view");
+  showView(v === "sql" || v === "alerts" ? v : "search");
   if (p.get("q")) {
     $<HTMLTextAreaElement>("spl").value = p.get("q")!;
     setRange(p.get("earliest") ?? "", p.get("latest") ?? "");
@@ -163,18 +164,53 @@ $("database").addEventListener("change", (e) => { scope.database = (e.target as 
 
 // ---- views --------------------------------------------------------------------------
 
-function showView(v: "search" | "sql") {
-  $("search-view").hidden = v !== "search";
-  $("sql-view").hidden = v !== "sql";
-  $("nav-search").toggleAttribute("aria-current", v === "search");
-  $("nav-sql").toggleAttribute("aria-current", v === "sql");
-  if (v === "search") $("nav-search").setAttribute("aria-current", "page");
-  else $("nav-sql").setAttribute("aria-current", "page");
+type View = "search" | "sql" | "alerts";
+function showView(v: View) {
+  for (const name of ["search", "sql", "alerts"] as View[]) {
+    $(`${name}-view`).hidden = v !== name;
+    if (v === name) $(`nav-${name}`).setAttribute("aria-current", "page");
+    else $(`nav-${name}`).removeAttribute("aria-current");
+  }
   url.searchParams.set("view", v);
   history.replaceState(null, "", url);
+  if (v === "alerts") loadAlerts();
 }
 $("nav-search").addEventListener("click", () => showView("search"));
 $("nav-sql").addEventListener("click", () => showView("sql"));
+$("nav-alerts").addEventListener("click", () => showView("alerts"));
+
+// ---- alerts -------------------------------------------------------------------------
+
+// loadAlerts lists the cluster's alerts with their state and active groups (GET /v1/alerts).
+async function loadAlerts() {
+  const box = $("alerts-error");
+  clearError(box);
+  $("alerts-status").textContent = "Loading alerts…";
+  try {
+    const res = await api("GET", "/ui/api/alerts", undefined, scopeParams(false));
+    const rows = (res.alerts as any[]).map((a) => {
+      const active = (a.groups as any[]).filter((g) => g.state === "firing" || g.state === "pending");
+      const lang = Object.keys(a.query).find((k) => k !== "database") ?? "";
+      return {
+        name: a.name,
+        state: a.state,
+        query: `${lang}: ${a.query[lang] ?? ""}`,
+        condition: a.condition.op === "any" ? "any" : `${a.condition.of} ${a.condition.op} ${a.condition.threshold}`,
+        for: a.for,
+        active: active.map((g) => `${g.state} {${Object.entries(g.labels).map(([k, v]) => `${k}=${v}`).join(", ")}}`).join("; "),
+        enabled: a.enabled ? "yes" : "no",
+        silenced_until: a.silenced_until ?? "",
+      };
+    });
+    renderTable($<HTMLTableElement>("alerts-table"),
+      ["name", "state", "query", "condition", "for", "active", "enabled", "silenced_until"].map((n) => ({ name: n, type: "String" })), rows);
+    $("alerts-status").textContent = `${rows.length} alert${rows.length === 1 ? "" : "s"}.`;
+  } catch (err) {
+    $("alerts-status").textContent = "";
+    showError(box, err);
+  }
+}
+$("alerts-refresh").addEventListener("click", () => loadAlerts());
 
 // ---- completion ---------------------------------------------------------------------
 

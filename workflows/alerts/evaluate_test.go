@@ -1,0 +1,93 @@
+package alerts
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/projections/catalog"
+)
+
+func TestRowValue(t *testing.T) {
+	labels, v, err := rowValue(json.RawMessage(`{"host":"a","n":"12","zone":"eu"}`))
+	if err != nil || v != 12 || labels["host"] != "a" || labels["zone"] != "eu" || len(labels) != 2 {
+		t.Fatalf("%v %v %v", labels, v, err)
+	}
+	labels, v, err = rowValue(json.RawMessage(`{"value":3.5,"code":500}`))
+	if err != nil || v != 3.5 || labels["code"] != "500" {
+		t.Fatalf("%v %v %v", labels, v, err)
+	}
+	if _, _, err := rowValue(json.RawMessage(`{"host":"a"}`)); err == nil {
+		t.Fatal("a row without a number must fail")
+	}
+}
+
+// TestTransitionsFollowFor walks one group through pending, firing and resolved, and
+// checks an evaluation over an already-recorded state records nothing new.
+func TestTransitionsFollowFor(t *testing.T) {
+	a := &catalog.Alert{ID: uuid.New(), Op: ">", Threshold: 5, ForSeconds: 60, Of: "value",
+		Labels: map[string]string{"severity": "page"}, Annotations: map[string]string{"summary": "{{ $labels.host }} at {{ $value }}"}}
+	t0 := time.Unix(1_000_000, 0).UTC()
+	obs := func(v float64) result {
+		l := map[string]string{"host": "a"}
+		return result{groups: map[string]observed{groupKey(l): {labels: l, value: v}}}
+	}
+	var events []catalog.AlertEvent
+	step := func(r result, at time.Time, want ...string) {
+		t.Helper()
+		ts := transitions(a, fold(events), r, at)
+		var got []string
+		for _, tr := range ts {
+			got = append(got, tr.To)
+			tr := tr
+			events = append(events, catalog.AlertEvent{Version: uint64(len(events)), Type: catalog.EvAlertTransitioned, Transition: &tr})
+		}
+		if len(got) != len(want) {
+			t.Fatalf("at %v: %v, want %v", at, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("at %v: %v, want %v", at, got, want)
+			}
+		}
+	}
+	step(obs(9), t0, StatePending)
+	step(obs(9), t0.Add(30*time.Second))
+	step(obs(9), t0.Add(60*time.Second), StateFiring)
+	if tr := events[len(events)-1].Transition; !tr.Notify || tr.Annotations["summary"] != "a at 9" || tr.Labels["severity"] != "page" {
+		t.Fatalf("firing transition %+v", tr)
+	}
+	step(obs(9), t0.Add(90*time.Second))
+	step(obs(1), t0.Add(120*time.Second), StateResolved)
+	step(obs(9), t0.Add(150*time.Second), StatePending)
+	step(obs(1), t0.Add(160*time.Second), StateInactive)
+	step(result{groups: map[string]observed{}, noData: true}, t0.Add(170*time.Second), StateNoData)
+	step(result{err: errTest}, t0.Add(180*time.Second), StateError)
+	step(obs(1), t0.Add(190*time.Second), StateOK)
+}
+
+type testErr struct{}
+
+func (testErr) Error() string { return "boom" }
+
+var errTest = testErr{}
+
+func TestSilencedTransitionsDoNotNotify(t *testing.T) {
+	until := time.Unix(2_000_000, 0)
+	a := &catalog.Alert{ID: uuid.New(), Op: ">", Threshold: 0, Of: "row_count", SilencedUntil: &until}
+	l := map[string]string{}
+	ts := transitions(a, fold(nil), result{groups: map[string]observed{groupKey(l): {labels: l, value: 1}}}, time.Unix(1_000_000, 0))
+	if len(ts) != 1 || ts[0].To != StateFiring || ts[0].Notify || !ts[0].Silenced {
+		t.Fatalf("%+v", ts)
+	}
+}
+
+func TestSign(t *testing.T) {
+	// HMAC-SHA256("key", "The quick brown fox jumps over the lazy dog"), RFC 4231-style vector.
+	got := Sign("key", []byte("The quick brown fox jumps over the lazy dog"))
+	if got != "sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8" {
+		t.Fatal(got)
+	}
+}
