@@ -340,7 +340,7 @@ func NewGroupReader(cfg GroupConfig, cons Consumer) (*GroupReader, error) {
 		// busy topic, a fetch answered as soon as any record arrives means about one
 		// fetch per produce request, which costs the broker much of its CPU (issue 26);
 		// a batch's linger (200 ms by default) is longer than the wait.
-		kgo.FetchMinBytes(1<<20),
+		kgo.FetchMinBytes(1 << 20),
 		kgo.FetchMaxWait(FetchWait),
 		// Parts of a large request are one transaction: read them only once committed.
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
