@@ -182,6 +182,47 @@ func TestArraysOfObjectsInOrderLineItems(t *testing.T) {
 		}
 	}
 
+	// A row policy over element paths: keys of its role see only the orders with an item
+	// of sku 'a' and more than 2 of it, in a plain count and through ARRAY JOIN alike.
+	for _, sql := range []string{
+		"CREATE ROLE a_buyers",
+		"GRANT SELECT ON default.orders TO a_buyers",
+		"CREATE ROW POLICY has_a ON default.orders FOR SELECT USING arrayExists(x -> x.sku = 'a' AND x.qty > 2, items) TO a_buyers",
+	} {
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": sql})
+	}
+	buyer, _ := createKey(t, s, map[string]any{"name": "a-buyers", "database_roles": []string{"a_buyers"}})
+	var withA int
+	qtyWithA := int64(0)
+	for _, o := range os {
+		has := false
+		for _, it := range o.Items {
+			has = has || it.SKU == "a" && it.Qty > 2
+		}
+		if !has {
+			continue
+		}
+		withA++
+		for _, it := range o.Items {
+			qtyWithA += it.Qty
+		}
+	}
+	if withA == 0 || withA == len(os) {
+		t.Fatalf("the data must have orders with and without sku a: %d of %d", withA, len(os))
+	}
+	asBuyer := func(sql string) []map[string]any {
+		t.Helper()
+		var res struct{ Data []map[string]any }
+		s.Must(200, "POST", "/v1/query", map[string]string{"sql": sql}, "Authorization", "Bearer "+buyer).JSON(t, &res)
+		return res.Data
+	}
+	if d := asBuyer("SELECT count() AS n FROM orders"); num(t, d[0]["n"]) != float64(withA) {
+		t.Errorf("row policy over items: the key counts %v orders, want %d", d[0]["n"], withA)
+	}
+	if d := asBuyer("SELECT sum(it.qty) AS q FROM orders ARRAY JOIN items AS it"); num(t, d[0]["q"]) != float64(qtyWithA) {
+		t.Errorf("row policy over items, ARRAY JOIN: %v, want %d", d, qtyWithA)
+	}
+
 	// INSERT ... SELECT records the element paths of what it wrote.
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "orders_copy"})
 	s.Must(200, "POST", "/v1/query", map[string]string{"sql": "INSERT INTO orders_copy SELECT * FROM orders"})
