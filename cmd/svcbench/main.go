@@ -62,6 +62,43 @@ type stack struct {
 	key    string
 	direct *chclient.Client
 	pprof  string // svcd's profile address, when it serves one
+	env    []string
+}
+
+// startSvcd starts an svcd over the stack's broker and engine with its own data directory
+// and address, and waits until it answers.
+func (st *stack) startSvcd(dataDir string, env ...string) (*exec.Cmd, string, error) {
+	bin := os.Getenv("SVC_BIN_DIR")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	url := "http://" + addr
+	cmd := exec.Command(filepath.Join(bin, "svcd"))
+	cmd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+addr, "SVC_DATA_DIR="+dataDir,
+		"SVC_KAFKA_SEEDS="+st.broker.Seeds(), "SVC_KAFKA_SASL_FILE="+st.broker.CredentialsFile(), "SVC_CLICKHOUSE_URL="+st.engine.URL(), "SVC_BOOTSTRAP_API_KEY="+st.key,
+		"SVC_BOOTSTRAP_PASSWORD="+benchPassword, "SVC_LOG_LEVEL=warn")
+	cmd.Env = append(cmd.Env, env...)
+	logf, _ := os.Create(dataDir + ".log")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		if resp, err := http.Get(url + "/health"); err == nil {
+			resp.Body.Close()
+			return cmd, url, nil
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, "", fmt.Errorf("svcd did not start; see %s.log", dataDir)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func run(args []string) (err error) {
@@ -88,6 +125,7 @@ func run(args []string) (err error) {
 	promRuns := fs.Int("runs", 5, "prometheus prom-query and peers: runs of each query (the median is reported)")
 	scale := fs.Float64("scale", 1, "peers: fraction of the issue's data sizes (1,000 series × a day, 1M log events, 600k spans)")
 	cacheDir := fs.String("cache-dir", peersCache(), "peers: the cache the peers are built into (<dir>/peers/<name>/<version>)")
+	promAB := fs.Bool("ab", false, "prometheus prom-query: also run each query through a second svcd with the PromQL push-down off, alternating with the first (push-down on)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -151,7 +189,7 @@ func run(args []string) (err error) {
 			}
 		}
 		if *workload == "" || strings.Contains(*workload, "prom-query") {
-			err = benchPromQuery(ctx, st, *promSeries, *promStep, *promRuns)
+			err = benchPromQuery(ctx, st, *promSeries, *promStep, *promRuns, *promAB)
 		}
 		return err
 	case "workflows":
@@ -200,36 +238,10 @@ func startStack(ctx context.Context, env ...string) (*stack, error) {
 		st.stop()
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	st.env = env
+	if st.svcd, st.url, err = st.startSvcd(filepath.Join(dir, "svcd"), env...); err != nil {
 		st.stop()
 		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	st.url = "http://" + addr
-	st.svcd = exec.Command(filepath.Join(bin, "svcd"))
-	st.svcd.Env = append(os.Environ(), "SVC_HTTP_ADDR="+addr, "SVC_DATA_DIR="+filepath.Join(dir, "svcd"),
-		"SVC_KAFKA_SEEDS="+st.broker.Seeds(), "SVC_KAFKA_SASL_FILE="+st.broker.CredentialsFile(), "SVC_CLICKHOUSE_URL="+st.engine.URL(), "SVC_BOOTSTRAP_API_KEY="+st.key,
-		"SVC_BOOTSTRAP_PASSWORD="+benchPassword, "SVC_LOG_LEVEL=warn")
-	st.svcd.Env = append(st.svcd.Env, env...)
-	logf, _ := os.Create(filepath.Join(dir, "svcd.log"))
-	st.svcd.Stdout, st.svcd.Stderr = logf, logf
-	st.svcd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := st.svcd.Start(); err != nil {
-		st.stop()
-		return nil, err
-	}
-	for deadline := time.Now().Add(90 * time.Second); ; {
-		if resp, err := http.Get(st.url + "/health"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			st.stop()
-			return nil, fmt.Errorf("svcd did not start; see %s", filepath.Join(dir, "svcd.log"))
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	return st, nil
 }

@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -21,8 +24,11 @@ import (
 
 // benchPromQuery measures query_range latency of PromQL over series × a day at 15 s
 // resolution through svcd's Prometheus API, beside the same PromQL through the same API
-// code over Prometheus's in-memory storage (TSDB head) holding the same samples.
-func benchPromQuery(ctx context.Context, st *stack, nSeries int, step time.Duration, runs int) error {
+// code over Prometheus's in-memory storage (TSDB head) holding the same samples. With ab,
+// a second svcd over the same engine and a copy of the first's state runs with the PromQL
+// push-down off (the first with it on), and each run queries both in turn, so the load of
+// the machine weighs on both medians alike.
+func benchPromQuery(ctx context.Context, st *stack, nSeries int, step time.Duration, runs int, ab bool) error {
 	if err := st.installApp(ctx, "prometheus"); err != nil {
 		return err
 	}
@@ -89,12 +95,29 @@ FROM %[1]s.%[3]s AS s CROSS JOIN numbers(%[5]d) AS k WHERE s.metric_name = 'x' S
 	upstream := promapi.NewOver(promapi.Config{}, head, head)
 	defer upstream.Close()
 
+	offURL := ""
+	if ab {
+		off, url, err := st.pushdownOff(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			off.Process.Signal(syscall.SIGTERM)
+			off.Wait()
+		}()
+		offURL = url
+	}
+
 	sec := func(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
 	fmt.Printf("\nquery_range over %d series x 1 day (15 s samples), step %s, median of %d\n", nSeries, step, runs)
-	fmt.Printf("%-36s %12s %12s %8s %8s\n", "query", "svc", "prometheus", "ratio", "series")
+	if ab {
+		fmt.Printf("%-36s %12s %12s %12s %8s %8s\n", "query", "svc", "svc no-push", "prometheus", "ratio", "series")
+	} else {
+		fmt.Printf("%-36s %12s %12s %8s %8s\n", "query", "svc", "prometheus", "ratio", "series")
+	}
 	for _, q := range []string{"rate(x[5m])", "sum by (job) (rate(x[5m]))"} {
 		form := url.Values{"query": {q}, "start": {sec(t0)}, "end": {sec(t0 + int64(samples-1)*15000)}, "step": {step.String()}}
-		var ours, theirs []time.Duration
+		var ours, plain, theirs []time.Duration
 		var oursBody, theirsBody []byte
 		for range runs {
 			t := time.Now()
@@ -104,6 +127,17 @@ FROM %[1]s.%[3]s AS s CROSS JOIN numbers(%[5]d) AS k WHERE s.metric_name = 'x' S
 			}
 			ours = append(ours, time.Since(t))
 			oursBody = body
+			if ab {
+				t = time.Now()
+				code, body, err := st.getFrom(ctx, offURL, "/prometheus/api/v1/query_range?"+form.Encode())
+				if err != nil || code != 200 {
+					return fmt.Errorf("%s through svcd without push-down: %d %.300s %v", q, code, body, err)
+				}
+				plain = append(plain, time.Since(t))
+				if !sameResult(body, oursBody) {
+					return fmt.Errorf("%s: svcd answers differently with and without push-down", q)
+				}
+			}
 			t = time.Now()
 			rec := httptest.NewRecorder()
 			upstream.Serve(rec, httptest.NewRequest("GET", promapi.Prefix+"/query_range?"+form.Encode(), nil), promapi.Request{})
@@ -121,7 +155,11 @@ FROM %[1]s.%[3]s AS s CROSS JOIN numbers(%[5]d) AS k WHERE s.metric_name = 'x' S
 		}
 		_ = json.Unmarshal(oursBody, &res)
 		o, p := pct(ours, 0.5), pct(theirs, 0.5)
-		fmt.Printf("%-36s %12s %12s %8.2f %8d\n", q, ms(o), ms(p), float64(o)/float64(p), len(res.Data.Result))
+		if ab {
+			fmt.Printf("%-36s %12s %12s %12s %8.2f %8d\n", q, ms(o), ms(pct(plain, 0.5)), ms(p), float64(o)/float64(p), len(res.Data.Result))
+		} else {
+			fmt.Printf("%-36s %12s %12s %8.2f %8d\n", q, ms(o), ms(p), float64(o)/float64(p), len(res.Data.Result))
+		}
 	}
 	return nil
 }
@@ -135,9 +173,32 @@ func sameResult(a, b []byte) bool {
 	return string(x.Data) == string(y.Data)
 }
 
-// get sends a GET with the admin key and reads the answer whole.
+// pushdownOff restarts the stack's svcd with the push-down on and starts a second one with
+// it off, over the same engine and a copy of the first's state (the same key, organization
+// and engine database). It returns the second svcd and its URL.
+func (st *stack) pushdownOff(ctx context.Context) (*exec.Cmd, string, error) {
+	st.svcd.Process.Signal(syscall.SIGTERM)
+	st.svcd.Wait()
+	st.svcd = nil
+	dir := filepath.Join(st.dir, "svcd")
+	if out, err := exec.CommandContext(ctx, "cp", "-a", dir, dir+"-nopushdown").CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("copy svcd's state: %v: %s", err, out)
+	}
+	var err error
+	if st.svcd, st.url, err = st.startSvcd(dir, append(st.env, "SVC_PROMQL_PUSHDOWN=true")...); err != nil {
+		return nil, "", err
+	}
+	return st.startSvcd(dir+"-nopushdown", append(st.env, "SVC_PROMQL_PUSHDOWN=false")...)
+}
+
+// get sends a GET with the admin key to the stack's svcd and reads the answer whole.
 func (st *stack) get(ctx context.Context, path string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", st.url+path, nil)
+	return st.getFrom(ctx, st.url, path)
+}
+
+// getFrom sends a GET with the admin key to the svcd at base.
+func (st *stack) getFrom(ctx context.Context, base, path string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -208,23 +208,34 @@ func gridSQL(db, sel string, p Pushdown, s Spec) string {
 		sel, timeLiteral(p.Start-r), timeLiteral(last), value.StaleNaN)
 	samples := fmt.Sprintf("SELECT id, arraySort(groupArray(t)) AS T, arraySort((v, t) -> t, groupArray(value), groupArray(t)) AS V "+
 		"FROM (SELECT id, toUnixTimestamp64Milli(timestamp) AS t, value FROM %s WHERE %s) GROUP BY id", table(db, promstore.DataTable), inRange)
-	// Sample tuples (key, time, value, 1) and grid tuples (key, g, 0, 0), the keys
-	// ordering a sample before a grid time at the same instant.
-	merged := func(shift int64) string {
-		return fmt.Sprintf("arraySort(x -> x.1, arrayConcat(arrayMap((t, v) -> (t * 2, t, v, toUInt8(1)), T, V), arrayMap(g -> ((g - %d) * 2 + 1, g, 0., toUInt8(0)), G)))", shift)
+	// AH[i] counts the evaluation times before sample i (g < T[i]), AL[i] those before
+	// T[i]+range, both from arithmetic on the grid (start + k*step), clamped to [0, n].
+	// Sample i is the window's last for the CH[i] = AH[i+1]-AH[i] times from T[i] on
+	// (AH[len+1] = n), and the first for the times whose window starts between T[i-1]
+	// and T[i]: CL[i-1] of them (AL[1] for the first sample). Repeating each sample that
+	// many times gives every time's last and first sample and their counts HI and LO in
+	// one pass over the series, without sorting or capturing an array in a lambda (the
+	// engine copies a captured array for every element).
+	count := func(shift int64) string {
+		return fmt.Sprintf("arrayMap(t -> greatest(toInt64(0), least(toInt64(%[4]d), intDiv(t + %[1]d - %[2]d + %[3]d - 1, %[3]d))), T)", shift, p.Start, step, n)
 	}
+	counts := func(a string) string {
+		return fmt.Sprintf("arrayMap((a, b) -> b - a, %[1]s, arrayPushBack(arrayPopFront(%[1]s), toInt64(%[2]d)))", a, n)
+	}
+	none := "(toInt64(0), toInt64(0), 0., toUInt8(0))"
 	counted := fmt.Sprintf("SELECT id, T, V, G, "+
-		"arrayFilter((c, x) -> x.4 = 0, arrayCumSum(arrayMap(x -> toInt64(x.4), MH)), MH) AS HI, "+
-		"arrayFilter((c, x) -> x.4 = 0, arrayCumSum(arrayMap(x -> toInt64(x.4), ML)), ML) AS LO, "+
-		"arrayFilter((f, x) -> x.4 = 0, arrayFill(x -> x.4 = 1, MH), MH) AS LAST, "+
-		"arrayFilter((f, x) -> x.4 = 0, arrayReverseFill(x -> x.4 = 1, ML), ML) AS FIRST, "+
+		"arrayConcat(arrayWithConstant(AH[1], toInt64(0)), arrayFlatten(arrayMap((i, c) -> arrayWithConstant(c, toInt64(i)), arrayEnumerate(T), CH))) AS HI, "+
+		"arrayConcat(arrayWithConstant(AL[1], toInt64(0)), arrayFlatten(arrayMap((i, c) -> arrayWithConstant(c, toInt64(i)), arrayEnumerate(T), CL))) AS LO, "+
+		"arrayConcat(arrayWithConstant(AH[1], %[6]s), arrayFlatten(arrayMap((t, v, c) -> arrayWithConstant(c, (t, t, v, toUInt8(1))), T, V, CH))) AS LAST, "+
+		"arrayConcat(arrayFlatten(arrayMap((t, v, c) -> arrayWithConstant(c, (t, t, v, toUInt8(1))), T, V, arrayPushFront(arrayPopBack(CL), AL[1]))), arrayWithConstant(CL[-1], %[6]s)) AS FIRST, "+
 		"arrayPushFront(arrayPopBack(V), V[1]) AS PV, "+
 		"arrayFilter((t, v, pv) -> v < pv, T, V, PV) AS RT, "+
 		"arrayFilter((pv, v) -> v < pv, PV, V) AS RC, "+
-		"arrayResize(RT, if(length(RT) > %[6]d, 0, length(RT))) AS RTX, arrayResize(RC, if(length(RT) > %[6]d, 0, length(RC))) AS RCX "+
-		"FROM (SELECT id, T, V, G, %[1]s AS MH, %[2]s AS ML "+
-		"FROM (SELECT id, T, V, arrayMap(k -> toInt64(%[3]d) + toInt64(k) * %[4]d, range(%[5]d)) AS G FROM (%[7]s)))",
-		merged(0), merged(r), p.Start, step, n, maxGridResets, samples)
+		"arrayResize(RT, if(length(RT) > %[5]d, 0, length(RT))) AS RTX, arrayResize(RC, if(length(RT) > %[5]d, 0, length(RC))) AS RCX "+
+		"FROM (SELECT *, %[3]s AS CH, %[4]s AS CL "+
+		"FROM (SELECT id, T, V, G, %[1]s AS AH, %[2]s AS AL "+
+		"FROM (SELECT id, T, V, arrayMap(k -> toInt64(%[7]d) + toInt64(k) * %[8]d, range(%[9]d)) AS G FROM (%[10]s))))",
+		count(0), count(r), counts("AH"), counts("AL"), maxGridResets, none, p.Start, step, n, samples)
 	for _, st := range stages {
 		counted = "SELECT *, " + st + " FROM (" + counted + ")"
 	}
