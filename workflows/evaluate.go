@@ -103,12 +103,18 @@ func (s *Service) runSQL(ctx context.Context, w *catalog.Workflow, x Execution) 
 	if err != nil {
 		return nil, err
 	}
+	return JSONRows(res, s.cfg.MaxResultBytes, "select fewer rows")
+}
+
+// JSONRows reads a JSONEachRow result's rows, at most max bytes of them; past that the
+// error names the bound and the remedy. Workflows and alerts read their queries with it.
+func JSONRows(res query.Response, max int, remedy string) ([]json.RawMessage, error) {
 	var buf bytes.Buffer
-	lw := &limitWriter{w: &buf, left: s.cfg.MaxResultBytes}
+	lw := &limitWriter{w: &buf, left: max}
 	bw := bufio.NewWriter(lw)
 	if err := res.WriteTo(bw); err != nil {
 		if lw.over {
-			return nil, fmt.Errorf("the result is larger than %d MiB; select fewer rows", s.cfg.MaxResultBytes>>20)
+			return nil, fmt.Errorf("the result is larger than %d MiB; %s", max>>20, remedy)
 		}
 		return nil, err
 	}

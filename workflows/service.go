@@ -271,26 +271,35 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		return err
 	}
 	// A schedule whose workflow this node does not know may belong to a workflow
-	// another node created a moment ago (this read model lags a little): it is deleted
-	// only when it is still an orphan at the next pass.
+	// another node created a moment ago (this read model lags a little).
+	s.orphans, err = SweepOrphans(ctx, ids, s.orphans, func(id uuid.UUID) bool {
+		_, exists := s.model.Workflow(id)
+		return live[id] || exists
+	}, s.engine.DeleteSchedule)
+	return err
+}
+
+// SweepOrphans deletes the schedules among ids that known does not know and that were
+// already orphans at the previous pass (prev), and returns this pass's orphans: a
+// definition another node created a moment ago is not yet in this node's read model,
+// so its schedule is deleted only when it is still unknown a pass later. Workflows and
+// alerts reconcile their schedules with it.
+func SweepOrphans(ctx context.Context, ids []uuid.UUID, prev map[uuid.UUID]bool, known func(uuid.UUID) bool,
+	del func(context.Context, uuid.UUID) error) (map[uuid.UUID]bool, error) {
 	orphans := map[uuid.UUID]bool{}
 	for _, id := range ids {
-		if live[id] {
+		if known(id) {
 			continue
 		}
-		if _, exists := s.model.Workflow(id); exists {
-			continue
-		}
-		if !s.orphans[id] {
+		if !prev[id] {
 			orphans[id] = true
 			continue
 		}
-		if err := s.engine.DeleteSchedule(ctx, id); err != nil {
-			return err
+		if err := del(ctx, id); err != nil {
+			return prev, err
 		}
 	}
-	s.orphans = orphans
-	return nil
+	return orphans, nil
 }
 
 // RunReconciler resyncs at start and then periodically until ctx ends.

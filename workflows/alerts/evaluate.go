@@ -1,7 +1,6 @@
 package alerts
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -226,37 +225,7 @@ func (s *Service) runSQL(ctx context.Context, a *catalog.Alert, x workflows.Exec
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	lw := &limitWriter{w: &buf, left: maxResult}
-	bw := bufio.NewWriter(lw)
-	if err := res.WriteTo(bw); err != nil {
-		if lw.over {
-			return nil, fmt.Errorf("the result is larger than %d MiB; aggregate in the query", maxResult>>20)
-		}
-		return nil, err
-	}
-	var rows []json.RawMessage
-	for line := range bytes.SplitSeq(buf.Bytes(), []byte("\n")) {
-		if len(bytes.TrimSpace(line)) > 0 {
-			rows = append(rows, json.RawMessage(bytes.Clone(line)))
-		}
-	}
-	return rows, nil
-}
-
-type limitWriter struct {
-	w    io.Writer
-	left int
-	over bool
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if len(p) > l.left {
-		l.over = true
-		return 0, errors.New("result too large")
-	}
-	l.left -= len(p)
-	return l.w.Write(p)
+	return workflows.JSONRows(res, maxResult, "aggregate in the query")
 }
 
 // rowValue splits a row into its value (the column named value, else the last numeric

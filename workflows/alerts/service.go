@@ -199,26 +199,12 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// An unknown schedule may be an alert another node created a moment ago: it is
-	// deleted when it is still unknown at the next pass.
-	orphans := map[uuid.UUID]bool{}
-	for _, id := range ids {
-		if live[id] {
-			continue
-		}
-		if _, ok := s.model.Alert(id); ok {
-			continue
-		}
-		if !s.orphans[id] {
-			orphans[id] = true
-			continue
-		}
-		if err := s.engine.DeleteSchedule(ctx, id); err != nil {
-			return err
-		}
-	}
-	s.orphans = orphans
-	return nil
+	// An unknown schedule may be an alert another node created a moment ago.
+	s.orphans, err = workflows.SweepOrphans(ctx, ids, s.orphans, func(id uuid.UUID) bool {
+		_, ok := s.model.Alert(id)
+		return live[id] || ok
+	}, s.engine.DeleteSchedule)
+	return err
 }
 
 // RunReconciler resyncs at start and then periodically until ctx ends.
