@@ -623,6 +623,8 @@ type PromAlertsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -638,6 +640,11 @@ type PromAlertsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PromAlertsResponse) GetJSON200() *PromResponse {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromAlertsResponse) GetJSON400() *PromBadData {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -1599,6 +1606,8 @@ type PromRulesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PromResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PromBadData
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthenticated
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -1614,6 +1623,11 @@ type PromRulesResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PromRulesResponse) GetJSON200() *PromResponse {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PromRulesResponse) GetJSON400() *PromBadData {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9816,6 +9830,13 @@ func ParsePromAlertsResponse(rsp *http.Response) (*PromAlertsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthenticated
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10632,6 +10653,13 @@ func ParsePromRulesResponse(rsp *http.Response) (*PromRulesResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PromBadData
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthenticated

@@ -1536,6 +1536,51 @@ type AlertConditionOf string
 // AlertConditionOp `any`: every returned group or series is active (a Prometheus alerting rule), no threshold, and an empty result is not `no_data`.
 type AlertConditionOp string
 
+// AlertCreateRequest An alert to create: an AlertRequest with `name`, `query` and `condition`.
+type AlertCreateRequest struct {
+	// Annotations Templated like labels; `summary` and `description` are used by Slack and PagerDuty.
+	Annotations  *map[string]string         `json:"annotations,omitempty"`
+	Condition    AlertCondition             `json:"condition"`
+	Destinations *[]AlertDestinationRequest `json:"destinations,omitempty"`
+	Enabled      *bool                      `json:"enabled,omitempty"`
+
+	// For Pending duration before firing: seconds or a duration such as "5m"; default 0.
+	For *AlertCreateRequest_For `json:"for,omitempty"`
+
+	// IntervalSeconds Seconds (1 to 86,400) or a duration such as "1m"; default 60.
+	IntervalSeconds *AlertCreateRequest_IntervalSeconds `json:"interval_seconds,omitempty"`
+
+	// Labels Added to every group's labels; values are templates (`{{ $labels.x }}`, `{{ $value }}`).
+	Labels *map[string]string `json:"labels,omitempty"`
+	Name   string             `json:"name"`
+
+	// Query `database` (default `default`) and exactly one of `sql` or `promql` (`spl` is refused for now).
+	Query         AlertQuery `json:"query"`
+	SilencedUntil *time.Time `json:"silenced_until,omitempty"`
+}
+
+// AlertCreateRequestFor0 defines model for AlertCreateRequest.For.0.
+type AlertCreateRequestFor0 = int
+
+// AlertCreateRequestFor1 defines model for AlertCreateRequest.For.1.
+type AlertCreateRequestFor1 = string
+
+// AlertCreateRequest_For Pending duration before firing: seconds or a duration such as "5m"; default 0.
+type AlertCreateRequest_For struct {
+	union json.RawMessage
+}
+
+// AlertCreateRequestIntervalSeconds0 defines model for AlertCreateRequest.IntervalSeconds.0.
+type AlertCreateRequestIntervalSeconds0 = int
+
+// AlertCreateRequestIntervalSeconds1 defines model for AlertCreateRequest.IntervalSeconds.1.
+type AlertCreateRequestIntervalSeconds1 = string
+
+// AlertCreateRequest_IntervalSeconds Seconds (1 to 86,400) or a duration such as "1m"; default 60.
+type AlertCreateRequest_IntervalSeconds struct {
+	union json.RawMessage
+}
+
 // AlertDestination No URL, secret or routing key is ever returned.
 type AlertDestination struct {
 	Id                   openapi_types.UUID   `json:"id"`
@@ -5332,7 +5377,7 @@ type HecRawTextRequestBody = HecRawTextBody
 type HecRawV1TextRequestBody = HecRawV1TextBody
 
 // CreateAlertJSONRequestBody defines body for CreateAlert for application/json ContentType.
-type CreateAlertJSONRequestBody = AlertRequest
+type CreateAlertJSONRequestBody = AlertCreateRequest
 
 // UpdateAlertJSONRequestBody defines body for UpdateAlert for application/json ContentType.
 type UpdateAlertJSONRequestBody = AlertRequest
@@ -5420,6 +5465,130 @@ type CreateWorkflowJSONRequestBody CreateWorkflowJSONBody
 
 // UpdateWorkflowJSONRequestBody defines body for UpdateWorkflow for application/json ContentType.
 type UpdateWorkflowJSONRequestBody = WorkflowRequest
+
+// AsAlertCreateRequestFor0 returns the union data inside the AlertCreateRequest_For as a AlertCreateRequestFor0
+func (t AlertCreateRequest_For) AsAlertCreateRequestFor0() (AlertCreateRequestFor0, error) {
+	var body AlertCreateRequestFor0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertCreateRequestFor0 overwrites any union data inside the AlertCreateRequest_For as the provided AlertCreateRequestFor0
+func (t *AlertCreateRequest_For) FromAlertCreateRequestFor0(v AlertCreateRequestFor0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertCreateRequestFor0 performs a merge with any union data inside the AlertCreateRequest_For, using the provided AlertCreateRequestFor0
+func (t *AlertCreateRequest_For) MergeAlertCreateRequestFor0(v AlertCreateRequestFor0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAlertCreateRequestFor1 returns the union data inside the AlertCreateRequest_For as a AlertCreateRequestFor1
+func (t AlertCreateRequest_For) AsAlertCreateRequestFor1() (AlertCreateRequestFor1, error) {
+	var body AlertCreateRequestFor1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertCreateRequestFor1 overwrites any union data inside the AlertCreateRequest_For as the provided AlertCreateRequestFor1
+func (t *AlertCreateRequest_For) FromAlertCreateRequestFor1(v AlertCreateRequestFor1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertCreateRequestFor1 performs a merge with any union data inside the AlertCreateRequest_For, using the provided AlertCreateRequestFor1
+func (t *AlertCreateRequest_For) MergeAlertCreateRequestFor1(v AlertCreateRequestFor1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AlertCreateRequest_For) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AlertCreateRequest_For) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAlertCreateRequestIntervalSeconds0 returns the union data inside the AlertCreateRequest_IntervalSeconds as a AlertCreateRequestIntervalSeconds0
+func (t AlertCreateRequest_IntervalSeconds) AsAlertCreateRequestIntervalSeconds0() (AlertCreateRequestIntervalSeconds0, error) {
+	var body AlertCreateRequestIntervalSeconds0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertCreateRequestIntervalSeconds0 overwrites any union data inside the AlertCreateRequest_IntervalSeconds as the provided AlertCreateRequestIntervalSeconds0
+func (t *AlertCreateRequest_IntervalSeconds) FromAlertCreateRequestIntervalSeconds0(v AlertCreateRequestIntervalSeconds0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertCreateRequestIntervalSeconds0 performs a merge with any union data inside the AlertCreateRequest_IntervalSeconds, using the provided AlertCreateRequestIntervalSeconds0
+func (t *AlertCreateRequest_IntervalSeconds) MergeAlertCreateRequestIntervalSeconds0(v AlertCreateRequestIntervalSeconds0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAlertCreateRequestIntervalSeconds1 returns the union data inside the AlertCreateRequest_IntervalSeconds as a AlertCreateRequestIntervalSeconds1
+func (t AlertCreateRequest_IntervalSeconds) AsAlertCreateRequestIntervalSeconds1() (AlertCreateRequestIntervalSeconds1, error) {
+	var body AlertCreateRequestIntervalSeconds1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAlertCreateRequestIntervalSeconds1 overwrites any union data inside the AlertCreateRequest_IntervalSeconds as the provided AlertCreateRequestIntervalSeconds1
+func (t *AlertCreateRequest_IntervalSeconds) FromAlertCreateRequestIntervalSeconds1(v AlertCreateRequestIntervalSeconds1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAlertCreateRequestIntervalSeconds1 performs a merge with any union data inside the AlertCreateRequest_IntervalSeconds, using the provided AlertCreateRequestIntervalSeconds1
+func (t *AlertCreateRequest_IntervalSeconds) MergeAlertCreateRequestIntervalSeconds1(v AlertCreateRequestIntervalSeconds1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AlertCreateRequest_IntervalSeconds) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AlertCreateRequest_IntervalSeconds) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsAlertRequestFor0 returns the union data inside the AlertRequest_For as a AlertRequestFor0
 func (t AlertRequest_For) AsAlertRequestFor0() (AlertRequestFor0, error) {
