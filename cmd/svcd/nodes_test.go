@@ -478,9 +478,22 @@ func TestScheduledRunsOnceAcrossNodes(t *testing.T) {
 	wf := createWorkflow(t, a, map[string]any{"name": "tick", "interval_seconds": 1,
 		"query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"},
 		"sinks": []any{map[string]any{"type": "table", "settings": map[string]any{"database": "default", "table": "ticks"}}}})
-	scheduled := func(s *svcdtest.Service) (all, completed int) {
+	// seen is false while the workflow, created on a, has not reached s's read model yet
+	// (a control-plane change reaches the other nodes within the stated bound).
+	scheduled := func(s *svcdtest.Service) (all, completed int, seen bool) {
+		t.Helper()
+		r, err := s.Do("GET", "/v1/workflows/"+wf.ID+"/runs"+wfScope+"&limit=100", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == 404 {
+			return 0, 0, false
+		}
+		if r.Status != 200 {
+			t.Fatalf("runs: %d %s", r.Status, r.Body)
+		}
 		var p runsPage
-		s.Must(200, "GET", "/v1/workflows/"+wf.ID+"/runs"+wfScope+"&limit=100", nil).JSON(t, &p)
+		r.JSON(t, &p)
 		for _, r := range p.Runs {
 			if r.Source == "scheduled" {
 				all++
@@ -489,26 +502,26 @@ func TestScheduledRunsOnceAcrossNodes(t *testing.T) {
 				}
 			}
 		}
-		return all, completed
+		return all, completed, true
 	}
 	waitRuns := func(s *svcdtest.Service, n int, what string) {
 		t.Helper()
 		testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
-			_, c := scheduled(s)
-			return c >= n, fmt.Sprintf("%s: %d scheduled runs completed, want %d", what, c, n)
+			_, c, seen := scheduled(s)
+			return seen && c >= n, fmt.Sprintf("%s: %d scheduled runs completed, want %d (workflow seen on the node: %v)", what, c, n, seen)
 		})
 	}
 	waitRuns(b, 3, "three nodes up")
 	d.nodes[2].Kill()
-	_, before := scheduled(b)
+	_, before, _ := scheduled(b)
 	waitRuns(b, before+3, "after a node died")
 	// Paused from another node; then nothing is running and the counts are final.
 	b.Must(200, "PATCH", "/v1/workflows/"+wf.ID+wfScope, map[string]any{"enabled": false})
 	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
-		all, c := scheduled(a)
+		all, c, _ := scheduled(a)
 		return all == c, fmt.Sprintf("%d scheduled runs, %d completed", all, c)
 	})
-	all, _ := scheduled(a)
+	all, _, _ := scheduled(a)
 	if all >= 100 {
 		t.Fatalf("%d runs: more than one page", all)
 	}
