@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/svc-data/svc/query/format"
 )
@@ -62,4 +63,13 @@ type Lines interface {
 	// Summary is what the engine reported about the statement; complete once Next
 	// returned io.EOF.
 	Summary() Summary
+}
+
+// ByteEngine is an Engine that can also hand out a result in one of the engine's binary
+// formats (RowBinary, Native) as the engine encodes it, for readers that decode it
+// themselves (the PromQL storage's samples).
+type ByteEngine interface {
+	// StreamBytes runs a statement with its result encoded in the engine format named. An
+	// engine error after the answer began is the error of the reader's last Read.
+	StreamBytes(ctx context.Context, sql, format string, opt Options) (io.ReadCloser, error)
 }

@@ -125,6 +125,7 @@ func run(args []string) (err error) {
 	promRuns := fs.Int("runs", 5, "prometheus prom-query and peers: runs of each query (the median is reported)")
 	scale := fs.Float64("scale", 1, "peers: fraction of the issue's data sizes (1,000 series × a day, 1M log events, 600k spans)")
 	cacheDir := fs.String("cache-dir", peersCache(), "peers: the cache the peers are built into (<dir>/peers/<name>/<version>)")
+	hold := fs.Bool("hold", false, "peers: after each workload's report, keep every process running (addresses printed) until interrupted, to profile or query them by hand")
 	promAB := fs.Bool("ab", false, "prometheus prom-query: also run each query through a second svcd with the PromQL push-down off, alternating with the first (push-down on)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -138,7 +139,7 @@ func run(args []string) (err error) {
 		if *workload == "" {
 			return fmt.Errorf("peers: -workload metrics, logs or traces")
 		}
-		popts = peersOptions{workload: *workload, scale: *scale, cache: *cacheDir, runs: *promRuns}
+		popts = peersOptions{workload: *workload, scale: *scale, cache: *cacheDir, runs: *promRuns, hold: *hold}
 		if peerBins, err = buildPeers(ctx, popts); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -42,6 +43,24 @@ type peersOptions struct {
 	scale    float64 // fraction of the data sizes
 	cache    string  // the Taskfile's cache directory
 	runs     int     // runs of each query; the median is reported
+	hold     bool    // keep the processes running after a workload's report, until interrupted
+}
+
+// holdForInspection prints where the workload's processes answer and blocks until the
+// benchmark is interrupted (SIGINT or SIGTERM), so that they can be profiled and queried.
+func holdForInspection(ctx context.Context, st *stack, peers ...*peer) {
+	fmt.Printf("\nholding (-hold): svcd %s (key %s, profiles %s), engine %s\n", st.url, st.key, st.pprof, st.engine.URL())
+	for _, p := range peers {
+		fmt.Printf("  %s %s\n", p.name, p.url)
+	}
+	fmt.Println("interrupt (Ctrl-C) to stop")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	select {
+	case <-ctx.Done():
+	case <-sig:
+	}
 }
 
 // peersCache is the cache directory: SVC_CACHE_DIR as the Taskfile reads it, else ~/.cache/svc.

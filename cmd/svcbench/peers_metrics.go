@@ -259,6 +259,9 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 	}
 	table(qReport)
 	fmt.Printf("load average after the metrics workload: %s\n", loadavg())
+	if o.hold {
+		holdForInspection(ctx, st, vm, prom)
+	}
 	return nil
 }
 

@@ -87,6 +87,36 @@ func pushdownData() []promread.SeriesSamples {
 		}
 	}
 	add(g, "__name__", "temperature", "room", "a")
+	// Values that tell the aggregations over time apart: equal values of both signs of
+	// zero (the earliest wins min and max), NaN first and alone in windows, sums that
+	// overflow (avg switches to its incremental mean) and cancel.
+	var ex []promread.Sample
+	for k := range 200 {
+		var f float64
+		switch k % 10 {
+		case 0:
+			f = math.Copysign(0, -1)
+		case 1:
+			f = 0
+		case 2, 3:
+			f = math.NaN()
+		case 4:
+			f = math.MaxFloat64 / 3
+		case 5:
+			f = math.MaxFloat64
+		case 6:
+			f = -math.MaxFloat64
+		case 7:
+			f = 1e-300 * float64(k)
+		default:
+			f = float64(k%7) - 3
+		}
+		if k >= 100 && k < 130 {
+			f = math.NaN() // windows of NaN alone
+		}
+		ex = append(ex, promread.Sample{T: pdT0 + int64(k)*20_000, F: f})
+	}
+	add(ex, "__name__", "temperature", "room", "extremes")
 	add(late, "__name__", "temperature", "room", "b")
 	add([]promread.Sample{{T: pdT0 + 3_000_000, F: 42}}, "__name__", "temperature", "room", "single")
 	for _, le := range []string{"0.1", "0.5", "1", "+Inf"} {
@@ -147,7 +177,8 @@ func TestPushdownMatchesUpstream(t *testing.T) {
 	// Every function at every range over the counters and the gauges; under an
 	// aggregation (the upstream engine's, over the same pushed series) at one range each.
 	var queries []string
-	for _, f := range []string{"rate", "increase", "delta", "count_over_time", "last_over_time"} {
+	for _, f := range []string{"rate", "increase", "delta", "count_over_time", "last_over_time", "present_over_time",
+		"min_over_time", "max_over_time", "sum_over_time", "avg_over_time"} {
 		for _, r := range []string{"30s", "5m", "1h"} {
 			queries = append(queries,
 				fmt.Sprintf("%s(http_requests_total[%s])", f, r),

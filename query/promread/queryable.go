@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/prometheus/model/labels"
@@ -90,7 +92,7 @@ func (q *Queryable) Querier(mint, maxt int64) (storage.Querier, error) {
 type querier struct {
 	q          *Queryable
 	mint, maxt int64
-	seq        int
+	seq        atomic.Int32 // statements run, for their query ids (some run at once)
 	// pushdown, when set, answers the query's synthetic selectors (WithPushdown).
 	pushdown *Pushdown
 }
@@ -99,12 +101,16 @@ func (*querier) Close() error { return nil }
 
 // stream runs one statement of the target.
 func (qr *querier) stream(ctx context.Context, t Target, sql string) (query.Rows, error) {
+	return t.Engine.Stream(ctx, sql, qr.options(t))
+}
+
+// options are the next statement's: its own query id under the target's.
+func (qr *querier) options(t Target) query.Options {
 	opt := query.Options{}
 	if t.QueryID != "" {
-		qr.seq++
-		opt.QueryID = t.QueryID + "-" + strconv.Itoa(qr.seq)
+		opt.QueryID = t.QueryID + "-" + strconv.Itoa(int(qr.seq.Add(1)))
 	}
-	return t.Engine.Stream(ctx, sql, opt)
+	return opt
 }
 
 // missing reports whether err is the engine saying the tables are not there yet (no
@@ -209,65 +215,89 @@ func (qr *querier) Select(ctx context.Context, _ bool, hints *storage.SelectHint
 }
 
 // loadWithSamples reads the series the matchers select with their samples between mint
-// and maxt (selectSQL), verified with the matchers and sorted by labels.
+// and maxt, verified with the matchers and sorted by labels: the series first, then
+// their floats (readFloats) and native histograms (histogramsSQL) at once.
 func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) ([]*series, error) {
-	sel, err := seriesSQL(t.Database, ms, mint, maxt)
-	if err != nil {
-		return nil, err
+	out, sel, err := qr.loadSeries(ctx, t, ms, mint, maxt)
+	if err != nil || len(out) == 0 {
+		return out, err
 	}
-	rows, err := qr.stream(ctx, t, selectSQL(t.Database, sel, mint, maxt))
-	if err != nil {
-		if missing(err) {
-			return nil, nil
-		}
-		return nil, err
+	byID := make(map[rowBinaryID]*series, len(out))
+	for _, s := range out {
+		byID[rowBinaryIDOf(s.id)] = s
 	}
-	defer rows.Close()
-	limit := t.MaxSamples
+	limit := int64(t.MaxSamples)
 	if limit <= 0 {
 		limit = DefaultMaxSamples
 	}
-	n := 0
-	var out []*series
-	b := labels.NewScratchBuilder(8)
-	for rows.Next() {
-		v := rows.Values()
-		ls := labelsOf(&b, v[1], v[2])
-		if !matchesAll(ms, ls) {
-			continue
-		}
-		s := &series{labels: ls}
-		s.id, _ = v[0].(uuid.UUID)
-		ts, _ := v[3].([]int64)
-		bits, _ := v[4].([]uint64)
-		if len(ts) != len(bits) {
-			return nil, fmt.Errorf("series %s: %d timestamps, %d values", s.id, len(ts), len(bits))
-		}
-		hs, err := histogramsOf(v[5:])
-		if err != nil {
-			return nil, err
-		}
-		if n += len(ts) + len(hs); n > limit {
-			return nil, ErrTooManySamples
-		}
-		if err := t.Budget.charge(seriesBytes + labelBytes(ls) + int64(len(ts))*floatSampleBytes + histogramBytes(hs)); err != nil {
-			return nil, err
-		}
-		s.floats = make([]fsample, len(ts))
-		for i := range ts {
-			s.floats[i] = fsample{t: ts[i], f: math.Float64frombits(bits[i])}
-		}
-		if !slices.IsSortedFunc(s.floats, func(a, b fsample) int { return cmpInt(a.t, b.t) }) {
-			slices.SortStableFunc(s.floats, func(a, b fsample) int { return cmpInt(a.t, b.t) })
-		}
-		s.hists = hs
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
+	var n atomic.Int64 // samples loaded, floats and histograms
+	var floatsErr, histsErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		floatsErr = qr.readFloats(ctx, t, floatsSQL(t.Database, sel, mint, maxt, false), func(id rowBinaryID, ts []int64, vs []uint64) error {
+			s := byID[id]
+			if s == nil {
+				return nil // the matchers refused it in Go
+			}
+			if n.Add(int64(len(ts))) > limit {
+				return ErrTooManySamples
+			}
+			if err := t.Budget.charge(int64(len(ts)) * floatSampleBytes); err != nil {
+				return err
+			}
+			s.floats = make([]fsample, len(ts))
+			for i := range ts {
+				s.floats[i] = fsample{t: ts[i], f: math.Float64frombits(vs[i])}
+			}
+			return nil
+		})
+	})
+	wg.Go(func() {
+		histsErr = qr.readHistograms(ctx, t, sel, mint, maxt, func(id uuid.UUID, hs []hsample) error {
+			s := byID[rowBinaryIDOf(id)]
+			if s == nil {
+				return nil
+			}
+			if n.Add(int64(len(hs))) > limit {
+				return ErrTooManySamples
+			}
+			if err := t.Budget.charge(histogramBytes(hs)); err != nil {
+				return err
+			}
+			s.hists = hs
+			return nil
+		})
+	})
+	wg.Wait()
+	if err := errors.Join(floatsErr, histsErr); err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].labels, out[j].labels) < 0 })
 	return out, nil
+}
+
+// readHistograms calls each with the native histograms between mint and maxt of every
+// series sel selects that has some, ordered by time.
+func (qr *querier) readHistograms(ctx context.Context, t Target, sel string, mint, maxt int64, each func(uuid.UUID, []hsample) error) error {
+	rows, err := qr.stream(ctx, t, histogramsSQL(t.Database, sel, mint, maxt))
+	if err != nil {
+		if missing(err) {
+			return nil
+		}
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v := rows.Values()
+		id, _ := v[0].(uuid.UUID)
+		hs, err := histogramsOf(v[1:])
+		if err != nil {
+			return err
+		}
+		if err := each(id, hs); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // labelsOf builds a series' labels from the tags table's metric_name and tags.

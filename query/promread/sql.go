@@ -120,21 +120,14 @@ func seriesSQL(db string, ms []*labels.Matcher, mint, maxt int64) (string, error
 		table(db, promstore.TagsTable), where, having), nil
 }
 
-// selectSQL selects the series seriesSQL selects between mint and maxt with all their
-// samples in that range, one row per series, in one statement: the series' id, name and
-// tags; its float samples as timestamps (ms) and the values' IEEE 754 bits (so that
-// Prometheus's stale marker, one NaN bit pattern among many, survives the trip); its
-// native histograms as one array per field. Arrays of one aggregation are aligned, not
-// ordered: the reader orders them by time.
-func selectSQL(db, series string, mint, maxt int64) string {
-	inRange := fmt.Sprintf("id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s", series, timeLiteral(mint), timeLiteral(maxt))
-	return fmt.Sprintf("SELECT s.id, s.metric_name, s.tags, f.ts, f.vs, h.ts, h.hint, h.schema, h.zt, h.zc, h.cnt, h.sum, h.po, h.pl, h.pb, h.no, h.nl, h.nb, h.cv "+
-		"FROM (%s) AS s "+
-		"LEFT JOIN (SELECT id, groupArray(toUnixTimestamp64Milli(timestamp)) AS ts, groupArray(reinterpretAsUInt64(value)) AS vs FROM %s WHERE %s GROUP BY id) AS f ON f.id = s.id "+
-		"LEFT JOIN (SELECT id, groupArray(toUnixTimestamp64Milli(timestamp)) AS ts, groupArray(counter_reset_hint) AS hint, groupArray(schema) AS schema, "+
+// histogramsSQL selects the native histograms between mint and maxt (inclusive) of the
+// series sel selects, one row per series with any: its id and one array per field
+// (histogramsOf), aligned, not ordered.
+func histogramsSQL(db, sel string, mint, maxt int64) string {
+	inRange := fmt.Sprintf("id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s", sel, timeLiteral(mint), timeLiteral(maxt))
+	return fmt.Sprintf("SELECT id, groupArray(toUnixTimestamp64Milli(timestamp)) AS ts, groupArray(counter_reset_hint) AS hint, groupArray(schema) AS schema, "+
 		"groupArray(reinterpretAsUInt64(zero_threshold)) AS zt, groupArray(reinterpretAsUInt64(zero_count)) AS zc, groupArray(reinterpretAsUInt64(count)) AS cnt, groupArray(reinterpretAsUInt64(sum)) AS sum, "+
 		"groupArray(arrayMap(s -> s.1, positive_spans)) AS po, groupArray(arrayMap(s -> s.2, positive_spans)) AS pl, groupArray(positive_buckets) AS pb, "+
 		"groupArray(arrayMap(s -> s.1, negative_spans)) AS no, groupArray(arrayMap(s -> s.2, negative_spans)) AS nl, groupArray(negative_buckets) AS nb, groupArray(custom_values) AS cv "+
-		"FROM %s WHERE %s GROUP BY id) AS h ON h.id = s.id",
-		series, table(db, promstore.DataTable), inRange, table(db, promstore.HistogramsTable), inRange)
+		"FROM %s WHERE %s GROUP BY id", table(db, promstore.HistogramsTable), inRange)
 }

@@ -101,7 +101,7 @@ func (l SQLLoader) Load(ctx context.Context, batch []SeriesSamples) error {
 				h := smp.H
 				hists.add(fmt.Sprintf("(%s,%d,%d,%d,%d,%s,%s,%d,%s,%s,%s,%s,%s)", q, smp.T, uint8(h.CounterResetHint), h.Schema,
 					math.Float64bits(h.ZeroThreshold), floatSQL(h.ZeroCount), floatSQL(h.Count), math.Float64bits(h.Sum),
-					spansSQL(h.PositiveSpans), floatsSQL(h.PositiveBuckets), spansSQL(h.NegativeSpans), floatsSQL(h.NegativeBuckets), floatsSQL(h.CustomValues)))
+					spansSQL(h.PositiveSpans), floatListSQL(h.PositiveBuckets), spansSQL(h.NegativeSpans), floatListSQL(h.NegativeBuckets), floatListSQL(h.CustomValues)))
 			}
 			if data.full() {
 				if err := flush(promstore.DataTable, &data, dataCols, dataSel); err != nil {
@@ -155,7 +155,7 @@ func floatSQL(f float64) string {
 	return "toFloat64(" + strconv.FormatFloat(f, 'g', -1, 64) + ")"
 }
 
-func floatsSQL(fs []float64) string {
+func floatListSQL(fs []float64) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
 		parts[i] = floatSQL(f)

@@ -88,6 +88,8 @@ func Open(cfg Config) (*Client, error) {
 			// An insert's body goes out in writes of this size (the default, 4 KiB, is a
 			// system call per 4 KiB of rows).
 			WriteBufferSize: 128 << 10,
+			// Answers of many rows (PromQL samples) come in reads of this size.
+			ReadBufferSize: 64 << 10,
 			DialContext:     (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext}}}
 	return &Client{conn: conn, raw: raw}, nil
 }
