@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
@@ -34,7 +35,6 @@ import (
 type GridQueryable interface {
 	storage.Queryable
 	WithPushdown(promread.Pushdown) storage.Queryable
-	HasHistograms(ctx context.Context, ms []*labels.Matcher, mint, maxt int64) (bool, error)
 }
 
 // pushdownParser is the engine's parser: a query the push-down rewrote is handed to the
@@ -76,22 +76,57 @@ type pushdownEngine struct {
 }
 
 func (e *pushdownEngine) NewInstantQuery(ctx context.Context, q storage.Queryable, opts promql.QueryOpts, qs string, ts time.Time) (promql.Query, error) {
-	q, qs, done := e.plan(ctx, q, qs, ts, ts, 0)
+	pq, pqs, done := e.plan(q, qs, ts, ts, 0)
 	defer done()
-	return e.Engine.NewInstantQuery(ctx, q, opts, qs, ts)
+	query, err := e.Engine.NewInstantQuery(ctx, pq, opts, pqs, ts)
+	if err != nil || pqs == qs {
+		return query, err
+	}
+	return &unpushedOnHistograms{Query: query, again: func() (promql.Query, error) {
+		return e.Engine.NewInstantQuery(ctx, q, opts, qs, ts)
+	}}, nil
 }
 
 func (e *pushdownEngine) NewRangeQuery(ctx context.Context, q storage.Queryable, opts promql.QueryOpts, qs string, start, end time.Time, interval time.Duration) (promql.Query, error) {
-	q, qs, done := e.plan(ctx, q, qs, start, end, interval)
+	pq, pqs, done := e.plan(q, qs, start, end, interval)
 	defer done()
-	return e.Engine.NewRangeQuery(ctx, q, opts, qs, start, end, interval)
+	query, err := e.Engine.NewRangeQuery(ctx, pq, opts, pqs, start, end, interval)
+	if err != nil || pqs == qs {
+		return query, err
+	}
+	return &unpushedOnHistograms{Query: query, again: func() (promql.Query, error) {
+		return e.Engine.NewRangeQuery(ctx, q, opts, qs, start, end, interval)
+	}}, nil
+}
+
+// unpushedOnHistograms is a pushed-down query that, when a pushed selection finds native
+// histograms in reach (the grid functions read floats only), is evaluated again as the
+// upstream engine evaluates it, without the push-down. Finding out costs a statement run
+// beside the selection's own, instead of one before the query is planned.
+type unpushedOnHistograms struct {
+	promql.Query
+	again func() (promql.Query, error)
+}
+
+func (u *unpushedOnHistograms) Exec(ctx context.Context) *promql.Result {
+	res := u.Query.Exec(ctx)
+	if !errors.Is(res.Err, promread.ErrHistogramsInReach) {
+		return res
+	}
+	q, err := u.again()
+	if err != nil {
+		return &promql.Result{Err: err}
+	}
+	u.Query.Close()
+	u.Query = q
+	return q.Exec(ctx)
 }
 
 // plan rewrites qs for the push-down when q can serve it: it returns the Queryable and
 // query text to hand the engine (a one-time key of the rewritten expression) and a
 // function dropping the key if the engine did not take it. Whatever cannot be pushed
 // down, or a query that does not parse, goes to the engine unchanged.
-func (e *pushdownEngine) plan(ctx context.Context, q storage.Queryable, qs string, start, end time.Time, interval time.Duration) (storage.Queryable, string, func()) {
+func (e *pushdownEngine) plan(q storage.Queryable, qs string, start, end time.Time, interval time.Duration) (storage.Queryable, string, func()) {
 	unchanged := func() {}
 	gq, ok := q.(GridQueryable)
 	if !ok {
@@ -103,7 +138,7 @@ func (e *pushdownEngine) plan(ctx context.Context, q storage.Queryable, qs strin
 	}
 	p := promread.Pushdown{Start: timestamp.FromTime(start), End: timestamp.FromTime(end), Step: interval.Milliseconds(),
 		Specs: map[string]promread.Spec{}}
-	pl := planner{ctx: ctx, q: gq, p: &p}
+	pl := planner{p: &p}
 	expr = pl.visit(expr, false)
 	if len(p.Specs) == 0 {
 		return q, qs, unchanged
@@ -130,9 +165,7 @@ func reservedLabel(expr parser.Expr) bool {
 }
 
 type planner struct {
-	ctx context.Context
-	q   GridQueryable
-	p   *promread.Pushdown
+	p *promread.Pushdown
 }
 
 // valueFuncs are the functions whose answer depends only on their vector argument's
@@ -210,9 +243,6 @@ func (pl *planner) pushable(call *parser.Call, keepName bool) parser.Expr {
 	}
 	rng := ms.Range.Milliseconds()
 	if ms.Range%time.Millisecond != 0 {
-		return nil
-	}
-	if h, err := pl.q.HasHistograms(pl.ctx, vs.LabelMatchers, pl.p.Start-rng, pl.p.End); err != nil || h {
 		return nil
 	}
 	key := strconv.Itoa(len(pl.p.Specs))

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/storage"
@@ -117,6 +118,18 @@ func pushdownData() []promread.SeriesSamples {
 		ex = append(ex, promread.Sample{T: pdT0 + int64(k)*20_000, F: f})
 	}
 	add(ex, "__name__", "temperature", "room", "extremes")
+	// Native histograms under a pushable function: one series of them beside a float
+	// series of the same name, so the selection finds them in reach and the query is
+	// evaluated again without the push-down.
+	var nh, nf []promread.Sample
+	for k := range 200 {
+		h := &histogram.FloatHistogram{Count: float64(10 * k), Sum: float64(k) * 2.5, Schema: 0, ZeroThreshold: 0.001, ZeroCount: float64(k),
+			PositiveSpans: []histogram.Span{{Offset: 0, Length: 2}}, PositiveBuckets: []float64{float64(4 * k), float64(5 * k)}}
+		nh = append(nh, promread.Sample{T: pdT0 + int64(k)*15_000, H: h})
+		nf = append(nf, promread.Sample{T: pdT0 + int64(k)*15_000, F: float64(3 * k)})
+	}
+	add(nh, "__name__", "mixed_total", "kind", "histogram")
+	add(nf, "__name__", "mixed_total", "kind", "float")
 	add(late, "__name__", "temperature", "room", "b")
 	add([]promread.Sample{{T: pdT0 + 3_000_000, F: 42}}, "__name__", "temperature", "room", "single")
 	for _, le := range []string{"0.1", "0.5", "1", "+Inf"} {
@@ -196,6 +209,7 @@ func TestPushdownMatchesUpstream(t *testing.T) {
 		"rate(http_requests_total[5m]) * 60 > 10",
 		`abs(delta(temperature{room=~"a|b"}[2m])) / ignoring(room) group_left sum(rate(http_requests_total{job="api"}[5m]))`,
 		"rate(temperature[5m])", // not a counter's name: an info annotation
+		"rate(mixed_total[5m])", `sum(increase(mixed_total{kind="histogram"}[5m]))`, "count_over_time(mixed_total[5m])",
 	)
 	var calls []url.Values
 	for _, q := range queries {

@@ -2,9 +2,11 @@ package promread
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -80,19 +82,14 @@ func pushdownKey(ms []*labels.Matcher) string {
 	return ""
 }
 
-// HasHistograms reports whether any series the matchers select has native histogram
-// samples between mint and maxt: the grid functions read floats only, so such a
-// selection is left to the upstream engine.
-func (q *Queryable) HasHistograms(ctx context.Context, ms []*labels.Matcher, mint, maxt int64) (bool, error) {
-	t, err := q.target(ctx)
-	if err != nil {
-		return false, err
-	}
-	sel, err := seriesSQL(t.Database, ms, mint, maxt)
-	if err != nil {
-		return false, err
-	}
-	qr := &querier{q: q}
+// ErrHistogramsInReach is returned by a pushed-down selection some of whose series have
+// native histogram samples in reach: the grid functions read floats only, so the query is
+// evaluated again without the push-down (promapi), as the upstream engine evaluates it.
+var ErrHistogramsInReach = errors.New("promread: native histograms in reach of a pushed-down selection")
+
+// hasHistograms reports whether any series sel selects has native histogram samples
+// between mint and maxt.
+func (qr *querier) hasHistograms(ctx context.Context, t Target, sel string, mint, maxt int64) (bool, error) {
 	rows, err := qr.stream(ctx, t, fmt.Sprintf("SELECT count() FROM (SELECT 1 FROM %s WHERE id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s LIMIT 1)",
 		table(t.Database, promstore.HistogramsTable), sel, timeLiteral(mint), timeLiteral(maxt)))
 	if err != nil {
@@ -112,7 +109,8 @@ func (q *Queryable) HasHistograms(ctx context.Context, ms []*labels.Matcher, min
 // selectPushdown answers the synthetic selector of spec: the series the spec's matchers
 // select, without their metric name (the functions drop it), each with a sample at every
 // evaluation time of p (the stale marker where the function has no value), sorted by
-// labels.
+// labels. Three statements run at once: the series, their float samples in reach, and
+// whether any has native histograms there (then ErrHistogramsInReach).
 func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s Spec) storage.SeriesSet {
 	grid := gridFuncs[s.Func]
 	if grid == nil {
@@ -120,17 +118,37 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 	}
 	_, last := p.steps()
 	mint := p.Start - s.Range + 1 // windows are (g-range, g]
-	all, sel, err := qr.loadSeries(ctx, t, s.Matchers, mint, last)
-	if err != nil || len(all) == 0 {
-		if err != nil {
-			return storage.ErrSeriesSet(err)
+	sel, err := seriesSQL(t.Database, s.Matchers, mint, last)
+	if err != nil {
+		return storage.ErrSeriesSet(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg         sync.WaitGroup
+		byID       map[rowBinaryID]*series
+		seriesErr  error
+		seriesRead = make(chan struct{})
+		hists      bool
+		histsErr   error
+	)
+	wg.Go(func() {
+		defer close(seriesRead)
+		var all []*series
+		if all, seriesErr = qr.readSeries(ctx, t, sel, s.Matchers); seriesErr != nil {
+			cancel()
+			return
 		}
-		return &seriesSet{}
-	}
-	byID := make(map[rowBinaryID]*series, len(all))
-	for _, ser := range all {
-		byID[rowBinaryIDOf(ser.id)] = ser
-	}
+		byID = make(map[rowBinaryID]*series, len(all))
+		for _, ser := range all {
+			byID[rowBinaryIDOf(ser.id)] = ser
+		}
+	})
+	wg.Go(func() {
+		if hists, histsErr = qr.hasHistograms(ctx, t, sel, mint, last); histsErr != nil || hists {
+			cancel()
+		}
+	})
 	limit := t.MaxSamples
 	if limit <= 0 {
 		limit = DefaultMaxSamples
@@ -138,7 +156,11 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 	n := 0
 	var out []*series
 	var annos annotations.Annotations
-	err = qr.readFloats(ctx, t, floatsSQL(t.Database, sel, mint, last, true), func(id rowBinaryID, ts []int64, vs []uint64) error {
+	floatsErr := qr.readFloats(ctx, t, floatsSQL(t.Database, sel, mint, last, true), func(id rowBinaryID, ts []int64, vs []uint64) error {
+		<-seriesRead
+		if seriesErr != nil {
+			return seriesErr
+		}
 		ser := byID[id]
 		if ser == nil {
 			return nil // the matchers refused it in Go
@@ -173,7 +195,14 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 		out = append(out, ser)
 		return nil
 	})
-	if err != nil {
+	if floatsErr != nil {
+		cancel()
+	}
+	wg.Wait()
+	if hists {
+		return storage.ErrSeriesSet(ErrHistogramsInReach)
+	}
+	if err := firstCause(seriesErr, histsErr, floatsErr); err != nil {
 		return storage.ErrSeriesSet(err)
 	}
 	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].labels, out[j].labels) < 0 })

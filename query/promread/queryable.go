@@ -129,18 +129,25 @@ type series struct {
 
 // loadSeries reads the series the matchers select, verified in Go with the matchers
 // themselves (the engine's selection is the push-down; Go's is the definition), sorted
-// by labels.
+// by labels, and returns the statement that selected them (seriesSQL).
 func (qr *querier) loadSeries(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) ([]*series, string, error) {
 	sel, err := seriesSQL(t.Database, ms, mint, maxt)
 	if err != nil {
 		return nil, "", err
 	}
+	out, err := qr.readSeries(ctx, t, sel, ms)
+	return out, sel, err
+}
+
+// readSeries runs sel (seriesSQL) and keeps the series the matchers select, sorted by
+// labels.
+func (qr *querier) readSeries(ctx context.Context, t Target, sel string, ms []*labels.Matcher) ([]*series, error) {
 	rows, err := qr.stream(ctx, t, sel)
 	if err != nil {
 		if missing(err) {
-			return nil, sel, nil
+			return nil, nil
 		}
-		return nil, "", err
+		return nil, err
 	}
 	defer rows.Close()
 	var out []*series
@@ -153,15 +160,15 @@ func (qr *querier) loadSeries(ctx context.Context, t Target, ms []*labels.Matche
 			continue
 		}
 		if err := t.Budget.charge(seriesBytes + labelBytes(ls)); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		out = append(out, &series{id: id, labels: ls})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].labels, out[j].labels) < 0 })
-	return out, sel, nil
+	return out, nil
 }
 
 func matchesAll(ms []*labels.Matcher, ls labels.Labels) bool {
@@ -215,29 +222,49 @@ func (qr *querier) Select(ctx context.Context, _ bool, hints *storage.SelectHint
 }
 
 // loadWithSamples reads the series the matchers select with their samples between mint
-// and maxt, verified with the matchers and sorted by labels: the series first, then
-// their floats (readFloats) and native histograms (histogramsSQL) at once.
+// and maxt, verified with the matchers and sorted by labels: the series, their floats
+// (readFloats) and their native histograms (histogramsSQL), three statements at once.
 func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) ([]*series, error) {
-	out, sel, err := qr.loadSeries(ctx, t, ms, mint, maxt)
-	if err != nil || len(out) == 0 {
-		return out, err
+	sel, err := seriesSQL(t.Database, ms, mint, maxt)
+	if err != nil {
+		return nil, err
 	}
-	byID := make(map[rowBinaryID]*series, len(out))
-	for _, s := range out {
-		byID[rowBinaryIDOf(s.id)] = s
-	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg                            sync.WaitGroup
+		out                           []*series
+		byID                          map[rowBinaryID]*series
+		seriesErr, floatsErr, histErr error
+		seriesRead                    = make(chan struct{})
+		n                             atomic.Int64 // samples loaded, floats and histograms
+	)
 	limit := int64(t.MaxSamples)
 	if limit <= 0 {
 		limit = DefaultMaxSamples
 	}
-	var n atomic.Int64 // samples loaded, floats and histograms
-	var floatsErr, histsErr error
-	var wg sync.WaitGroup
+	// of is the series of an id, once the series are read (nil for one the matchers
+	// refused in Go).
+	of := func(id rowBinaryID) (*series, error) {
+		<-seriesRead
+		return byID[id], seriesErr
+	}
+	wg.Go(func() {
+		defer close(seriesRead)
+		if out, seriesErr = qr.readSeries(ctx, t, sel, ms); seriesErr != nil {
+			cancel()
+			return
+		}
+		byID = make(map[rowBinaryID]*series, len(out))
+		for _, s := range out {
+			byID[rowBinaryIDOf(s.id)] = s
+		}
+	})
 	wg.Go(func() {
 		floatsErr = qr.readFloats(ctx, t, floatsSQL(t.Database, sel, mint, maxt, false), func(id rowBinaryID, ts []int64, vs []uint64) error {
-			s := byID[id]
-			if s == nil {
-				return nil // the matchers refused it in Go
+			s, err := of(id)
+			if s == nil || err != nil {
+				return err
 			}
 			if n.Add(int64(len(ts))) > limit {
 				return ErrTooManySamples
@@ -251,12 +278,15 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 			}
 			return nil
 		})
+		if floatsErr != nil {
+			cancel()
+		}
 	})
 	wg.Go(func() {
-		histsErr = qr.readHistograms(ctx, t, sel, mint, maxt, func(id uuid.UUID, hs []hsample) error {
-			s := byID[rowBinaryIDOf(id)]
-			if s == nil {
-				return nil
+		histErr = qr.readHistograms(ctx, t, sel, mint, maxt, func(id uuid.UUID, hs []hsample) error {
+			s, err := of(rowBinaryIDOf(id))
+			if s == nil || err != nil {
+				return err
 			}
 			if n.Add(int64(len(hs))) > limit {
 				return ErrTooManySamples
@@ -267,12 +297,33 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 			s.hists = hs
 			return nil
 		})
+		if histErr != nil {
+			cancel()
+		}
 	})
 	wg.Wait()
-	if err := errors.Join(floatsErr, histsErr); err != nil {
+	if err := firstCause(seriesErr, floatsErr, histErr); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// firstCause is the first of errs that is not a cancellation (which a statement run at
+// once with a failing one gets), else the first error.
+func firstCause(errs ...error) error {
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // readHistograms calls each with the native histograms between mint and maxt of every
