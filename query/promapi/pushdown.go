@@ -2,9 +2,9 @@ package promapi
 
 import (
 	"context"
-	"errors"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"

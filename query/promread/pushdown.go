@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"

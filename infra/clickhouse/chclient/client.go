@@ -90,7 +90,7 @@ func Open(cfg Config) (*Client, error) {
 			WriteBufferSize: 128 << 10,
 			// Answers of many rows (PromQL samples) come in reads of this size.
 			ReadBufferSize: 64 << 10,
-			DialContext:     (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext}}}
+			DialContext:    (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext}}}
 	return &Client{conn: conn, raw: raw}, nil
 }
 
