@@ -233,25 +233,60 @@ func extremeGrid(ts []int64, vs []uint64, p Pushdown, r int64, isMax bool) []uin
 	return out
 }
 
+// Sums of small integers are exact: while every value is an integer of at most
+// maxExactValue in magnitude and a window holds at most maxExactWindow of them, each
+// partial sum is an integer below 2^53, so every addition of the upstream engine's
+// compensated sum is exact, its compensation stays +0 and its sum is the integers' sum,
+// in whatever order they are added. Such a series' window sums are then differences of
+// its prefix sums (integerPrefix), instead of a walk of each window. Counters, the
+// commonest series, are such integers. (-0 is left out: the sign of a zero sum depends
+// on the order.)
+const (
+	maxExactValue  = 1 << 40
+	maxExactWindow = 1 << 12
+)
+
+// integerPrefix returns the prefix sums of the values (prefix[i] is the sum of the first
+// i), or nil when some value is not such a small integer.
+func integerPrefix(vs []uint64) []int64 {
+	prefix := make([]int64, len(vs)+1)
+	for i, b := range vs {
+		f := math.Float64frombits(b)
+		if f != math.Trunc(f) || math.Abs(f) > maxExactValue || (f == 0 && math.Signbit(f)) {
+			return nil // NaN and the infinities fail the first test or the second
+		}
+		prefix[i+1] = prefix[i] + int64(f)
+	}
+	return prefix
+}
+
 // sumGrid is sum_over_time: Kahan-Neumaier summation of each window's samples in order.
 func sumGrid(ts []int64, vs []uint64, p Pushdown, r int64) []uint64 {
 	w := newWindow(ts, p, r)
 	out := staleGrid(w.n)
+	prefix := integerPrefix(vs)
 	for w.next(nil) {
-		if w.hi == w.lo {
-			continue
+		switch {
+		case w.hi == w.lo:
+		case prefix != nil && w.hi-w.lo <= maxExactWindow:
+			out[w.k] = math.Float64bits(float64(prefix[w.hi] - prefix[w.lo]))
+		default:
+			out[w.k] = math.Float64bits(sumWindow(vs[w.lo:w.hi]))
 		}
-		var sum, c float64
-		for _, b := range vs[w.lo:w.hi] {
-			sum, c = kahansum.Inc(math.Float64frombits(b), sum, c)
-		}
-		if math.IsInf(sum, 0) {
-			out[w.k] = math.Float64bits(sum)
-			continue
-		}
-		out[w.k] = math.Float64bits(sum + c)
 	}
 	return out
+}
+
+// sumWindow is upstream's sum_over_time of one window's float samples.
+func sumWindow(win []uint64) float64 {
+	var sum, c float64
+	for _, b := range win {
+		sum, c = kahansum.Inc(math.Float64frombits(b), sum, c)
+	}
+	if math.IsInf(sum, 0) {
+		return sum
+	}
+	return sum + c
 }
 
 // avgGrid is avg_over_time: the mean from a compensated sum, switching to an incremental
@@ -259,37 +294,47 @@ func sumGrid(ts []int64, vs []uint64, p Pushdown, r int64) []uint64 {
 func avgGrid(ts []int64, vs []uint64, p Pushdown, r int64) []uint64 {
 	w := newWindow(ts, p, r)
 	out := staleGrid(w.n)
+	prefix := integerPrefix(vs)
 	for w.next(nil) {
-		if w.hi == w.lo {
-			continue
+		switch {
+		case w.hi == w.lo:
+		case prefix != nil && w.hi-w.lo <= maxExactWindow:
+			// The sum is exact and its compensation +0: upstream's sum/count + kahanC/count.
+			count := float64(w.hi - w.lo)
+			var kahanC float64
+			out[w.k] = math.Float64bits(float64(prefix[w.hi]-prefix[w.lo])/count + kahanC/count)
+		default:
+			out[w.k] = math.Float64bits(avgWindow(vs[w.lo:w.hi]))
 		}
-		win := vs[w.lo:w.hi]
-		var (
-			sum, count      = math.Float64frombits(win[0]), 1.
-			mean, kahanC    float64
-			incrementalMean bool
-		)
-		for i, b := range win[1:] {
-			f := math.Float64frombits(b)
-			count = float64(i + 2)
-			if !incrementalMean {
-				newSum, newC := kahansum.Inc(f, sum, kahanC)
-				if !math.IsInf(newSum, 0) {
-					sum, kahanC = newSum, newC
-					continue
-				}
-				incrementalMean = true
-				mean = sum / (count - 1)
-				kahanC /= (count - 1)
-			}
-			q := (count - 1) / count
-			mean, kahanC = kahansum.Inc(f/count, q*mean, q*kahanC)
-		}
-		if incrementalMean {
-			out[w.k] = math.Float64bits(mean + kahanC)
-			continue
-		}
-		out[w.k] = math.Float64bits(sum/count + kahanC/count)
 	}
 	return out
+}
+
+// avgWindow is upstream's avg_over_time of one window's float samples (at least one).
+func avgWindow(win []uint64) float64 {
+	var (
+		sum, count      = math.Float64frombits(win[0]), 1.
+		mean, kahanC    float64
+		incrementalMean bool
+	)
+	for i, b := range win[1:] {
+		f := math.Float64frombits(b)
+		count = float64(i + 2)
+		if !incrementalMean {
+			newSum, newC := kahansum.Inc(f, sum, kahanC)
+			if !math.IsInf(newSum, 0) {
+				sum, kahanC = newSum, newC
+				continue
+			}
+			incrementalMean = true
+			mean = sum / (count - 1)
+			kahanC /= (count - 1)
+		}
+		q := (count - 1) / count
+		mean, kahanC = kahansum.Inc(f/count, q*mean, q*kahanC)
+	}
+	if incrementalMean {
+		return mean + kahanC
+	}
+	return sum/count + kahanC/count
 }
