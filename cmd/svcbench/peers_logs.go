@@ -40,37 +40,12 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 	span := int64(24 * 3600 * 1000)
 	hosts := 12
 	paths := []string{"/", "/checkout", "/cart", "/api/items", "/login", "/search", "/static/app.js"}
-	r := rand.New(rand.NewPCG(26, 27))
-	var hec, jsonl [][]byte
-	var hb, jb bytes.Buffer
-	for i := range total {
-		ts := t0 + int64(i)*span/int64(total)
-		host := fmt.Sprintf("web-%02d", r.IntN(hosts))
-		path := paths[r.IntN(len(paths))]
-		method := "GET"
-		if path == "/checkout" || path == "/login" {
-			method = "POST"
-		}
-		status := []int{200, 200, 200, 200, 200, 200, 200, 301, 404, 500}[r.IntN(10)]
-		// A burst of 503s in the 15th hour.
-		if h := (ts - t0) / 3600_000; h == 14 && r.IntN(10) < 3 {
-			status = 503
-		}
-		size := 200 + r.IntN(50_000)
-		dur := float64(1+r.IntN(2500)) / 1000
-		t := time.UnixMilli(ts).UTC()
-		raw := fmt.Sprintf(`10.%d.%d.%d - - [%s] "%s %s HTTP/1.1" %d %d "-" "Mozilla/5.0 (X11; Linux x86_64)" %.3f`,
-			r.IntN(4), r.IntN(256), r.IntN(256), t.Format("02/Jan/2006:15:04:05 -0700"), method, path, status, size, dur)
-		fmt.Fprintf(&hb, `{"time":"%d.%03d","host":%q,"source":"/var/log/nginx/access.log","sourcetype":"access_combined","event":%s,"fields":{"status":%d,"bytes":%d,"duration":%.3f,"path":%q,"method":%q}}`+"\n",
-			ts/1000, ts%1000, host, jsonString(raw), status, size, dur, path, method)
-		fmt.Fprintf(&jb, `{"_time":%q,"_raw":%s,"host":%q,"source":"/var/log/nginx/access.log","sourcetype":"access_combined","status":%d,"bytes":%d,"duration":%.3f,"path":%q,"method":%q}`+"\n",
-			t.Format("2006-01-02T15:04:05.000Z"), jsonString(raw), host, status, size, dur, path, method)
-		if (i+1)%perRequest == 0 || i == total-1 {
-			hec, jsonl = append(hec, bytes.Clone(hb.Bytes())), append(jsonl, bytes.Clone(jb.Bytes()))
-			hb.Reset()
-			jb.Reset()
-		}
-	}
+	hec, jsonl := webLogs(total, perRequest, t0, span, hosts, paths, 26)
+	// The warm-up: a tenth as many events three days earlier (outside every search's
+	// range), sent to each path first and left out of its figures, so that no path pays
+	// for starting cold (the broker's JIT compiler, the table's creation).
+	warmTotal := total / 10
+	warmHEC, warmJSONL := webLogs(warmTotal, perRequest, t0-3*span, span, hosts, paths, 28)
 
 	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {
 		return err
@@ -114,16 +89,17 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 	}
 
 	type target struct {
-		name  string
-		send  func(j int) error
-		cpu   pathCPU
-		count func() (int64, error)
+		name         string
+		send         func(body []byte) error
+		bodies, warm [][]byte
+		cpu          pathCPU
+		count        func() (int64, error) // events in all, the warm-up's and the benchmark's
 	}
 	targets := []target{
-		{name: "this service (HEC)", send: func(j int) error {
-			code, b, err := st.post(ctx, "/services/collector/event", hec[j], map[string]string{"Authorization": "Splunk " + st.key})
+		{name: "this service (HEC)", send: func(body []byte) error {
+			code, b, err := st.post(ctx, "/services/collector/event", body, map[string]string{"Authorization": "Splunk " + st.key})
 			return answerError("HEC", code, b, err)
-		}, cpu: pathCPU{names: []string{"svcd", "engine", "broker"}, pids: []int{st.svcd.Process.Pid, st.engine.PID(), st.broker.PID()}},
+		}, bodies: hec, warm: warmHEC, cpu: pathCPU{names: []string{"svcd", "engine", "broker"}, pids: []int{st.svcd.Process.Pid, st.engine.PID(), st.broker.PID()}},
 			count: func() (int64, error) {
 				c, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.logsearch_events", engineDB))
 				if err != nil || len(c) != 1 {
@@ -131,15 +107,16 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 				}
 				return strconv.ParseInt(c[0], 10, 64)
 			}},
-		{name: "VictoriaLogs " + vlVersion + " (JSON lines)", send: func(j int) error {
+		{name: "VictoriaLogs " + vlVersion + " (JSON lines)", send: func(body []byte) error {
 			q := url.Values{"_msg_field": {"_raw"}, "_time_field": {"_time"}, "_stream_fields": {"host,source"}}
-			code, b, err := httpDo(ctx, "POST", vl.url+"/insert/jsonline?"+q.Encode(), jsonl[j], map[string]string{"Content-Type": "application/stream+json"})
+			code, b, err := httpDo(ctx, "POST", vl.url+"/insert/jsonline?"+q.Encode(), body, map[string]string{"Content-Type": "application/stream+json"})
 			return answerError("jsonline", code, b, err)
-		}, cpu: pathCPU{names: []string{"victoria-logs"}, pids: []int{vl.pid()}},
+		}, bodies: jsonl, warm: warmJSONL, cpu: pathCPU{names: []string{"victoria-logs"}, pids: []int{vl.pid()}},
 			count: func() (int64, error) {
-				b, err := vlQuery("* | stats count() as n", nil)
-				if err != nil {
-					return 0, err
+				v := url.Values{"query": {"* | stats count() as n"}, "start": {strconv.FormatInt((t0-3*span)/1000, 10)}, "end": {strconv.FormatInt((t0+span)/1000+1, 10)}}
+				code, b, err := httpDo(ctx, "POST", vl.url+"/select/logsql/query", []byte(v.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+				if err != nil || code != 200 {
+					return 0, fmt.Errorf("VictoriaLogs count: %d %.300s %v", code, b, err)
 				}
 				var row struct{ N string }
 				if err := json.Unmarshal(bytes.TrimSpace(b), &row); err != nil {
@@ -152,15 +129,19 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 		total, hosts, len(paths), perRequest, workers)
 	ingest := [][]string{{"log events", "events/s until all searchable", "events/s acknowledged", "core-seconds per million events (every process of the path)", "total"}}
 	for _, t := range targets {
-		// HEC creates its table on the first request: sent (and counted) before the clock starts
-		// would change the data, so the first request is part of the measurement.
+		if _, err := sendAll(ctx, len(t.warm), workers, func(j int) error { return t.send(t.warm[j]) }); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		if err := waitFor(ctx, t.name+" warm-up", int64(warmTotal), 10*time.Minute, t.count); err != nil {
+			return err
+		}
 		c0 := t.cpu.read()
 		start := time.Now()
-		last, err := sendAll(ctx, len(hec), workers, t.send)
+		last, err := sendAll(ctx, len(t.bodies), workers, func(j int) error { return t.send(t.bodies[j]) })
 		if err != nil {
 			return err
 		}
-		if err := waitFor(ctx, t.name, int64(total), 10*time.Minute, t.count); err != nil {
+		if err := waitFor(ctx, t.name, int64(warmTotal+total), 10*time.Minute, t.count); err != nil {
 			return err
 		}
 		d := time.Since(start)
@@ -392,4 +373,41 @@ func compareTimeline(ours []struct {
 		}
 	}
 	return fmt.Sprintf("DIFFER (%d buckets / %d events vs %d / %d)", len(a), sa, len(b), sb)
+}
+
+// webLogs are total web-log events over span from t0 (hosts web-00.., paths, status codes
+// with a burst of 503s in the 15th hour, sizes, durations, an access-log line), as HEC
+// requests and as VictoriaLogs JSON lines, perRequest events each.
+func webLogs(total, perRequest int, t0, span int64, hosts int, paths []string, seed uint64) (hec, jsonl [][]byte) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	var hb, jb bytes.Buffer
+	for i := range total {
+		ts := t0 + int64(i)*span/int64(total)
+		host := fmt.Sprintf("web-%02d", r.IntN(hosts))
+		path := paths[r.IntN(len(paths))]
+		method := "GET"
+		if path == "/checkout" || path == "/login" {
+			method = "POST"
+		}
+		status := []int{200, 200, 200, 200, 200, 200, 200, 301, 404, 500}[r.IntN(10)]
+		// A burst of 503s in the 15th hour.
+		if h := (ts - t0) / 3600_000; h == 14 && r.IntN(10) < 3 {
+			status = 503
+		}
+		size := 200 + r.IntN(50_000)
+		dur := float64(1+r.IntN(2500)) / 1000
+		t := time.UnixMilli(ts).UTC()
+		raw := fmt.Sprintf(`10.%d.%d.%d - - [%s] "%s %s HTTP/1.1" %d %d "-" "Mozilla/5.0 (X11; Linux x86_64)" %.3f`,
+			r.IntN(4), r.IntN(256), r.IntN(256), t.Format("02/Jan/2006:15:04:05 -0700"), method, path, status, size, dur)
+		fmt.Fprintf(&hb, `{"time":"%d.%03d","host":%q,"source":"/var/log/nginx/access.log","sourcetype":"access_combined","event":%s,"fields":{"status":%d,"bytes":%d,"duration":%.3f,"path":%q,"method":%q}}`+"\n",
+			ts/1000, ts%1000, host, jsonString(raw), status, size, dur, path, method)
+		fmt.Fprintf(&jb, `{"_time":%q,"_raw":%s,"host":%q,"source":"/var/log/nginx/access.log","sourcetype":"access_combined","status":%d,"bytes":%d,"duration":%.3f,"path":%q,"method":%q}`+"\n",
+			t.Format("2006-01-02T15:04:05.000Z"), jsonString(raw), host, status, size, dur, path, method)
+		if (i+1)%perRequest == 0 || i == total-1 {
+			hec, jsonl = append(hec, bytes.Clone(hb.Bytes())), append(jsonl, bytes.Clone(jb.Bytes()))
+			hb.Reset()
+			jb.Reset()
+		}
+	}
+	return hec, jsonl
 }

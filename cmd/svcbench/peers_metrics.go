@@ -29,78 +29,23 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 		workers    = 8
 	)
 	series := max(16, int(1000*o.scale+0.5))
-	// A classic histogram family (8 buckets per instance) beside the counters.
-	les := []string{"0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "+Inf"}
-	hInst := max(1, series/80)
-	counters := series - hInst*len(les)
-	total := series * points
 	// The data ends 10 minutes ago: no peer holds back samples as too recent.
 	t0 := time.Now().Add(-time.Duration(points)*15*time.Second - 10*time.Minute).Truncate(time.Minute).UnixMilli()
 	tEnd := t0 + int64(points-1)*15000
-	type ser struct {
-		labels []prompb.Label
-		value  func(k int) float64
+	bench := metricsData("bench", series, points, t0)
+	shards, requests, err := bench.shards(workers, perRequest)
+	if err != nil {
+		return err
 	}
-	var all []ser
-	for s := range counters {
-		all = append(all, ser{labels: []prompb.Label{{Name: "__name__", Value: "bench_requests_total"},
-			{Name: "instance", Value: fmt.Sprintf("10.0.%d.%d:9090", s/250, s%250)}, {Name: "job", Value: fmt.Sprintf("job%d", s%10)}},
-			value: func(k int) float64 { return float64(k * (s%7 + 1)) }})
+	// The warm-up: a tenth of the series under other names, sent to each path first and
+	// left out of its figures, so that no path pays for starting cold (the broker's JIT
+	// compiler, first inserts and table creation).
+	warm := metricsData("warmup", max(16, series/10), points, t0)
+	warmShards, _, err := warm.shards(workers, perRequest)
+	if err != nil {
+		return err
 	}
-	for i := range hInst {
-		for b, le := range les {
-			all = append(all, ser{labels: []prompb.Label{{Name: "__name__", Value: "bench_duration_seconds_bucket"},
-				{Name: "instance", Value: fmt.Sprintf("h%d", i)}, {Name: "job", Value: fmt.Sprintf("job%d", i%10)}, {Name: "le", Value: le}},
-				value: func(k int) float64 { return float64(k * (b + 1) * (i%3 + 1)) }})
-		}
-	}
-	// Requests of about perRequest samples the way Prometheus's queues cut them: each
-	// sender a shard of the series (by index), its requests holding every series of the
-	// shard with a run of samples each, in time order, so that each series arrives in order
-	// (Prometheus refuses out-of-order samples).
-	shards := make([][][]byte, workers)
-	requests := 0
-	for w := range workers {
-		var mine []ser
-		for i := w; i < len(all); i += workers {
-			mine = append(mine, all[i])
-		}
-		if len(mine) == 0 {
-			continue
-		}
-		perSeries := max(1, perRequest/len(mine))
-		var req prompb.WriteRequest
-		n := 0
-		flush := func() error {
-			raw, err := req.Marshal()
-			if err != nil {
-				return err
-			}
-			shards[w] = append(shards[w], snappy.Encode(nil, raw))
-			requests++
-			req, n = prompb.WriteRequest{}, 0
-			return nil
-		}
-		for p := 0; p < points; p += perSeries {
-			for _, s := range mine {
-				ts := prompb.TimeSeries{Labels: s.labels}
-				for k := p; k < min(points, p+perSeries); k++ {
-					ts.Samples = append(ts.Samples, prompb.Sample{Value: s.value(k), Timestamp: t0 + int64(k)*15000})
-				}
-				req.Timeseries = append(req.Timeseries, ts)
-				if n += len(ts.Samples); n >= perRequest {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		if n > 0 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
+	total, counters, buckets := int(bench.samples()), bench.counters, bench.buckets
 
 	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {
 		return err
@@ -136,15 +81,23 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 	defer prom.stop()
 
 	auth := map[string]string{"Authorization": "Bearer " + st.key}
+	svcCount := func() (int64, error) {
+		c, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.%s", engineDB, promstore.DataTable))
+		if err != nil || len(c) != 1 {
+			return 0, err
+		}
+		return strconv.ParseInt(c[0], 10, 64)
+	}
 	type target struct {
 		name, write, api string
 		headers          map[string]string
 		cpu              pathCPU
-		count            func() (int64, error)
+		count            func() (int64, error) // the benchmark's samples
+		warmCount        func() (int64, error) // the warm-up's
 	}
-	promCount := func(base string, headers map[string]string) func() (int64, error) {
+	promCount := func(base, prefix string, headers map[string]string) func() (int64, error) {
 		return func() (int64, error) {
-			q := url.Values{"query": {`sum(count_over_time({__name__=~"bench_.+"}[3d]))`}, "time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}}
+			q := url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~"%s_.+"}[3d]))`, prefix)}, "time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}}
 			code, b, err := httpDo(ctx, "GET", base+"/query?"+q.Encode(), nil, headers)
 			if err != nil || code != 200 {
 				return 0, fmt.Errorf("count: %d %.200s %v", code, b, err)
@@ -165,32 +118,41 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 	targets := []target{
 		{name: "this service (edge → Kafka → engine)", write: st.url + "/prometheus/api/v1/write", api: st.url + "/prometheus/api/v1", headers: auth,
 			cpu: pathCPU{names: []string{"svcd", "engine", "broker"}, pids: []int{st.svcd.Process.Pid, st.engine.PID(), st.broker.PID()}},
+			// A count of the data table (the warm-up's samples and the benchmark's): the
+			// engine's cheapest poll.
 			count: func() (int64, error) {
-				c, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.%s", engineDB, promstore.DataTable))
-				if err != nil || len(c) != 1 {
-					return 0, err
-				}
-				return strconv.ParseInt(c[0], 10, 64)
-			}},
+				n, err := svcCount()
+				return n - warm.samples(), err
+			},
+			warmCount: svcCount},
 		{name: "VictoriaMetrics " + vmVersion, write: vm.url + "/api/v1/write", api: vm.url + "/api/v1",
-			cpu: pathCPU{names: []string{"victoria-metrics"}, pids: []int{vm.pid()}}, count: promCount(vm.url+"/api/v1", nil)},
+			cpu:   pathCPU{names: []string{"victoria-metrics"}, pids: []int{vm.pid()}},
+			count: promCount(vm.url+"/api/v1", "bench", nil), warmCount: promCount(vm.url+"/api/v1", "warmup", nil)},
 		{name: "Prometheus " + promVersion, write: prom.url + "/api/v1/write", api: prom.url + "/api/v1",
-			cpu: pathCPU{names: []string{"prometheus"}, pids: []int{prom.pid()}}, count: promCount(prom.url+"/api/v1", nil)},
+			cpu:   pathCPU{names: []string{"prometheus"}, pids: []int{prom.pid()}},
+			count: promCount(prom.url+"/api/v1", "bench", nil), warmCount: promCount(prom.url+"/api/v1", "warmup", nil)},
 	}
 	fmt.Printf("\nmetrics: %d series (%d counters, %d classic-histogram buckets) × %d samples at 15 s = %d samples, %d remote-write 1.0 requests of about %d samples, %d concurrent senders (shards of the series)\n",
-		series, counters, hInst*len(les), points, total, requests, perRequest, workers)
+		series, counters, buckets, points, total, requests, perRequest, workers)
 	writeReport := [][]string{{"remote write", "samples/s until all queryable", "samples/s acknowledged", "core-seconds per million samples (every process of the path)", "total"}}
 	for _, t := range targets {
 		h := map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy", "X-Prometheus-Remote-Write-Version": "0.1.0"}
 		for k, v := range t.headers {
 			h[k] = v
 		}
-		c0 := t.cpu.read()
-		start := time.Now()
-		last, err := sendShards(ctx, shards, func(body []byte) error {
+		send := func(body []byte) error {
 			code, b, err := httpDo(ctx, "POST", t.write, body, h)
 			return answerError(t.name+" remote write", code, b, err)
-		})
+		}
+		if _, err := sendShards(ctx, warmShards, send); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		if err := waitFor(ctx, t.name+" warm-up", warm.samples(), 10*time.Minute, t.warmCount); err != nil {
+			return err
+		}
+		c0 := t.cpu.read()
+		start := time.Now()
+		last, err := sendShards(ctx, shards, send)
 		if err != nil {
 			return err
 		}
@@ -350,4 +312,91 @@ func samePromAnswer(a, b []byte, countOnly bool) string {
 		return fmt.Sprintf("yes (%d)", len(sa))
 	}
 	return fmt.Sprintf("no: %d, Prometheus %d", len(sa), len(sb))
+}
+
+// metricsSeries are the benchmark's series: counters and a classic histogram family (8
+// buckets per instance), their metric names under a prefix, each with points samples at
+// 15 s from t0.
+type metricsSeries struct {
+	series            []promSeries
+	points            int
+	t0                int64
+	counters, buckets int
+}
+
+type promSeries struct {
+	labels []prompb.Label
+	value  func(k int) float64
+}
+
+func metricsData(prefix string, series, points int, t0 int64) metricsSeries {
+	les := []string{"0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "+Inf"}
+	hInst := max(1, series/80)
+	d := metricsSeries{points: points, t0: t0, counters: series - hInst*len(les), buckets: hInst * len(les)}
+	for s := range d.counters {
+		d.series = append(d.series, promSeries{labels: []prompb.Label{{Name: "__name__", Value: prefix + "_requests_total"},
+			{Name: "instance", Value: fmt.Sprintf("10.0.%d.%d:9090", s/250, s%250)}, {Name: "job", Value: fmt.Sprintf("job%d", s%10)}},
+			value: func(k int) float64 { return float64(k * (s%7 + 1)) }})
+	}
+	for i := range hInst {
+		for b, le := range les {
+			d.series = append(d.series, promSeries{labels: []prompb.Label{{Name: "__name__", Value: prefix + "_duration_seconds_bucket"},
+				{Name: "instance", Value: fmt.Sprintf("h%d", i)}, {Name: "job", Value: fmt.Sprintf("job%d", i%10)}, {Name: "le", Value: le}},
+				value: func(k int) float64 { return float64(k * (b + 1) * (i%3 + 1)) }})
+		}
+	}
+	return d
+}
+
+func (d metricsSeries) samples() int64 { return int64(len(d.series) * d.points) }
+
+// shards cuts remote-write requests of about perRequest samples the way Prometheus's
+// queues cut them: each sender a shard of the series (by index), its requests holding
+// every series of the shard with a run of samples each, in time order, so that each
+// series arrives in order (Prometheus refuses out-of-order samples).
+func (d metricsSeries) shards(workers, perRequest int) ([][][]byte, int, error) {
+	shards := make([][][]byte, workers)
+	requests := 0
+	for w := range workers {
+		var mine []promSeries
+		for i := w; i < len(d.series); i += workers {
+			mine = append(mine, d.series[i])
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		perSeries := max(1, perRequest/len(mine))
+		var req prompb.WriteRequest
+		n := 0
+		flush := func() error {
+			raw, err := req.Marshal()
+			if err != nil {
+				return err
+			}
+			shards[w] = append(shards[w], snappy.Encode(nil, raw))
+			requests++
+			req, n = prompb.WriteRequest{}, 0
+			return nil
+		}
+		for p := 0; p < d.points; p += perSeries {
+			for _, s := range mine {
+				ts := prompb.TimeSeries{Labels: s.labels}
+				for k := p; k < min(d.points, p+perSeries); k++ {
+					ts.Samples = append(ts.Samples, prompb.Sample{Value: s.value(k), Timestamp: d.t0 + int64(k)*15000})
+				}
+				req.Timeseries = append(req.Timeseries, ts)
+				if n += len(ts.Samples); n >= perRequest {
+					if err := flush(); err != nil {
+						return nil, 0, err
+					}
+				}
+			}
+		}
+		if n > 0 {
+			if err := flush(); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	return shards, requests, nil
 }
