@@ -365,11 +365,17 @@ func sendShards(ctx context.Context, shards [][][]byte, do func(body []byte) err
 
 // waitFor polls count every 100 ms until it returns want (at most limit).
 func waitFor(ctx context.Context, what string, want int64, limit time.Duration, count func() (int64, error)) error {
-	deadline := time.Now().Add(limit)
-	var got int64
+	start := time.Now()
+	deadline := start.Add(limit)
+	trace := os.Getenv("SVCBENCH_TRACE") != ""
+	var got, last int64
 	var err error
 	for {
 		got, err = count()
+		if trace && (got != last || err != nil) {
+			fmt.Fprintf(os.Stderr, "svcbench: %s: %d of %d after %v (%v)\n", what, got, want, time.Since(start).Round(time.Millisecond), err)
+			last = got
+		}
 		if err == nil && got == want {
 			return nil
 		}

@@ -95,9 +95,15 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 		count            func() (int64, error) // the benchmark's samples
 		warmCount        func() (int64, error) // the warm-up's
 	}
+	polls := 0
 	promCount := func(base, prefix string, headers map[string]string) func() (int64, error) {
 		return func() (int64, error) {
-			q := url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~"%s_.+"}[3d]))`, prefix)}, "time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}}
+			// Each poll's selector is new (a matcher no series has), so that no answer
+			// cached for an earlier poll (VictoriaMetrics caches the series a selector
+			// found) stands for what is queryable now.
+			polls++
+			q := url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~"%s_.+", svcbench_poll!="%d"}[3d]))`, prefix, polls)},
+				"time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}}
 			code, b, err := httpDo(ctx, "GET", base+"/query?"+q.Encode(), nil, headers)
 			if err != nil || code != 200 {
 				return 0, fmt.Errorf("count: %d %.200s %v", code, b, err)
