@@ -41,10 +41,10 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 	hosts := 12
 	paths := []string{"/", "/checkout", "/cart", "/api/items", "/login", "/search", "/static/app.js"}
 	hec, jsonl := webLogs(total, perRequest, t0, span, hosts, paths, 26)
-	// The warm-up: a tenth as many events three days earlier (outside every search's
+	// The warm-up: a third as many events three days earlier (outside every search's
 	// range), sent to each path first and left out of its figures, so that no path pays
 	// for starting cold (the broker's JIT compiler, the table's creation).
-	warmTotal := total / 10
+	warmTotal := total / 3
 	warmHEC, warmJSONL := webLogs(warmTotal, perRequest, t0-3*span, span, hosts, paths, 28)
 
 	if _, _, err := st.post(ctx, "/v1/query", []byte(`{"sql":"SELECT 1"}`), nil); err != nil {

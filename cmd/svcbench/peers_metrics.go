@@ -37,10 +37,10 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 	if err != nil {
 		return err
 	}
-	// The warm-up: a tenth of the series under other names, sent to each path first and
+	// The warm-up: a third of the series under other names, sent to each path first and
 	// left out of its figures, so that no path pays for starting cold (the broker's JIT
 	// compiler, first inserts and table creation).
-	warm := metricsData("warmup", max(16, series/10), points, t0)
+	warm := metricsData("warmup", max(16, series/3), points, t0)
 	warmShards, _, err := warm.shards(workers, perRequest)
 	if err != nil {
 		return err

@@ -34,10 +34,10 @@ func peersTraces(ctx context.Context, st *stack, o peersOptions, bins map[string
 	if err != nil {
 		return err
 	}
-	// The warm-up: a tenth as many spans of other ids, sent to each path first and left
+	// The warm-up: a third as many spans of other ids, sent to each path first and left
 	// out of its figures, so that no path pays for starting cold (the broker's JIT
 	// compiler, the table's creation).
-	warmTotal := total / 10
+	warmTotal := total / 3
 	warm, err := spanRequests(total, warmTotal, perRequest, services, now)
 	if err != nil {
 		return err
