@@ -5,11 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/svc-data/svc/query/engineerr"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-data/svc/infra/testenv"
+	"github.com/svc-data/svc/query/engineerr"
 )
 
 // promEngine is memEngine with RawInserter: every 8 bytes of RowBinary data stand for one
@@ -313,4 +317,51 @@ func TestPackedSamplesGoInSortedBySeries(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("rows\n%v\nwant\n%v", got, want)
 	}
+}
+
+// TestMetricsBatchesCountSamplesAndLingerLonger: Prometheus records count their samples
+// towards MaxSamples, not MaxRows, and a batch of them only closes on MetricsLinger; a
+// record of a table in it brings the batch back to Linger.
+func TestMetricsBatchesCountSamplesAndLingerLonger(t *testing.T) {
+	flushes := func(t *testing.T, cfg ConsumerConfig, recs []Record, want int, within time.Duration) time.Duration {
+		t.Helper()
+		eng := &promEngine{memEngine: newMemEngine()}
+		part := &memPartition{offset: -1, records: recs}
+		cfg.TokenKey, cfg.RetryMin = testKey, time.Millisecond
+		cfg.PrometheusDDL = func(string) []string { return []string{"CREATE TABLE x"} }
+		c, err := NewConsumer(cfg, eng, oneTable{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Shutdown(context.Background())
+		c.Assigned(memAssignment{part})
+		start := time.Now()
+		for i := range part.records {
+			if err := c.Deliver(context.Background(), "topic", 0, part.records[i:i+1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testenv.Eventually(t, within+5*time.Second, func() (bool, string) {
+			off, meta := memAssignment{part}.Committed()
+			return off == int64(len(recs)) && meta == "", fmt.Sprintf("committed %d of %d", off, len(recs))
+		})
+		took := time.Since(start)
+		if commits := len(part.commits); commits != 2*want {
+			t.Fatalf("%d commits, want %d batches (a plan and a commit each): %v", commits, want, part.commits)
+		}
+		return took
+	}
+	// Ten requests of 3 samples, 5 distinct: 30 samples are past MaxRows, within
+	// MaxSamples; nothing closes the batch before MetricsLinger.
+	recs := promRecords(10)
+	if took := flushes(t, ConsumerConfig{MaxRows: 10, MaxSamples: 1000, Linger: time.Millisecond, MetricsLinger: 300 * time.Millisecond}, recs, 1, time.Second); took < 300*time.Millisecond {
+		t.Fatalf("a batch of Prometheus records closed after %v, before the metrics linger of 300ms", took)
+	}
+	// MaxSamples closes batches of 9 samples: three requests each, four batches (the
+	// last on the linger).
+	flushes(t, ConsumerConfig{MaxRows: 1 << 20, MaxSamples: 9, Linger: time.Hour, MetricsLinger: 100 * time.Millisecond}, recs, 4, time.Second)
+	// A record of a table joins: the batch closes on Linger.
+	mixed := append(promRecords(2), makeRecords(uuid.New(), 1, 1)...)
+	mixed[2].Offset = 2
+	flushes(t, ConsumerConfig{MaxRows: 1 << 20, Linger: 50 * time.Millisecond, MetricsLinger: time.Hour}, mixed, 1, time.Second)
 }

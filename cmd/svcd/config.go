@@ -83,6 +83,10 @@ type Config struct {
 
 	BatchMaxRows int
 	BatchLinger  time.Duration
+	// BatchMaxSamples and MetricsBatchLinger close batches of Prometheus remote-write
+	// records (pipeline.ConsumerConfig.MaxSamples, MetricsLinger).
+	BatchMaxSamples    int
+	MetricsBatchLinger time.Duration
 	// RemoteInsertTimeout bounds an insert into a table on a customer's bucket; one that
 	// runs out parks the table for RemoteRetryMin (doubling up to 10 minutes): its rows
 	// go to its dead letters meanwhile and its partition's other tables go on.
@@ -230,6 +234,7 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.KafkaMinInSync, "kafka-min-insync-replicas", "SVC_KAFKA_MIN_INSYNC_REPLICAS", 0, "min.insync.replicas of the topics svcd creates; 0 is the brokers' default")
 	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
+	intFlag(&c.BatchMaxSamples, "batch-max-samples", "SVC_BATCH_MAX_SAMPLES", 1_000_000, "Prometheus samples that close a batch")
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
 	durFlag := func(p *time.Duration, name, env string, def time.Duration, usage string) {
 		v := def
@@ -246,6 +251,7 @@ func loadConfig(args []string) (*Config, error) {
 	durFlag(&c.ClusterIdleMinute, "cluster-idle-minute", "SVC_CLUSTER_IDLE_MINUTE", time.Minute, "how long one minute of cluster idle timeout lasts (tests shorten it)")
 	durFlag(&c.KafkaSessionTimeout, "kafka-session-timeout", "SVC_KAFKA_SESSION_TIMEOUT", 0, "how long the consumer group waits for a node that stopped heartbeating before its partitions move; 0 is 45 s (within the brokers' group.min/max.session.timeout.ms)")
 	durFlag(&c.AutoscaleInterval, "autoscale-interval", "SVC_AUTOSCALE_INTERVAL", 15*time.Second, "how often each cluster's load is checked for autoscaling")
+	durFlag(&c.MetricsBatchLinger, "metrics-batch-linger", "SVC_METRICS_BATCH_LINGER", time.Second, "time that closes a batch of Prometheus remote-write records only")
 	durFlag(&c.MetricsInterval, "metrics-interval", "SVC_METRICS_INTERVAL", 15*time.Second, "how often each running cluster's metrics are sampled")
 	linger := envOr("SVC_BATCH_LINGER", "200ms")
 	remoteInsert := envOr("SVC_REMOTE_INSERT_TIMEOUT", "1m")
@@ -416,6 +422,18 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchLinger < time.Millisecond || c.BatchLinger > time.Minute {
 		errs = append(errs, fmt.Errorf("batch linger %s: want 1ms to 1m", c.BatchLinger))
+	}
+	if c.BatchMaxSamples == 0 {
+		c.BatchMaxSamples = 1_000_000
+	}
+	if c.MetricsBatchLinger == 0 {
+		c.MetricsBatchLinger = time.Second
+	}
+	if c.BatchMaxSamples < 1 {
+		errs = append(errs, fmt.Errorf("batch max samples %d: want at least 1", c.BatchMaxSamples))
+	}
+	if c.MetricsBatchLinger < time.Millisecond || c.MetricsBatchLinger > time.Minute {
+		errs = append(errs, fmt.Errorf("metrics batch linger %s: want 1ms to 1m", c.MetricsBatchLinger))
 	}
 	errs = append(errs, c.validatePromQL()...)
 	if c.RemoteInsertTimeout == 0 {

@@ -89,7 +89,7 @@ func Start(t testing.TB, extraEnv ...string) *Service {
 		"SVC_BOOTSTRAP_API_KEY=" + s.AdminKey,
 		"SVC_KAFKA_SEEDS=" + os.Getenv("KAFKA_SEEDS"),
 		"SVC_KAFKA_SASL_FILE=" + os.Getenv("KAFKA_SASL_FILE"),
-		"SVC_BATCH_LINGER=50ms",
+		"SVC_BATCH_LINGER=50ms", "SVC_METRICS_BATCH_LINGER=50ms",
 	}, extraEnv...)
 	if addr := os.Getenv("TEMPORAL_ADDR"); addr != "" {
 		// The harness's one Temporal serves every test's svcd; a task queue of its own
