@@ -303,10 +303,10 @@ func TestPackedSamplesGoInSortedBySeries(t *testing.T) {
 		}
 		batch.add(&r)
 	}
-	s := batch.sorted()
+	ids, times, values := nativeColumns(t, batch.sorted().native())
 	var got []string
-	for i := range s.rows {
-		got = append(got, fmt.Sprintf("%x/%d/%v", s.ids[16*i:16*i+16], int64(binary.LittleEndian.Uint64(s.times[8*i:])), math.Float64frombits(binary.LittleEndian.Uint64(s.values[8*i:]))))
+	for i := range len(ids) / 16 {
+		got = append(got, fmt.Sprintf("%x/%d/%v", ids[16*i:16*i+16], int64(binary.LittleEndian.Uint64(times[8*i:])), math.Float64frombits(binary.LittleEndian.Uint64(values[8*i:]))))
 	}
 	want := []string{
 		"00000000000000000000000000000001/200/1", "00000000000000000000000000000001/201/1",
@@ -364,4 +364,32 @@ func TestMetricsBatchesCountSamplesAndLingerLonger(t *testing.T) {
 	mixed := append(promRecords(2), makeRecords(uuid.New(), 1, 1)...)
 	mixed[2].Offset = 2
 	flushes(t, ConsumerConfig{MaxRows: 1 << 20, Linger: 50 * time.Millisecond, MetricsLinger: time.Hour}, mixed, 1, time.Second)
+}
+
+// nativeColumns reads the data of the three columns of a samples block (native).
+func nativeColumns(t *testing.T, b []byte) (ids, times, values []byte) {
+	t.Helper()
+	cols, k := binary.Uvarint(b)
+	rows, k2 := binary.Uvarint(b[k:])
+	if cols != 3 {
+		t.Fatalf("%d columns", cols)
+	}
+	b = b[k+k2:]
+	var data [3][]byte
+	for i, want := range []string{"id UUID", "timestamp DateTime64(3, 'UTC')", "value Float64"} {
+		var parts []string
+		for range 2 {
+			n, k := binary.Uvarint(b)
+			parts, b = append(parts, string(b[k:k+int(n)])), b[k+int(n):]
+		}
+		if got := strings.Join(parts, " "); got != want {
+			t.Fatalf("column %d is %q, want %q", i, got, want)
+		}
+		width := []int{16, 8, 8}[i] * int(rows)
+		data[i], b = b[:width], b[width:]
+	}
+	if len(b) != 0 {
+		t.Fatalf("%d bytes after the columns", len(b))
+	}
+	return data[0], data[1], data[2]
 }

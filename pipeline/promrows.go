@@ -34,21 +34,28 @@ func AppendPackedSeries(b []byte, id *[16]byte, n int, sample func(i int) (int64
 	return b
 }
 
-// sampleColumns are float samples as the data table's Native columns.
+// sampleColumns are a batch's float samples, to be inserted as the data table's Native
+// columns: each series' samples (a run) point into the record they came in and are
+// decoded once, straight into the insert's block (native), in the table's order.
 type sampleColumns struct {
-	ids, times, values []byte
-	rows               int
-	// runs are the packed series, in the order they came; rowBinary says some rows came
-	// as RowBinary rows instead, which are not put in order.
-	runs      []run
+	runs []run
+	rows int
+	// rowBinary says some rows came as RowBinary rows instead, which are not put in order.
 	rowBinary bool
+	// order, when set (sorted), is the order of runs in the block.
+	order []int32
 }
 
-// A run is one packed series' samples: rows [start, start+n).
+// A run is one series' samples in a record: packed (id, times as zigzag varints of
+// deltas of deltas, values' bits), or RowBinary rows (rowBinary, 32 bytes each).
 type run struct {
-	start, n int
-	hi, lo   uint64 // the id as the engine compares a UUID: its second half first
-	t0       int64
+	hi, lo    uint64 // the id as the engine compares a UUID: its second half first
+	t0        int64  // the first timestamp
+	n         int
+	id        []byte
+	times     []byte
+	values    []byte
+	rowBinary []byte
 }
 
 // addRowBinary adds RowBinary rows of (id UUID, timestamp DateTime64, value Float64).
@@ -56,123 +63,153 @@ func (c *sampleColumns) addRowBinary(data []byte) error {
 	if len(data)%32 != 0 {
 		return errors.New("prometheus_data rows are not 32 bytes each")
 	}
-	for ; len(data) > 0; data = data[32:] {
-		c.rowBinary = true
-		c.ids = append(c.ids, data[:16]...)
-		c.times = append(c.times, data[16:24]...)
-		c.values = append(c.values, data[24:32]...)
-		c.rows++
+	if len(data) == 0 {
+		return nil
 	}
+	c.rowBinary = true
+	c.runs = append(c.runs, run{n: len(data) / 32, rowBinary: data})
+	c.rows += len(data) / 32
 	return nil
 }
 
-// addPacked adds a SectionPackedSamples section of rows samples.
+// addPacked adds a SectionPackedSamples section of rows samples. The section is read
+// whole before anything is added: a malformed one adds none.
 func (c *sampleColumns) addPacked(data []byte, rows int) error {
-	got := 0
+	got, first := 0, len(c.runs)
+	fail := func() error {
+		c.runs = c.runs[:first]
+		return errPacked
+	}
 	for len(data) > 0 {
 		if len(data) < 17 {
-			return errPacked
+			return fail()
 		}
 		id := data[:16]
 		n, k := binary.Uvarint(data[16:])
 		if k <= 0 || n > uint64(len(data)) {
-			return errPacked
+			return fail()
 		}
 		data = data[16+k:]
-		r := run{start: c.rows, n: int(n), hi: binary.LittleEndian.Uint64(id[8:]), lo: binary.LittleEndian.Uint64(id[:8])}
-		var prev, delta uint64
-		for range n {
+		r := run{n: int(n), id: id, hi: binary.LittleEndian.Uint64(id[8:]), lo: binary.LittleEndian.Uint64(id[:8])}
+		times := data
+		for i := range n {
 			dd, k := binary.Varint(data)
 			if k <= 0 {
-				return errPacked
+				return fail()
+			}
+			if i == 0 {
+				r.t0 = dd // the first delta of deltas is the first time
 			}
 			data = data[k:]
-			delta += uint64(dd)
-			prev += delta
-			if len(c.times) == 8*r.start {
-				r.t0 = int64(prev)
-			}
-			c.ids = append(c.ids, id...)
-			c.times = binary.LittleEndian.AppendUint64(c.times, prev)
 		}
+		r.times = times[:len(times)-len(data)]
 		if uint64(len(data)) < 8*n {
-			return errPacked
+			return fail()
 		}
-		c.values = append(c.values, data[:8*n]...)
-		data = data[8*n:]
+		r.values, data = data[:8*n], data[8*n:]
 		c.runs = append(c.runs, r)
-		c.rows += int(n)
 		got += int(n)
 	}
 	if got != rows {
-		return errPacked
+		return fail()
 	}
+	c.rows += got
 	return nil
 }
 
 // add appends o's rows.
 func (c *sampleColumns) add(o *sampleColumns) {
-	c.ids = append(c.ids, o.ids...)
-	c.times = append(c.times, o.times...)
-	c.values = append(c.values, o.values...)
-	for _, r := range o.runs {
-		r.start += c.rows
-		c.runs = append(c.runs, r)
-	}
+	c.runs = append(c.runs, o.runs...)
 	c.rows += o.rows
 	c.rowBinary = c.rowBinary || o.rowBinary
+	c.order = nil
 }
 
 func (c *sampleColumns) reset() {
-	c.ids, c.times, c.values, c.rows = c.ids[:0], c.times[:0], c.values[:0], 0
-	c.runs, c.rowBinary = c.runs[:0], false
+	c.runs, c.rows, c.rowBinary, c.order = c.runs[:0], 0, false, nil
 }
 
-// sorted is the columns with their series in the data table's order (id, then the
-// first timestamp), so that the engine, which sorts every inserted block by its sorting
-// key, finds the block already sorted (a series' samples come in time order from
-// Prometheus) instead of sorting it. Rows that came as RowBinary are left as they are.
+// sorted puts the runs in the data table's order (id, then the first timestamp; runs
+// that tie keep the order they came in, so a replay builds the same block), so that
+// the engine, which sorts every inserted block by its sorting key, finds the block
+// already sorted (a series' samples come in time order from Prometheus) instead of
+// sorting it. Rows that came as RowBinary are left as they are.
 func (c *sampleColumns) sorted() *sampleColumns {
-	if c.rowBinary || slices.IsSortedFunc(c.runs, compareRuns) {
+	if c.rowBinary {
 		return c
 	}
-	runs := slices.Clone(c.runs)
-	slices.SortStableFunc(runs, compareRuns)
-	o := &sampleColumns{ids: make([]byte, 0, len(c.ids)), times: make([]byte, 0, len(c.times)), values: make([]byte, 0, len(c.values)), rows: c.rows}
-	for _, r := range runs {
-		a, b := r.start, r.start+r.n
-		o.ids = append(o.ids, c.ids[16*a:16*b]...)
-		o.times = append(o.times, c.times[8*a:8*b]...)
-		o.values = append(o.values, c.values[8*a:8*b]...)
+	c.order = make([]int32, len(c.runs))
+	for i := range c.order {
+		c.order[i] = int32(i)
 	}
-	return o
+	slices.SortFunc(c.order, func(i, j int32) int {
+		a, b := &c.runs[i], &c.runs[j]
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.t0, b.t0); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
+	return c
 }
 
-func compareRuns(a, b run) int {
-	if c := cmp.Compare(a.hi, b.hi); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.lo, b.lo); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.t0, b.t0)
-}
-
-// native is the columns as one block of the engine's Native format.
+// native is the samples as one block of the engine's Native format: three columns of
+// c.rows values each, the runs in their order, every sample decoded into its place.
 func (c *sampleColumns) native() []byte {
-	b := make([]byte, 0, len(c.ids)+len(c.times)+len(c.values)+64)
-	b = binary.AppendUvarint(b, 3)
-	b = binary.AppendUvarint(b, uint64(c.rows))
-	col := func(name, typ string, data []byte) {
+	head := func(b []byte, name, typ string) []byte {
 		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)
 		b = binary.AppendUvarint(b, uint64(len(typ)))
-		b = append(b, typ...)
-		b = append(b, data...)
+		return append(b, typ...)
 	}
-	col("id", "UUID", c.ids)
-	col("timestamp", "DateTime64(3, 'UTC')", c.times)
-	col("value", "Float64", c.values)
+	b := binary.AppendUvarint(nil, 3)
+	b = binary.AppendUvarint(b, uint64(c.rows))
+	b = head(b, "id", "UUID")
+	b = slices.Grow(b, 32*c.rows+64)
+	ids := b[len(b) : len(b)+16*c.rows]
+	b = head(b[:len(b)+16*c.rows], "timestamp", "DateTime64(3, 'UTC')")
+	times := b[len(b) : len(b)+8*c.rows]
+	b = head(b[:len(b)+8*c.rows], "value", "Float64")
+	values := b[len(b) : len(b)+8*c.rows]
+	b = b[:len(b)+8*c.rows]
+	row := 0
+	add := func(r *run) {
+		if r.rowBinary != nil {
+			for d := r.rowBinary; len(d) > 0; d = d[32:] {
+				copy(ids[16*row:], d[:16])
+				copy(times[8*row:], d[16:24])
+				copy(values[8*row:], d[24:32])
+				row++
+			}
+			return
+		}
+		var prev, delta uint64
+		d := r.times
+		for i := range r.n {
+			copy(ids[16*(row+i):], r.id)
+			dd, k := binary.Varint(d)
+			d = d[k:]
+			delta += uint64(dd)
+			prev += delta
+			binary.LittleEndian.PutUint64(times[8*(row+i):], prev)
+		}
+		copy(values[8*row:], r.values)
+		row += r.n
+	}
+	if c.order != nil {
+		for _, i := range c.order {
+			add(&c.runs[i])
+		}
+	} else {
+		for i := range c.runs {
+			add(&c.runs[i])
+		}
+	}
 	return b
 }
 

@@ -115,15 +115,16 @@ func TestPromQLQueryByteBudget(t *testing.T) {
 		}
 		return r
 	}
-	// sum_over_time is not pushed down: its samples are loaded into the PromQL engine
-	// (count_over_time would be computed in the engine, loading one point per step).
-	r := query("sum_over_time(b_metric[1d])")
+	// With an offset nothing is pushed down: the samples are loaded into the PromQL
+	// engine (sum_over_time alone would be computed on the step grid, loading one point
+	// per step).
+	r := query("sum_over_time(b_metric[1d] offset 1s)")
 	var e struct{ Status, ErrorType, Error string }
 	if err := json.Unmarshal(r.Body, &e); err != nil || r.Status != 422 || e.ErrorType != "cost_limit" ||
 		!strings.Contains(e.Error, "budget of 1 MiB") || !strings.Contains(e.Error, "narrow the time range") {
 		t.Errorf("over the budget: %d %s", r.Status, r.Body)
 	}
-	if r := query("sum_over_time(b_metric[1h])"); r.Status != 200 || !strings.Contains(string(r.Body), `"3600"`) {
+	if r := query("sum_over_time(b_metric[1h] offset 1s)"); r.Status != 200 || !strings.Contains(string(r.Body), `"3600"`) {
 		t.Errorf("within the budget: %d %s", r.Status, r.Body)
 	}
 }
