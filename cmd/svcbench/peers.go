@@ -413,20 +413,30 @@ func httpDo(ctx context.Context, method, url string, body []byte, headers map[st
 }
 
 // timed runs q runs times and returns the median latency and the last answer.
-func timed(runs int, q func() ([]byte, error)) (time.Duration, []byte, error) {
-	var ds []time.Duration
-	var last []byte
-	for range max(1, runs) {
-		t := time.Now()
-		b, err := q()
-		if err != nil {
-			return 0, nil, err
+// timedTurns runs each query runs times, the queries taking turns (who goes first
+// rotates), so that a load that comes and goes weighs on all of them alike, and returns
+// each one's median duration and last answer. A query that fails stops it.
+func timedTurns(runs int, qs ...func() ([]byte, error)) ([]time.Duration, [][]byte, error) {
+	ds := make([][]time.Duration, len(qs))
+	last := make([][]byte, len(qs))
+	for r := range max(1, runs) {
+		for k := range qs {
+			i := (r + k) % len(qs)
+			t := time.Now()
+			b, err := qs[i]()
+			if err != nil {
+				return nil, nil, err
+			}
+			ds[i] = append(ds[i], time.Since(t))
+			last[i] = b
 		}
-		ds = append(ds, time.Since(t))
-		last = b
 	}
-	slices.Sort(ds)
-	return ds[len(ds)/2], last, nil
+	med := make([]time.Duration, len(qs))
+	for i, d := range ds {
+		slices.Sort(d)
+		med[i] = d[len(d)/2]
+	}
+	return med, last, nil
 }
 
 // closeEnough is equality within 1e-9 relative (NaN equals NaN).

@@ -164,10 +164,12 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 		{label: "the console's request (sourcetype=access_combined)", spl: "sourcetype=access_combined", logsql: "sourcetype:=access_combined",
 			svcCols: []string{"_raw"}, vlCols: []string{"_msg"}, events: true},
 	}
-	fmt.Printf("\nsearches over the day, median of %d (svcd: POST /v1/spl/search; VictoriaLogs: /select/logsql/query, plus /select/logsql/hits for the timeline where svcd returns one)\n", o.runs)
+	fmt.Printf("\nsearches over the day, median of %d taking turns (svcd: POST /v1/spl/search; VictoriaLogs: /select/logsql/query, plus /select/logsql/hits for the timeline where svcd returns one)\n", o.runs)
 	report := [][]string{{"search", "this service (SPL)", "VictoriaLogs (LogsQL)", "ratio", "answers"}}
 	for _, s := range searches {
-		dSvc, ours, err := timed(o.runs, func() ([]byte, error) { return spl(s.spl, false) })
+		// One search first (not timed) tells the size of the page and the timeline's
+		// buckets that VictoriaLogs is asked for; then both take turns.
+		ours, err := spl(s.spl, false)
 		if err != nil {
 			return err
 		}
@@ -201,7 +203,7 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 			}
 			return vlQuery(s.logsql, url.Values{"step": {step}})
 		}
-		dVL, theirs, err := timed(o.runs, func() ([]byte, error) {
+		ds, answers, err := timedTurns(o.runs, func() ([]byte, error) { return spl(s.spl, false) }, func() ([]byte, error) {
 			b, err := vlQuery(logsql, nil)
 			if err == nil && step != "" {
 				hits, err = timeline()
@@ -211,6 +213,7 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 		if err != nil {
 			return err
 		}
+		dSvc, dVL, theirs := ds[0], ds[1], answers[1]
 		same := compareLogAnswers(s, answer.Meta, answer.Data, theirs)
 		if step != "" {
 			same += "; timeline " + compareTimeline(answer.Timeline, hits)

@@ -198,28 +198,27 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 		call{"series match[] limit=1000", "/series?" + enc(url.Values{"match[]": {"bench_duration_seconds_bucket"}, "limit": {"1000"}})},
 		call{"series match[] limit=100 (count)", "/series?" + enc(url.Values{"match[]": {"bench_requests_total"}, "limit": {"100"}})},
 	)
-	fmt.Printf("\nquery_range over the data's 12 h (%d series × %d samples), step 60 s, and Grafana's calls; median of %d; = Prometheus: same series, values within 1e-9 relative\n",
+	fmt.Printf("\nquery_range over the data's 12 h (%d series × %d samples), step 60 s, and Grafana's calls; median of %d, the three taking turns; = Prometheus: same series, values within 1e-9 relative\n",
 		series, points, o.runs)
 	qReport := [][]string{{"call", "this service", "VictoriaMetrics", "Prometheus", "svc = Prometheus", "VM = Prometheus"}}
 	for _, c := range calls {
 		row := []string{c.label}
-		var answers [][]byte
+		var qs []func() ([]byte, error)
 		for _, t := range targets {
-			d, b, err := timed(o.runs, func() ([]byte, error) {
+			qs = append(qs, func() ([]byte, error) {
 				code, b, err := httpDo(ctx, "GET", t.api+c.path, nil, t.headers)
 				if err != nil || code != 200 {
 					return nil, fmt.Errorf("%s %s: %d %.300s %v", t.name, c.label, code, b, err)
 				}
 				return b, nil
 			})
-			if err != nil {
-				row = append(row, "error")
-				fmt.Fprintln(os.Stderr, "svcbench:", err)
-				answers = append(answers, nil)
-				continue
-			}
+		}
+		ds, answers, err := timedTurns(o.runs, qs...)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
 			row = append(row, msf(d))
-			answers = append(answers, b)
 		}
 		countOnly := strings.HasSuffix(c.label, "(count)")
 		row = append(row, samePromAnswer(answers[0], answers[2], countOnly), samePromAnswer(answers[1], answers[2], countOnly))
