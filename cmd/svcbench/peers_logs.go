@@ -222,6 +222,9 @@ func peersLogs(ctx context.Context, st *stack, o peersOptions, bins map[string]s
 	}
 	table(report)
 	fmt.Printf("load average after the logs workload: %s\n", loadavg())
+	if o.hold {
+		holdForInspection(ctx, st, vl)
+	}
 	return nil
 }
 

@@ -40,7 +40,18 @@ func goldenOptions(src string) CompileOptions {
 	if strings.Contains(src, "# all-time") {
 		w = Window{Latest: goldenNow}
 	}
-	return CompileOptions{Table: "`db`.`logsearch_events`", Window: w, Now: goldenNow, Resolver: fakeResolver{}}
+	opts := CompileOptions{Table: "`db`.`logsearch_events`", Window: w, Now: goldenNow, Resolver: fakeResolver{}}
+	// "# paths: status=Int64 duration=Float64,Int64" gives the table's path schema.
+	for _, l := range strings.Split(src, "\n") {
+		if rest, ok := strings.CutPrefix(l, "# paths:"); ok {
+			opts.Paths = map[string][]string{}
+			for _, f := range strings.Fields(rest) {
+				name, types, _ := strings.Cut(f, "=")
+				opts.Paths[name] = strings.Split(types, ",")
+			}
+		}
+	}
+	return opts
 }
 
 // stripComments drops leading # lines of a golden input.
