@@ -31,7 +31,11 @@ func TestStringKindsTheEngineTypesAsString(t *testing.T) {
 		"Nov 25 2026", "Wed, 25 Nov 2026 10:00:00 GMT", "25dec2026", "1dec2026", "25Dec2026", "2026/11/25",
 		"Nov 25 10:00:01 web-1 sshd[4021]: Accepted publickey for deploy from 10.0.0.7 port 52144 ssh2",
 		"12fe", "1e5", "0x1F", "20261125", "123", "feb", "Feb 2026", "monday", "Mon 2026-11-23", "hello 2026",
-		"4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", "ABCDEF12", "1Dec", "dec2026"}
+		"4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", "ABCDEF12", "1Dec", "dec2026",
+		// Longer than 64 bytes: 's' without a look (an access-log line opens with digits).
+		`10.0.1.2 - - [25/Nov/2026:09:41:36 +0000] "GET /cart HTTP/1.1" 200 5120 "-" "curl/8.5"`,
+		"2026-11-25T09:41:36.637235772Z 2026-11-25T09:41:36.637235772Z 2026-11-25",
+		strings.Repeat("1", 65), "2026-11-25 " + strings.Repeat("0", 60)}
 	for range 200 {
 		values = append(values, hex(32), hex(16))
 	}
