@@ -270,7 +270,14 @@ type AlertEvent struct {
 
 // AlertState reads an alert's state stream and its version (for AppendAlertState).
 func (s *Service) AlertState(ctx context.Context, id uuid.UUID) ([]AlertEvent, es.Expected, error) {
-	events, err := es.Collect(ctx, s.store.ReadStream(ctx, AlertStateStream(id), 0))
+	return s.AlertStateFrom(ctx, id, 0)
+}
+
+// AlertStateFrom reads an alert's state stream from version from (inclusive) and the
+// stream's version: a caller that folded versions below from reads only what is new.
+// With from > 0 and nothing new, the version is from-1 (the caller saw it).
+func (s *Service) AlertStateFrom(ctx context.Context, id uuid.UUID, from uint64) ([]AlertEvent, es.Expected, error) {
+	events, err := es.Collect(ctx, s.store.ReadStream(ctx, AlertStateStream(id), from))
 	if err != nil {
 		return nil, es.Expected{}, err
 	}
@@ -296,6 +303,9 @@ func (s *Service) AlertState(ctx context.Context, id uuid.UUID) ([]AlertEvent, e
 		out = append(out, ae)
 	}
 	if len(events) == 0 {
+		if from > 0 {
+			return out, es.Exact(from - 1), nil
+		}
 		return out, es.NoStream(), nil
 	}
 	return out, es.Exact(events[len(events)-1].Version), nil

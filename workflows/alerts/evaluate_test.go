@@ -91,3 +91,44 @@ func TestSign(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestFoldInPiecesIsTheWholeFold: the state cache folds a stream's tail onto the fold
+// of its head; that must be the fold of the whole stream, delivery answers of the
+// groups' latest transitions included, however the stream is cut.
+func TestFoldInPiecesIsTheWholeFold(t *testing.T) {
+	d := uuid.New()
+	var events []catalog.AlertEvent
+	add := func(e catalog.AlertEvent) {
+		e.Version = uint64(len(events))
+		events = append(events, e)
+	}
+	for i := range 40 {
+		g := []string{"a", "b", "c"}[i%3]
+		to := []string{StateFiring, StateResolved}[(i/3)%2]
+		add(catalog.AlertEvent{Type: catalog.EvAlertTransitioned, Transition: &catalog.AlertTransition{Group: g, To: to, Notify: true}})
+		v := uint64(len(events) - 1)
+		if i%4 != 3 { // every fourth transition's delivery fails, and is not yet delivered
+			add(catalog.AlertEvent{Type: catalog.EvAlertDelivered, Delivery: &catalog.AlertDelivery{Transition: v, DestinationID: d}})
+		} else {
+			add(catalog.AlertEvent{Type: catalog.EvAlertDeliveryFailed, Delivery: &catalog.AlertDelivery{Transition: v, DestinationID: d, Error: "500"}})
+		}
+	}
+	whole := fold(events)
+	for cut := 1; cut < len(events); cut += 7 {
+		st := fold(events[:cut])
+		st.apply(events[cut:])
+		for _, k := range whole.keys() {
+			w, g := whole.groups[k], st.groups[k]
+			if g == nil || g.Last != w.Last || g.State != w.State {
+				t.Fatalf("cut %d: group %s %+v, want %+v", cut, k, g, w)
+			}
+			dk := dkey{w.Last, d}
+			if st.delivered[dk] != whole.delivered[dk] || st.failed[dk] != whole.failed[dk] {
+				t.Fatalf("cut %d: group %s delivered %v failed %d, want %v %d", cut, k, st.delivered[dk], st.failed[dk], whole.delivered[dk], whole.failed[dk])
+			}
+		}
+		if n := len(st.delivered) + len(st.failed); n > 2*len(st.groups) {
+			t.Fatalf("cut %d: %d delivery answers kept for %d groups", cut, n, len(st.groups))
+		}
+	}
+}

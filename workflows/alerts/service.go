@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -76,9 +77,8 @@ type Service struct {
 	mu      sync.Mutex
 	orphans map[uuid.UUID]bool
 
-	healthMu  sync.Mutex
-	healthAt  time.Time
-	healthErr error
+	health workflows.Health
+	states stateCache
 }
 
 // New returns the service; a nil engine is a disabled service (workflows.ErrDisabled).
@@ -89,20 +89,10 @@ func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine workflo
 
 // Available answers nil when the service is enabled and its engine answers.
 func (s *Service) Available(ctx context.Context) error {
-	if s == nil || s.engine == nil {
+	if s == nil {
 		return workflows.ErrDisabled
 	}
-	p, ok := s.engine.(interface{ Ping(context.Context) error })
-	if !ok {
-		return nil
-	}
-	s.healthMu.Lock()
-	defer s.healthMu.Unlock()
-	if time.Since(s.healthAt) > 2*time.Second || (s.healthErr != nil && time.Since(s.healthAt) > 200*time.Millisecond) {
-		s.healthErr = p.Ping(ctx)
-		s.healthAt = time.Now()
-	}
-	return s.healthErr
+	return s.health.Check(ctx, s.engine)
 }
 
 // Alert returns an alert of the cluster.
@@ -161,6 +151,7 @@ func (s *Service) Delete(ctx context.Context, a *catalog.Alert) error {
 	if err := s.cmds.DeleteAlert(ctx, a.OrgID, a.ID); err != nil {
 		return err
 	}
+	s.forget(a.ID)
 	if err := s.engine.DeleteSchedule(ctx, a.ID); err != nil {
 		s.cfg.Logger.Warn("delete alert schedule", "alert_id", a.ID, "err", err)
 	}
@@ -193,6 +184,9 @@ func (s *Service) Reconcile(ctx context.Context) error {
 		live[a.ID] = true
 		s.syncSchedule(ctx, a)
 	}
+	s.states.mu.Lock()
+	maps.DeleteFunc(s.states.alerts, func(id uuid.UUID, _ *cachedState) bool { return !live[id] })
+	s.states.mu.Unlock()
 	ids, err := s.engine.Schedules(ctx)
 	if err != nil {
 		return err
@@ -279,12 +273,11 @@ func (s *Service) View(ctx context.Context, a *catalog.Alert) View {
 		v.Destinations = append(v.Destinations, DestinationView{ID: d.ID, Type: d.Type, URLConfigured: d.SealedURL != "",
 			SecretConfigured: d.SealedSecret != "", RoutingKeyConfigured: d.SealedRoutingKey != ""})
 	}
-	events, _, err := s.cmds.AlertState(ctx, a.ID)
+	st, _, err := s.stateOf(ctx, a.ID)
 	if err != nil {
 		v.State = "unknown"
 		return v
 	}
-	st := fold(events)
 	v.State = st.overall()
 	for _, key := range st.keys() {
 		g := st.groups[key]
