@@ -756,7 +756,7 @@ type ClientInterface interface {
 
 	// CreateAlertWithBody Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -767,7 +767,7 @@ type ClientInterface interface {
 
 	// CreateAlert Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -799,6 +799,7 @@ type ClientInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -810,6 +811,7 @@ type ClientInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3548,7 +3550,7 @@ func (c *Client) ListAlerts(ctx context.Context, params *ListAlertsParams, reqEd
 
 // CreateAlertWithBody Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3569,7 +3571,7 @@ func (c *Client) CreateAlertWithBody(ctx context.Context, params *CreateAlertPar
 
 // CreateAlert Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3632,6 +3634,8 @@ func (c *Client) GetAlert(ctx context.Context, alertId AlertId, params *GetAlert
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
+//	A query in `spl` is validated and permitted as on create.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
@@ -3652,6 +3656,8 @@ func (c *Client) UpdateAlertWithBody(ctx context.Context, alertId AlertId, param
 // Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+//	A query in `spl` is validated and permitted as on create.
 //
 // Takes a body of the `application/json` content type.
 //

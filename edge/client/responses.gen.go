@@ -744,7 +744,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAlertWithBodyWithResponse Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -755,7 +755,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAlertWithResponse Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -791,6 +791,7 @@ type ClientWithResponsesInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -802,6 +803,7 @@ type ClientWithResponsesInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3482,7 +3484,7 @@ func (c *ClientWithResponses) ListAlertsWithResponse(ctx context.Context, params
 
 // CreateAlertWithBodyWithResponse Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3499,7 +3501,7 @@ func (c *ClientWithResponses) CreateAlertWithBodyWithResponse(ctx context.Contex
 
 // CreateAlertWithResponse Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3554,6 +3556,8 @@ func (c *ClientWithResponses) GetAlertWithResponse(ctx context.Context, alertId 
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
+//	A query in `spl` is validated and permitted as on create.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
@@ -3570,6 +3574,8 @@ func (c *ClientWithResponses) UpdateAlertWithBodyWithResponse(ctx context.Contex
 // Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+//	A query in `spl` is validated and permitted as on create.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

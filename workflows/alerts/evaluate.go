@@ -161,7 +161,13 @@ func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
 		return nil // deleted since it was scheduled
 	}
 	now := time.Now().UTC()
-	res := s.observe(ctx, a, x, now)
+	// The query's instant is the scheduled time, as a Prometheus rule group evaluates at
+	// its slot's timestamp: a late or retried evaluation asks about the same moment.
+	at := now
+	if !x.ScheduledAt.IsZero() {
+		at = x.ScheduledAt.UTC()
+	}
+	res := s.observe(ctx, a, x, at)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -191,8 +197,8 @@ func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
 	return nil
 }
 
-// observe runs the alert's query and computes a value per group.
-func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Execution, now time.Time) result {
+// observe runs the alert's query at instant at and computes a value per group.
+func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Execution, at time.Time) result {
 	groups := map[string]observed{}
 	add := func(labels map[string]string, v float64) {
 		groups[groupKey(labels)] = observed{labels: labels, value: v}
@@ -202,7 +208,7 @@ func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Exe
 		if s.prom == nil {
 			return result{err: errors.New("the Prometheus query API is not configured on this node")}
 		}
-		samples, err := s.prom.Instant(ctx, a.OrgID, a.ClusterID, a.Database, a.Query, now)
+		samples, err := s.prom.Instant(ctx, a.OrgID, a.ClusterID, a.Database, a.Query, at)
 		if err != nil {
 			return result{err: err}
 		}
@@ -220,6 +226,8 @@ func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Exe
 		if len(samples) == 0 {
 			return result{groups: groups, noData: a.Op != OpAny}
 		}
+	case LangSPL:
+		return s.observeSearch(ctx, a, x, at)
 	default:
 		rows, err := s.runSQL(ctx, a, x)
 		if err != nil {

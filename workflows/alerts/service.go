@@ -16,6 +16,7 @@ import (
 
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/egress"
+	"github.com/svc-data/svc/query/spl"
 	"github.com/svc-data/svc/workflows"
 )
 
@@ -30,6 +31,17 @@ type Sample struct {
 type PromQuerier interface {
 	Instant(ctx context.Context, org, cluster uuid.UUID, database, expr string, at time.Time) ([]Sample, error)
 }
+
+// Searcher runs a log search over a logical database of a cluster, as the API's
+// POST /v1/spl/search does (query/splsearch).
+type Searcher interface {
+	Search(ctx context.Context, org, cluster uuid.UUID, database string, req spl.Request) (*spl.Response, error)
+}
+
+// Permit says whether the caller may save an alert whose query is in language (one of
+// LangSQL, LangPromQL, LangSPL): the edge answers with the rule of that language's own
+// endpoint. A nil Permit permits everything.
+type Permit func(language string) error
 
 // Config configures the alert service.
 type Config struct {
@@ -72,6 +84,7 @@ type Service struct {
 	engine workflows.Engine
 	query  workflows.Querier
 	prom   PromQuerier
+	search Searcher
 	sealer *workflows.Sealer
 
 	mu      sync.Mutex
@@ -82,9 +95,10 @@ type Service struct {
 }
 
 // New returns the service; a nil engine is a disabled service (workflows.ErrDisabled).
-func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine workflows.Engine, q workflows.Querier, prom PromQuerier, sealer *workflows.Sealer) *Service {
+// A nil prom or search refuses alerts in PromQL or SPL.
+func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine workflows.Engine, q workflows.Querier, prom PromQuerier, search Searcher, sealer *workflows.Sealer) *Service {
 	cfg.validate()
-	return &Service{cfg: cfg, model: model, cmds: cmds, engine: engine, query: q, prom: prom, sealer: sealer}
+	return &Service{cfg: cfg, model: model, cmds: cmds, engine: engine, query: q, prom: prom, search: search, sealer: sealer}
 }
 
 // Available answers nil when the service is enabled and its engine answers.
@@ -104,12 +118,18 @@ func (s *Service) Alert(cluster, id uuid.UUID) (*catalog.Alert, bool) {
 	return a, true
 }
 
-// Create saves a new alert from a create body and schedules its evaluation.
-func (s *Service) Create(ctx context.Context, org, cluster uuid.UUID, body []byte) (View, error) {
+// Create saves a new alert from a create body and schedules its evaluation. may
+// decides whether the caller may query in the alert's language.
+func (s *Service) Create(ctx context.Context, org, cluster uuid.UUID, body []byte, may Permit) (View, error) {
 	a := catalog.Alert{OrgID: org, ClusterID: cluster, Enabled: true, IntervalSeconds: DefaultInterval,
 		Labels: map[string]string{}, Annotations: map[string]string{}, Destinations: []catalog.AlertDestination{}}
 	if err := s.apply(ctx, body, true, &a); err != nil {
 		return View{}, err
+	}
+	if may != nil {
+		if err := may(a.Language); err != nil {
+			return View{}, err
+		}
 	}
 	out, err := s.cmds.SaveAlert(ctx, a)
 	if err != nil {
@@ -119,12 +139,17 @@ func (s *Service) Create(ctx context.Context, org, cluster uuid.UUID, body []byt
 	return s.View(ctx, out), nil
 }
 
-// Update applies a PATCH body.
-func (s *Service) Update(ctx context.Context, a *catalog.Alert, body []byte) (View, error) {
+// Update applies a PATCH body; may is as for Create (asked of the saved language).
+func (s *Service) Update(ctx context.Context, a *catalog.Alert, body []byte, may Permit) (View, error) {
 	next := *a
 	next.Destinations = append([]catalog.AlertDestination(nil), a.Destinations...)
 	if err := s.apply(ctx, body, false, &next); err != nil {
 		return View{}, err
+	}
+	if may != nil {
+		if err := may(next.Language); err != nil {
+			return View{}, err
+		}
 	}
 	out, err := s.cmds.SaveAlert(ctx, next)
 	if err != nil {
@@ -229,6 +254,7 @@ type View struct {
 	Destinations    []DestinationView `json:"destinations"`
 	Enabled         bool              `json:"enabled"`
 	SilencedUntil   *time.Time        `json:"silenced_until"`
+	ManagedBy       *string           `json:"managed_by"`
 	State           string            `json:"state"`
 	Groups          []GroupView       `json:"groups"`
 	Revision        int               `json:"revision"`
@@ -247,6 +273,7 @@ type ConditionView struct {
 type DestinationView struct {
 	ID                   uuid.UUID `json:"id"`
 	Type                 string    `json:"type"`
+	Name                 string    `json:"name,omitempty"`
 	URLConfigured        bool      `json:"url_configured"`
 	SecretConfigured     bool      `json:"secret_configured,omitempty"`
 	RoutingKeyConfigured bool      `json:"routing_key_configured,omitempty"`
@@ -269,8 +296,14 @@ func (s *Service) View(ctx context.Context, a *catalog.Alert) View {
 		For: (time.Duration(a.ForSeconds) * time.Second).String(), ForSeconds: a.ForSeconds, Labels: a.Labels, Annotations: a.Annotations,
 		Destinations: []DestinationView{}, Enabled: a.Enabled, SilencedUntil: a.SilencedUntil, Groups: []GroupView{},
 		Revision: a.Revision, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	if a.ManagedBy != "" {
+		v.ManagedBy = &a.ManagedBy
+	}
+	if a.Language == LangSPL {
+		v.Query["earliest"], v.Query["latest"] = window(a)
+	}
 	for _, d := range a.Destinations {
-		v.Destinations = append(v.Destinations, DestinationView{ID: d.ID, Type: d.Type, URLConfigured: d.SealedURL != "",
+		v.Destinations = append(v.Destinations, DestinationView{ID: d.ID, Type: d.Type, Name: d.Name, URLConfigured: d.SealedURL != "",
 			SecretConfigured: d.SealedSecret != "", RoutingKeyConfigured: d.SealedRoutingKey != ""})
 	}
 	st, _, err := s.stateOf(ctx, a.ID)
