@@ -964,7 +964,7 @@ type ClientInterface interface {
 
 	// ChangeAppWithBody Change an app's settings
 	//
-	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -977,7 +977,7 @@ type ClientInterface interface {
 
 	// ChangeApp Change an app's settings
 	//
-	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1716,8 +1716,13 @@ type ClientInterface interface {
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
 	// **Statements.**
-	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-	//   keys, users, and custom-role keys within their roles' grants and row policies).
+	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+	//   keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+	//   answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+	//   names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+	//   retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+	//   The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+	//   the engine's TTL enforces it.
 	// * `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 	//   `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 	//   statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -1807,8 +1812,13 @@ type ClientInterface interface {
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
 	// **Statements.**
-	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-	//   keys, users, and custom-role keys within their roles' grants and row policies).
+	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+	//   keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+	//   answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+	//   names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+	//   retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+	//   The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+	//   the engine's TTL enforces it.
 	// * `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 	//   `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 	//   statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -3940,7 +3950,7 @@ func (c *Client) UninstallApp(ctx context.Context, appId AppPath, params *Uninst
 
 // ChangeAppWithBody Change an app's settings
 //
-// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -3963,7 +3973,7 @@ func (c *Client) ChangeAppWithBody(ctx context.Context, appId AppPath, params *C
 
 // ChangeApp Change an app's settings
 //
-// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -5282,8 +5292,13 @@ func (c *Client) SetMemberRole(ctx context.Context, org Org, user string, params
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
 // **Statements.**
-//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-//     keys, users, and custom-role keys within their roles' grants and row policies).
+//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+//     keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+//     answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+//     names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+//     retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+//     The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+//     the engine's TTL enforces it.
 //   - `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 //     `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 //     statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -5383,8 +5398,13 @@ func (c *Client) RunQueryWithBody(ctx context.Context, params *RunQueryParams, c
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
 // **Statements.**
-//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-//     keys, users, and custom-role keys within their roles' grants and row policies).
+//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+//     keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+//     answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+//     names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+//     retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+//     The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+//     the engine's TTL enforces it.
 //   - `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 //     `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 //     statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
