@@ -119,6 +119,8 @@ type AlertService interface {
 	History(ctx context.Context, a *catalog.Alert, limit int) ([]alerts.HistoryEntry, error)
 	// Rules are the PromQL alerts over a database as Prometheus's rule groups.
 	Rules(ctx context.Context, cluster uuid.UUID, database string) []alerts.RuleGroup
+	// EvaluationStats are this node's evaluation counters, for GET /metrics.
+	EvaluationStats() alerts.EvalStats
 }
 
 // WorkflowService is the workflow API's domain (workflows.Service).

@@ -23,8 +23,9 @@ type Engine interface {
 	// ListRuns pages through wf's runs, active ones first by start time descending, then
 	// finished ones by finish time descending. A nil next page token means the end.
 	ListRuns(ctx context.Context, wf uuid.UUID, limit int, page []byte) (runs []Run, next []byte, err error)
-	// UpsertSchedule makes wf's schedule fire every interval, paused or not.
-	UpsertSchedule(ctx context.Context, wf uuid.UUID, interval time.Duration, paused bool) error
+	// UpsertSchedule makes wf's schedule fire every interval, at the multiples of the
+	// interval since the epoch shifted by offset (0 <= offset < interval), paused or not.
+	UpsertSchedule(ctx context.Context, wf uuid.UUID, interval, offset time.Duration, paused bool) error
 	// DeleteSchedule removes wf's schedule; removing none is not an error.
 	DeleteSchedule(ctx context.Context, wf uuid.UUID) error
 	// Schedules lists the workflows that have a schedule.

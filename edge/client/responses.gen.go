@@ -117,7 +117,7 @@ type ClientWithResponsesInterface interface {
 	// `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 	// `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
 	// (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
-	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
+	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`); the OTLP/gRPC counters; and this node's alert evaluations, `svc_alert_evaluation_lag_seconds` (histogram: the scheduled time to the evaluation done), `svc_alert_evaluation_duration_seconds` (histogram: the execution's start to done) and `svc_alert_evaluation_failures_total`. Labels carry ids, never names,
 	// so no tenant's table names are shown. No authentication: restrict it at the network
 	// if needed. (This is not the specification's `GET /v1/metrics`.)
 	//
@@ -2621,7 +2621,7 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 // `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 // `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
 // (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
-// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
+// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`); the OTLP/gRPC counters; and this node's alert evaluations, `svc_alert_evaluation_lag_seconds` (histogram: the scheduled time to the evaluation done), `svc_alert_evaluation_duration_seconds` (histogram: the execution's start to done) and `svc_alert_evaluation_failures_total`. Labels carry ids, never names,
 // so no tenant's table names are shown. No authentication: restrict it at the network
 // if needed. (This is not the specification's `GET /v1/metrics`.)
 //

@@ -171,6 +171,7 @@ func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	defer func() { s.evals.record(x.ScheduledAt, x.StartedAt, time.Now(), res.err != nil) }()
 	var st *state
 	for attempt := 0; ; attempt++ {
 		var exp es.Expected

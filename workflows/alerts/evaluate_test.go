@@ -132,3 +132,28 @@ func TestFoldInPiecesIsTheWholeFold(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleOffsetSpreads: offsets are whole seconds inside the interval, the same
+// for an alert every time, and spread 1,000 alerts at 60 s over the minute.
+func TestScheduleOffsetSpreads(t *testing.T) {
+	perSecond := map[time.Duration]int{}
+	for range 1000 {
+		id := uuid.New()
+		o := scheduleOffset(id, time.Minute)
+		if o < 0 || o >= time.Minute || o%time.Second != 0 || scheduleOffset(id, time.Minute) != o {
+			t.Fatalf("offset %v", o)
+		}
+		perSecond[o]++
+	}
+	if len(perSecond) < 55 {
+		t.Fatalf("1,000 alerts fall on %d of 60 seconds", len(perSecond))
+	}
+	for _, n := range perSecond {
+		if n > 40 {
+			t.Fatalf("%d alerts in one second", n)
+		}
+	}
+	if o := scheduleOffset(uuid.New(), time.Second); o != 0 {
+		t.Fatalf("1 s interval: offset %v", o)
+	}
+}

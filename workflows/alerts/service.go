@@ -7,6 +7,7 @@ package alerts
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"log/slog"
 	"maps"
 	"sync"
@@ -92,6 +93,7 @@ type Service struct {
 
 	health workflows.Health
 	states stateCache
+	evals  evalStats
 }
 
 // New returns the service; a nil engine is a disabled service (workflows.ErrDisabled).
@@ -193,10 +195,24 @@ func (s *Service) List(ctx context.Context, cluster uuid.UUID) []View {
 }
 
 func (s *Service) syncSchedule(ctx context.Context, a *catalog.Alert) {
-	err := s.engine.UpsertSchedule(ctx, a.ID, time.Duration(a.IntervalSeconds)*time.Second, !a.Enabled)
+	interval := time.Duration(a.IntervalSeconds) * time.Second
+	err := s.engine.UpsertSchedule(ctx, a.ID, interval, scheduleOffset(a.ID, interval), !a.Enabled)
 	if err != nil {
 		s.cfg.Logger.Warn("sync alert schedule", "alert_id", a.ID, "err", err)
 	}
+}
+
+// scheduleOffset shifts an alert's evaluations within its interval by a stable amount
+// (whole seconds from its id), as Prometheus shifts each rule group by a hash: alerts
+// with one interval are spread over it instead of all evaluating in the same second.
+func scheduleOffset(id uuid.UUID, interval time.Duration) time.Duration {
+	secs := int64(interval / time.Second)
+	if secs <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write(id[:])
+	return time.Duration(h.Sum64()%uint64(secs)) * time.Second
 }
 
 // Reconcile makes the engine's schedules match every alert.
