@@ -133,7 +133,7 @@ func benchAlerts(ctx context.Context, st *stack, o alertsOptions, promBin string
 	defer func() { stopFeed(); feed.Wait() }()
 	const count = "count(bench_requests_total)"
 	if err := waitFor(ctx, "svcd's series", int64(o.alerts), 5*time.Minute, func() (int64, error) {
-		return promScalar(ctx, st.url+"/prometheus/api/v1", auth, count)
+		return promScalar(ctx, st.url+"/prometheus/api/v1", auth, url.Values{"query": {count}})
 	}); err != nil {
 		return err
 	}
@@ -387,7 +387,8 @@ func (p pathCPU) readTree() []float64 {
 	return out
 }
 
-// profileFor fetches a CPU profile of svcd over d into dir/<name>.prof, in the background.
+// profileFor fetches a CPU profile of svcd over d into dir/<name>.prof in the background;
+// the channel closes when it is written (at once when no profile is asked for).
 func (st *stack) profileFor(dir, name string, d time.Duration) <-chan struct{} {
 	done := make(chan struct{})
 	if dir == "" || st.pprof == "" {
@@ -403,7 +404,7 @@ func (st *stack) profileFor(dir, name string, d time.Duration) <-chan struct{} {
 		}
 		defer resp.Body.Close()
 		os.MkdirAll(dir, 0o755)
-		f, err := os.Create(filepath.Join(dir, name+".prof"))
+		f, err := os.Create(filepath.Join(dir, strings.NewReplacer(" ", "_", "/", "_").Replace(name)+".prof"))
 		if err != nil {
 			return
 		}
@@ -594,9 +595,9 @@ func promFiring(ctx context.Context, base string) ([]string, error) {
 	return out, nil
 }
 
-// promScalar is the value of an instant query's first sample.
-func promScalar(ctx context.Context, api string, headers map[string]string, q string) (int64, error) {
-	code, b, err := httpDo(ctx, "GET", api+"/query?"+url.Values{"query": {q}}.Encode(), nil, headers)
+// promScalar is the value of an instant query's first sample (query: its parameters).
+func promScalar(ctx context.Context, api string, headers map[string]string, query url.Values) (int64, error) {
+	code, b, err := httpDo(ctx, "GET", api+"/query?"+query.Encode(), nil, headers)
 	if err != nil || code != 200 {
 		return 0, fmt.Errorf("query: %d %.200s %v", code, b, err)
 	}

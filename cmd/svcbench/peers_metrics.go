@@ -144,22 +144,8 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 	}
 	promCount := func(base string, headers map[string]string) func() (int64, error) {
 		return func() (int64, error) {
-			q := url.Values{"query": {`sum(count_over_time({__name__=~"bench_.+"}[3d]))`}, "time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}}
-			code, b, err := httpDo(ctx, "GET", base+"/query?"+q.Encode(), nil, headers)
-			if err != nil || code != 200 {
-				return 0, fmt.Errorf("count: %d %.200s %v", code, b, err)
-			}
-			var r struct {
-				Data struct {
-					Result []struct{ Value [2]any }
-				}
-			}
-			if err := json.Unmarshal(b, &r); err != nil || len(r.Data.Result) == 0 {
-				return 0, err
-			}
-			s, _ := r.Data.Result[0].Value[1].(string)
-			v, err := strconv.ParseFloat(s, 64)
-			return int64(v), err
+			return promScalar(ctx, base, headers, url.Values{"query": {`sum(count_over_time({__name__=~"bench_.+"}[3d]))`},
+				"time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}})
 		}
 	}
 	targets := []target{
