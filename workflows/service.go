@@ -221,7 +221,7 @@ func (s *Service) syncSchedule(ctx context.Context, w *catalog.Workflow) {
 	interval, paused, ok := wantSchedule(w)
 	var err error
 	if ok {
-		err = s.engine.UpsertSchedule(ctx, w.ID, interval, 0, paused)
+		err = s.engine.UpsertSchedule(ctx, w.ID, Schedule{Every: interval, Paused: paused})
 	} else {
 		err = s.engine.DeleteSchedule(ctx, w.ID)
 	}

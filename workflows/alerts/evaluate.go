@@ -152,11 +152,20 @@ type observed struct {
 	value  float64
 }
 
-// Evaluate runs one evaluation: the query, the condition per group, the transitions
-// (recorded at the state stream's exact version, before anything is sent), then the
-// notifications of transitions not delivered yet, each recorded once answered.
+// Evaluate runs one execution of the alerts' queue: a tick (TickID) evaluates the alerts
+// due at its second; an alert's own schedule (made before the tick) evaluates it.
 func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
-	a, ok := s.model.Alert(x.WorkflowID)
+	if x.WorkflowID == TickID {
+		return s.evaluateTick(ctx, x)
+	}
+	return s.evaluate(ctx, x.WorkflowID, x)
+}
+
+// evaluate runs one evaluation of alert id: the query, the condition per group, the
+// transitions (recorded at the state stream's exact version, before anything is sent),
+// then the notifications of transitions not delivered yet, each recorded once answered.
+func (s *Service) evaluate(ctx context.Context, id uuid.UUID, x workflows.Execution) error {
+	a, ok := s.model.Alert(id)
 	if !ok {
 		return nil // deleted since it was scheduled
 	}

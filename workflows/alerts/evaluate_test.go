@@ -157,3 +157,24 @@ func TestScheduleOffsetSpreads(t *testing.T) {
 		t.Fatalf("1 s interval: offset %v", o)
 	}
 }
+
+// TestDueOncePerInterval: over any span of interval seconds, the tick finds an alert due
+// exactly once, at a second that is its offset past a multiple of the interval.
+func TestDueOncePerInterval(t *testing.T) {
+	for _, interval := range []int{1, 7, 60, 3600} {
+		a := &catalog.Alert{ID: uuid.New(), IntervalSeconds: interval}
+		start := time.Unix(1_700_000_123, 0).UTC()
+		var hits []time.Time
+		for i := range 2 * interval {
+			if at := start.Add(time.Duration(i) * time.Second); due(a, at) {
+				hits = append(hits, at)
+			}
+		}
+		if len(hits) != 2 || hits[1].Sub(hits[0]) != time.Duration(interval)*time.Second {
+			t.Fatalf("interval %d: due at %v", interval, hits)
+		}
+		if off := scheduleOffset(a.ID, time.Duration(interval)*time.Second); hits[0].Unix()%int64(interval) != int64(off/time.Second) {
+			t.Fatalf("interval %d: due at %v, offset %v", interval, hits[0], off)
+		}
+	}
+}

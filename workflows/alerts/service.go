@@ -94,6 +94,8 @@ type Service struct {
 	health workflows.Health
 	states stateCache
 	evals  evalStats
+	// running holds the alerts this node is evaluating (a tick skips them).
+	running sync.Map
 }
 
 // New returns the service; a nil engine is a disabled service (workflows.ErrDisabled).
@@ -179,9 +181,6 @@ func (s *Service) Delete(ctx context.Context, a *catalog.Alert) error {
 		return err
 	}
 	s.forget(a.ID)
-	if err := s.engine.DeleteSchedule(ctx, a.ID); err != nil {
-		s.cfg.Logger.Warn("delete alert schedule", "alert_id", a.ID, "err", err)
-	}
 	return nil
 }
 
@@ -194,13 +193,8 @@ func (s *Service) List(ctx context.Context, cluster uuid.UUID) []View {
 	return out
 }
 
-func (s *Service) syncSchedule(ctx context.Context, a *catalog.Alert) {
-	interval := time.Duration(a.IntervalSeconds) * time.Second
-	err := s.engine.UpsertSchedule(ctx, a.ID, interval, scheduleOffset(a.ID, interval), !a.Enabled)
-	if err != nil {
-		s.cfg.Logger.Warn("sync alert schedule", "alert_id", a.ID, "err", err)
-	}
-}
+// syncSchedule makes sure a saved alert is evaluated: the tick exists (TickID).
+func (s *Service) syncSchedule(ctx context.Context, _ *catalog.Alert) { s.syncTick(ctx) }
 
 // scheduleOffset shifts an alert's evaluations within its interval by a stable amount
 // (whole seconds from its id), as Prometheus shifts each rule group by a hash: alerts
@@ -215,7 +209,9 @@ func scheduleOffset(id uuid.UUID, interval time.Duration) time.Duration {
 	return time.Duration(h.Sum64()%uint64(secs)) * time.Second
 }
 
-// Reconcile makes the engine's schedules match every alert.
+// Reconcile makes the engine's schedules on the alerts' queue what the alerts need: the
+// tick while there are alerts, nothing else (a schedule of one alert, as deployments
+// before the tick made them, is deleted as an orphan).
 func (s *Service) Reconcile(ctx context.Context) error {
 	if s.engine == nil {
 		return nil
@@ -223,21 +219,23 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	live := map[uuid.UUID]bool{}
 	for _, a := range s.model.Alerts(uuid.Nil) {
 		live[a.ID] = true
-		s.syncSchedule(ctx, a)
 	}
 	s.states.mu.Lock()
 	maps.DeleteFunc(s.states.alerts, func(id uuid.UUID, _ *cachedState) bool { return !live[id] })
 	s.states.mu.Unlock()
+	if len(live) > 0 {
+		s.syncTick(ctx)
+	}
 	ids, err := s.engine.Schedules(ctx)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// An unknown schedule may be an alert another node created a moment ago.
+	// The tick of no alerts may be one another node needs a moment from now: it is
+	// deleted on the second pass that finds no alert, like any orphan.
 	s.orphans, err = workflows.SweepOrphans(ctx, ids, s.orphans, func(id uuid.UUID) bool {
-		_, ok := s.model.Alert(id)
-		return live[id] || ok
+		return id == TickID && (len(live) > 0 || len(s.model.Alerts(uuid.Nil)) > 0)
 	}, s.engine.DeleteSchedule)
 	return err
 }
