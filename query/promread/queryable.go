@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/prometheus/model/labels"
@@ -208,12 +209,36 @@ func (qr *querier) Select(ctx context.Context, _ bool, hints *storage.SelectHint
 	return &seriesSet{series: ss}
 }
 
+// maxNamedSeries is the most series loadWithSamples names by id in its samples
+// statement; more are selected by the series statement again inside it.
+const maxNamedSeries = 1000
+
 // loadWithSamples reads the series the matchers select with their samples between mint
-// and maxt (selectSQL), verified with the matchers and sorted by labels.
+// and maxt (selectSQL), verified with the matchers and sorted by labels. The series are
+// read first (seriesSQL, once): up to maxNamedSeries, the samples statement then names
+// them by id, so that the series table is scanned once and not once per relation of
+// selectSQL (three times: a one-series alert's evaluation spent most of its engine time
+// grouping the series table's rows; docs/performance.md, alerts).
 func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) ([]*series, error) {
 	sel, err := seriesSQL(t.Database, ms, mint, maxt)
 	if err != nil {
 		return nil, err
+	}
+	var named map[uuid.UUID]labels.Labels
+	if found, _, err := qr.loadSeries(ctx, t, ms, mint, maxt); err != nil {
+		return nil, err
+	} else if len(found) == 0 {
+		return nil, nil
+	} else if len(found) <= maxNamedSeries {
+		named = make(map[uuid.UUID]labels.Labels, len(found))
+		ids := make([]string, len(found))
+		for i, f := range found {
+			named[f.id] = f.labels
+			ids[i] = "toUUID(" + sqlquote.String(f.id.String()) + ")"
+		}
+		// The relation selectSQL joins, with the series table's column types.
+		sel = "SELECT arrayJoin([" + strings.Join(ids, ", ") + "]) AS id, CAST('' AS LowCardinality(String)) AS metric_name," +
+			" CAST(map(), 'Map(LowCardinality(String), String)') AS tags"
 	}
 	rows, err := qr.stream(ctx, t, selectSQL(t.Database, sel, mint, maxt))
 	if err != nil {
@@ -232,12 +257,15 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 	b := labels.NewScratchBuilder(8)
 	for rows.Next() {
 		v := rows.Values()
-		ls := labelsOf(&b, v[1], v[2])
-		if !matchesAll(ms, ls) {
+		id, _ := v[0].(uuid.UUID)
+		var ls labels.Labels
+		if named != nil {
+			// Read, verified and charged for by loadSeries.
+			ls = named[id]
+		} else if ls = labelsOf(&b, v[1], v[2]); !matchesAll(ms, ls) {
 			continue
 		}
-		s := &series{labels: ls}
-		s.id, _ = v[0].(uuid.UUID)
+		s := &series{labels: ls, id: id}
 		ts, _ := v[3].([]int64)
 		bits, _ := v[4].([]uint64)
 		if len(ts) != len(bits) {
@@ -250,7 +278,11 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 		if n += len(ts) + len(hs); n > limit {
 			return nil, ErrTooManySamples
 		}
-		if err := t.Budget.charge(seriesBytes + labelBytes(ls) + int64(len(ts))*floatSampleBytes + histogramBytes(hs)); err != nil {
+		charge := int64(len(ts))*floatSampleBytes + histogramBytes(hs)
+		if named == nil {
+			charge += seriesBytes + labelBytes(ls)
+		}
+		if err := t.Budget.charge(charge); err != nil {
 			return nil, err
 		}
 		s.floats = make([]fsample, len(ts))
