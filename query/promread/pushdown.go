@@ -245,7 +245,9 @@ func gridSQL(db, sel string, p Pushdown, s Spec) string {
 		sel, out, rawT, rawV, counted)
 }
 
-func ser0(id any) string { u, _ := id.(uuid.UUID); return u.String() }
+func ser0(id any) string { return ser0id(id).String() }
+
+func ser0id(id any) uuid.UUID { u, _ := id.(uuid.UUID); return u }
 
 // rateGrid is rate, increase or delta of the samples (times ts in order, values' bits
 // vs, stale markers left out) on p's evaluation times, as gridSQL computes them in the
@@ -320,9 +322,12 @@ func rangeSeconds(ms int64) float64 { return time.Duration(ms * int64(time.Milli
 // labels.
 func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s Spec) storage.SeriesSet {
 	_, last := p.steps()
-	sel, err := seriesSQL(t.Database, s.Matchers, p.Start-s.Range+1, last)
+	sel, named, none, err := qr.namedSeries(ctx, t, s.Matchers, p.Start-s.Range+1, last)
 	if err != nil {
 		return storage.ErrSeriesSet(err)
+	}
+	if none {
+		return &seriesSet{}
 	}
 	rows, err := qr.stream(ctx, t, gridSQL(t.Database, sel, p, s))
 	if err != nil {
@@ -342,8 +347,11 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 	b := labels.NewScratchBuilder(8)
 	for rows.Next() {
 		v := rows.Values()
-		ls := labelsOf(&b, v[1], v[2])
-		if !matchesAll(s.Matchers, ls) {
+		var ls labels.Labels
+		if named != nil {
+			// Read, verified and charged for by namedSeries.
+			ls = named[ser0id(v[0])]
+		} else if ls = labelsOf(&b, v[1], v[2]); !matchesAll(s.Matchers, ls) {
 			continue
 		}
 		bits, _ := v[3].([]uint64)
@@ -370,7 +378,11 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 		if n += len(bits); n > limit {
 			return storage.ErrSeriesSet(ErrTooManySamples)
 		}
-		if err := t.Budget.charge(seriesBytes + labelBytes(ls) + int64(len(bits))*floatSampleBytes); err != nil {
+		charge := int64(len(bits)) * floatSampleBytes
+		if named == nil {
+			charge += seriesBytes + labelBytes(ls)
+		}
+		if err := t.Budget.charge(charge); err != nil {
 			return storage.ErrSeriesSet(err)
 		}
 		if name := ls.Get(labels.MetricName); (s.Func == "rate" || s.Func == "increase") && !counterName(name) {

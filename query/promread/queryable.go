@@ -209,36 +209,45 @@ func (qr *querier) Select(ctx context.Context, _ bool, hints *storage.SelectHint
 	return &seriesSet{series: ss}
 }
 
-// maxNamedSeries is the most series loadWithSamples names by id in its samples
-// statement; more are selected by the series statement again inside it.
+// maxNamedSeries is the most series a samples statement names by id (namedSeries); more
+// are selected by the series statement again inside it.
 const maxNamedSeries = 1000
 
-// loadWithSamples reads the series the matchers select with their samples between mint
-// and maxt (selectSQL), verified with the matchers and sorted by labels. The series are
-// read first (seriesSQL, once): up to maxNamedSeries, the samples statement then names
-// them by id, so that the series table is scanned once and not once per relation of
-// selectSQL (three times: a one-series alert's evaluation spent most of its engine time
-// grouping the series table's rows; docs/performance.md, alerts).
-func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) ([]*series, error) {
-	sel, err := seriesSQL(t.Database, ms, mint, maxt)
-	if err != nil {
-		return nil, err
+// namedSeries is the series relation a samples statement (selectSQL, gridSQL) reads the
+// series the matchers select through. The series are read first (seriesSQL, once): up to
+// maxNamedSeries, the relation names them by id, with their labels (verified by the
+// matchers and charged to the budget) in named, so that the series table is scanned once
+// and not once per place the statement reads the relation (two or three: an alert's
+// one-series evaluation spent most of its engine time scanning and grouping the series
+// table's rows; docs/performance.md, alerts). More series, and named is nil: the
+// relation is seriesSQL itself. none says no series matched.
+func (qr *querier) namedSeries(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) (sel string, named map[uuid.UUID]labels.Labels, none bool, err error) {
+	found, sel, err := qr.loadSeries(ctx, t, ms, mint, maxt)
+	switch {
+	case err != nil:
+		return "", nil, false, err
+	case len(found) == 0:
+		return "", nil, true, nil
+	case len(found) > maxNamedSeries:
+		return sel, nil, false, nil
 	}
-	var named map[uuid.UUID]labels.Labels
-	if found, _, err := qr.loadSeries(ctx, t, ms, mint, maxt); err != nil {
+	named = make(map[uuid.UUID]labels.Labels, len(found))
+	ids := make([]string, len(found))
+	for i, f := range found {
+		named[f.id] = f.labels
+		ids[i] = "toUUID(" + sqlquote.String(f.id.String()) + ")"
+	}
+	// The series table's columns and types, as the statements join them.
+	return "SELECT arrayJoin([" + strings.Join(ids, ", ") + "]) AS id, CAST('' AS LowCardinality(String)) AS metric_name," +
+		" CAST(map(), 'Map(LowCardinality(String), String)') AS tags", named, false, nil
+}
+
+// loadWithSamples reads the series the matchers select with their samples between mint
+// and maxt (selectSQL over namedSeries), verified with the matchers and sorted by labels.
+func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64) ([]*series, error) {
+	sel, named, none, err := qr.namedSeries(ctx, t, ms, mint, maxt)
+	if err != nil || none {
 		return nil, err
-	} else if len(found) == 0 {
-		return nil, nil
-	} else if len(found) <= maxNamedSeries {
-		named = make(map[uuid.UUID]labels.Labels, len(found))
-		ids := make([]string, len(found))
-		for i, f := range found {
-			named[f.id] = f.labels
-			ids[i] = "toUUID(" + sqlquote.String(f.id.String()) + ")"
-		}
-		// The relation selectSQL joins, with the series table's column types.
-		sel = "SELECT arrayJoin([" + strings.Join(ids, ", ") + "]) AS id, CAST('' AS LowCardinality(String)) AS metric_name," +
-			" CAST(map(), 'Map(LowCardinality(String), String)') AS tags"
 	}
 	rows, err := qr.stream(ctx, t, selectSQL(t.Database, sel, mint, maxt))
 	if err != nil {
