@@ -94,15 +94,18 @@ type Service struct {
 	health workflows.Health
 	states stateCache
 	evals  evalStats
-	// running holds the alerts this node is evaluating (a tick skips them).
+	// running holds the alerts this node is evaluating (a tick skips them); slots bounds
+	// how many at once (maxParallel).
 	running sync.Map
+	slots   chan struct{}
 }
 
 // New returns the service; a nil engine is a disabled service (workflows.ErrDisabled).
 // A nil prom or search refuses alerts in PromQL or SPL.
 func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine workflows.Engine, q workflows.Querier, prom PromQuerier, search Searcher, sealer *workflows.Sealer) *Service {
 	cfg.validate()
-	return &Service{cfg: cfg, model: model, cmds: cmds, engine: engine, query: q, prom: prom, search: search, sealer: sealer}
+	return &Service{cfg: cfg, model: model, cmds: cmds, engine: engine, query: q, prom: prom, search: search, sealer: sealer,
+		slots: make(chan struct{}, maxParallel)}
 }
 
 // Available answers nil when the service is enabled and its engine answers.

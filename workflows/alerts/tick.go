@@ -24,7 +24,8 @@ var TickID = uuid.MustParse("a1e27000-0000-4000-8000-000000000001")
 // tickEvery is the tick's period: the resolution of every alert's schedule.
 const tickEvery = time.Second
 
-// maxParallel bounds the evaluations one tick runs at once on a node: one fewer than
+// maxParallel bounds the evaluations ticks run at once on a node (all ticks together:
+// a tick that outlasts its second overlaps the next one): one fewer than
 // an organization's PromQL slots on a node (promapi.DefaultMaxConcurrentPerOrg), so that
 // its own queries still find one while its alerts evaluate.
 const maxParallel = 3
@@ -47,7 +48,6 @@ func (s *Service) evaluateTick(ctx context.Context, x workflows.Execution) error
 		at = time.Now()
 	}
 	at = at.UTC().Truncate(tickEvery)
-	sem := make(chan struct{}, maxParallel)
 	done := make(chan struct{})
 	n := 0
 	for _, a := range s.model.Alerts(uuid.Nil) {
@@ -58,9 +58,16 @@ func (s *Service) evaluateTick(ctx context.Context, x workflows.Execution) error
 			continue
 		}
 		n++
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; s.running.Delete(a.ID); done <- struct{}{} }()
+			defer func() { s.running.Delete(a.ID); done <- struct{}{} }()
+			// Under load the evaluations wait here, their lag growing (and shown), rather
+			// than at the PromQL API's per-organization slots, which refuse after 5 s.
+			select {
+			case s.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-s.slots }()
 			one := workflows.Execution{WorkflowID: a.ID, RunID: x.RunID + "." + a.ID.String(), Source: x.Source,
 				ScheduledAt: at, StartedAt: x.StartedAt, Attempt: x.Attempt}
 			if err := s.evaluate(ctx, a.ID, one); err != nil && ctx.Err() == nil {
