@@ -44,13 +44,36 @@ func (s *Server) alertTarget(ctx *fasthttp.RequestCtx, p *Principal, write bool)
 	return a, nil
 }
 
+// alertPermit lets the caller save an alert in a language when it may use that
+// language's own endpoint: a search alert needs what POST /v1/spl/search needs (the
+// log-search app and maySearch). SQL and PromQL alerts run as the organization, which
+// the alert routes' own access (organization administrators) covers.
+func (s *Server) alertPermit(p *Principal) alerts.Permit {
+	return func(language string) error {
+		if language != alerts.LangSPL {
+			return nil
+		}
+		if err := s.requireApp(p, catalog.AppLogsearch); err != nil {
+			return err
+		}
+		return maySearch(p)
+	}
+}
+
 func alertErr(err error) error {
 	var fe *alerts.FieldError
+	var api *APIError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &api):
+		return api
 	case errors.As(err, &fe):
-		return &APIError{Status: 400, Code: "invalid_" + codeWord(fe.Field), Field: fe.Field, Message: fe.Message}
+		code := fe.Code
+		if code == "" {
+			code = "invalid_" + codeWord(fe.Field)
+		}
+		return &APIError{Status: 400, Code: code, Field: fe.Field, Message: fe.Message, Hint: fe.Hint}
 	case errors.Is(err, catalog.ErrLimit):
 		return apiErr(409, "alert_limit_reached", err.Error(), "delete an alert first")
 	case errors.Is(err, catalog.ErrExists):
@@ -74,7 +97,7 @@ func (s *Server) createAlert(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err := s.alertAccess(ctx, p, true); err != nil {
 		return err
 	}
-	v, err := s.deps.Alerts.Create(s.work(), p.OrgID, p.ClusterID, ctx.PostBody())
+	v, err := s.deps.Alerts.Create(s.work(), p.OrgID, p.ClusterID, ctx.PostBody(), s.alertPermit(p))
 	if err != nil {
 		return alertErr(err)
 	}
@@ -96,7 +119,7 @@ func (s *Server) patchAlert(ctx *fasthttp.RequestCtx, p *Principal) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.deps.Alerts.Update(s.work(), a, ctx.PostBody())
+	v, err := s.deps.Alerts.Update(s.work(), a, ctx.PostBody(), s.alertPermit(p))
 	if err != nil {
 		return alertErr(err)
 	}

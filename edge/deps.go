@@ -111,13 +111,16 @@ type AlertService interface {
 	List(ctx context.Context, cluster uuid.UUID) []alerts.View
 	Alert(cluster, id uuid.UUID) (*catalog.Alert, bool)
 	View(ctx context.Context, a *catalog.Alert) alerts.View
-	Create(ctx context.Context, org, cluster uuid.UUID, body []byte) (alerts.View, error)
-	Update(ctx context.Context, a *catalog.Alert, body []byte) (alerts.View, error)
+	// Create and Update ask may whether the caller may query in the alert's language.
+	Create(ctx context.Context, org, cluster uuid.UUID, body []byte, may alerts.Permit) (alerts.View, error)
+	Update(ctx context.Context, a *catalog.Alert, body []byte, may alerts.Permit) (alerts.View, error)
 	Silence(ctx context.Context, a *catalog.Alert, until *time.Time) (alerts.View, error)
 	Delete(ctx context.Context, a *catalog.Alert) error
 	History(ctx context.Context, a *catalog.Alert, limit int) ([]alerts.HistoryEntry, error)
 	// Rules are the PromQL alerts over a database as Prometheus's rule groups.
 	Rules(ctx context.Context, cluster uuid.UUID, database string) []alerts.RuleGroup
+	// EvaluationStats are this node's evaluation counters, for GET /metrics.
+	EvaluationStats() alerts.EvalStats
 }
 
 // WorkflowService is the workflow API's domain (workflows.Service).

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/svc-data/svc/pipeline"
+	"github.com/svc-data/svc/workflows/alerts"
 )
 
 // Ops are the views operators and producers use to see ingestion at work.
@@ -214,6 +215,25 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) error {
 	fmt.Fprintf(&b, "svc_otlp_grpc_messages_received_total %d\n", s.grpcMessages.Load())
 	header("svc_otlp_grpc_streams_open", "gauge", "OTLP/gRPC streams accepted at their headers and not yet ended.")
 	fmt.Fprintf(&b, "svc_otlp_grpc_streams_open %d\n", s.grpcKeys.Open())
+	if s.deps.Alerts != nil {
+		ev := s.deps.Alerts.EvaluationStats()
+		histogram := func(name string, h alerts.Histogram) {
+			for i, ub := range alerts.LagBuckets {
+				n := uint64(0)
+				if h.Counts != nil {
+					n = h.Counts[i]
+				}
+				fmt.Fprintf(&b, "%s_bucket{le=\"%g\"} %d\n", name, ub, n)
+			}
+			fmt.Fprintf(&b, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, h.Count, name, h.Sum, name, h.Count)
+		}
+		header("svc_alert_evaluation_lag_seconds", "histogram", "Alert evaluations run by this node: from the scheduled time to the evaluation done (transitions recorded, destinations answered).")
+		histogram("svc_alert_evaluation_lag_seconds", ev.Lag)
+		header("svc_alert_evaluation_duration_seconds", "histogram", "Alert evaluations run by this node: from the execution's start to the evaluation done.")
+		histogram("svc_alert_evaluation_duration_seconds", ev.Duration)
+		header("svc_alert_evaluation_failures_total", "counter", "Alert evaluations by this node whose query failed (the alert's error state).")
+		fmt.Fprintf(&b, "svc_alert_evaluation_failures_total %d\n", ev.Failed)
+	}
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.SetBodyString(b.String())
 	return nil

@@ -10,12 +10,21 @@ import (
 	"github.com/svc-data/svc/query/spl"
 )
 
-// splSearch runs POST /v1/spl/search: a read-only search of the selected database's
-// logsearch_events table. Readable keys and organization members may search;
-// custom-role keys may not, since searches read whole events past column grants.
-func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) error {
+// maySearch is the one rule of who runs log searches: readable keys and organization
+// members; not custom-role keys, since searches read whole events past column grants.
+// Its routes are also gated on the log-search app (Gated, or requireApp).
+func maySearch(p *Principal) error {
 	if !p.can(actQuery) || p.CustomRole() {
 		return forbidden("search (a readable key or an organization member is needed)")
+	}
+	return nil
+}
+
+// splSearch runs POST /v1/spl/search: a read-only search of the selected database's
+// logsearch_events table, for those maySearch lets.
+func (s *Server) splSearch(ctx *fasthttp.RequestCtx, p *Principal) error {
+	if err := maySearch(p); err != nil {
+		return err
 	}
 	db, err := s.database(ctx, p)
 	if err != nil {

@@ -43,9 +43,9 @@ func (wfEngine) ListRuns(_ context.Context, wf uuid.UUID, _ int, page []byte) ([
 	return []workflows.Run{{ID: "r1", WorkflowID: wf, Source: "manual", Status: "completed", StartedAt: start, FinishedAt: &end}}, nil, nil
 }
 
-func (wfEngine) UpsertSchedule(context.Context, uuid.UUID, time.Duration, bool) error { return nil }
-func (wfEngine) DeleteSchedule(context.Context, uuid.UUID) error                      { return nil }
-func (wfEngine) Schedules(context.Context) ([]uuid.UUID, error)                       { return nil, nil }
+func (wfEngine) UpsertSchedule(context.Context, uuid.UUID, workflows.Schedule) error { return nil }
+func (wfEngine) DeleteSchedule(context.Context, uuid.UUID) error                     { return nil }
+func (wfEngine) Schedules(context.Context) ([]uuid.UUID, error)                      { return nil, nil }
 
 // wfLog answers the run log's two queries with one row each.
 type wfLog struct{}

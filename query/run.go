@@ -446,7 +446,7 @@ func (c catalogView) Table(db, table string) (statement.Table, bool) {
 		return statement.Table{}, false
 	}
 	g, _ := t.Current()
-	return statement.Table{Generation: g.N, Paths: TypedPaths(c.m, t)}, true
+	return statement.Table{Generation: g.N, Paths: TypedPaths(c.m, t), SortingKey: t.SortingKey, TTL: tables.RetentionTTL(t)}, true
 }
 
 // accessView is the cluster's roles, grants, policies and profiles.

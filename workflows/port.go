@@ -23,8 +23,8 @@ type Engine interface {
 	// ListRuns pages through wf's runs, active ones first by start time descending, then
 	// finished ones by finish time descending. A nil next page token means the end.
 	ListRuns(ctx context.Context, wf uuid.UUID, limit int, page []byte) (runs []Run, next []byte, err error)
-	// UpsertSchedule makes wf's schedule fire every interval, paused or not.
-	UpsertSchedule(ctx context.Context, wf uuid.UUID, interval time.Duration, paused bool) error
+	// UpsertSchedule makes wf's schedule what s says.
+	UpsertSchedule(ctx context.Context, wf uuid.UUID, s Schedule) error
 	// DeleteSchedule removes wf's schedule; removing none is not an error.
 	DeleteSchedule(ctx context.Context, wf uuid.UUID) error
 	// Schedules lists the workflows that have a schedule.
@@ -47,6 +47,15 @@ type Execution struct {
 	ScheduledAt time.Time
 	StartedAt   time.Time
 	Attempt     int
+}
+
+// Schedule is when a schedule fires: every Every, at the multiples of Every since the
+// epoch (shifted by Offset, 0 <= Offset < Every), unless Paused. An execution still
+// running at the next time makes the schedule skip it, unless Overlap lets both run.
+type Schedule struct {
+	Every, Offset time.Duration
+	Paused        bool
+	Overlap       bool
 }
 
 // Run sources and statuses, as the API spells them.

@@ -115,11 +115,7 @@ type Service struct {
 	// orphans are schedules the last reconcile found without a workflow (reconciler only).
 	orphans map[uuid.UUID]bool
 
-	// healthMu guards the cached engine check, apart from mu: a check may take
-	// seconds when the engine does not answer.
-	healthMu  sync.Mutex
-	healthAt  time.Time
-	healthErr error
+	health Health
 }
 
 // New returns the service. A nil engine is a disabled service: every call answers
@@ -130,28 +126,13 @@ func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine Engine,
 		synced: map[uuid.UUID]int{}}
 }
 
-// pinger is the optional ability of an engine to say whether it answers.
-type pinger interface {
-	Ping(ctx context.Context) error
-}
-
 // Available answers nil when the service is enabled and its engine answers (checked
 // at most every 2 s).
 func (s *Service) Available(ctx context.Context) error {
-	if s == nil || s.engine == nil {
+	if s == nil {
 		return ErrDisabled
 	}
-	p, ok := s.engine.(pinger)
-	if !ok {
-		return nil
-	}
-	s.healthMu.Lock()
-	defer s.healthMu.Unlock()
-	if time.Since(s.healthAt) > 2*time.Second || (s.healthErr != nil && time.Since(s.healthAt) > 200*time.Millisecond) {
-		s.healthErr = p.Ping(ctx)
-		s.healthAt = time.Now()
-	}
-	return s.healthErr
+	return s.health.Check(ctx, s.engine)
 }
 
 // Workflow returns a workflow of the cluster.
@@ -240,7 +221,7 @@ func (s *Service) syncSchedule(ctx context.Context, w *catalog.Workflow) {
 	interval, paused, ok := wantSchedule(w)
 	var err error
 	if ok {
-		err = s.engine.UpsertSchedule(ctx, w.ID, interval, paused)
+		err = s.engine.UpsertSchedule(ctx, w.ID, Schedule{Every: interval, Paused: paused})
 	} else {
 		err = s.engine.DeleteSchedule(ctx, w.ID)
 	}

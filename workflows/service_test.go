@@ -113,7 +113,8 @@ func (f *fakeEngine) ListRuns(context.Context, uuid.UUID, int, []byte) ([]Run, [
 	return nil, nil, nil
 }
 
-func (f *fakeEngine) UpsertSchedule(_ context.Context, wf uuid.UUID, interval time.Duration, paused bool) error {
+func (f *fakeEngine) UpsertSchedule(_ context.Context, wf uuid.UUID, sc Schedule) error {
+	interval, paused := sc.Every, sc.Paused
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail != nil {

@@ -37,19 +37,25 @@ func alertCommand(a *app) *cobra.Command {
 	})
 	history.Flags().IntVar(&limit, "limit", 0, "entries, 1 to 1000 (default 100)")
 
-	var file string
-	var dryRun bool
-	apply := &cobra.Command{Use: "apply -f RULES.yml", Short: "Create or update alerts from a Prometheus rule file (groups:), idempotently; --dry-run shows the changes only", Args: args(0, 0)}
+	var o applyOptions
+	apply := &cobra.Command{Use: "apply -f RULES.yml", Short: "Create or update alerts from a Prometheus rule file (groups:), idempotently; --prune deletes the ones it made that the file no longer has; --dry-run shows the changes only", Args: args(0, 0)}
 	apply.RunE = runE(func(ctx context.Context, _ []string) error {
-		if file == "" {
+		if o.file == "" {
 			return usageErr("apply needs -f RULES.yml (\"-\" reads stdin)")
 		}
-		return a.applyRules(ctx, file, dryRun)
+		if strings.TrimSpace(o.managedBy) == "" {
+			return usageErr("--managed-by must not be empty")
+		}
+		return a.applyRules(ctx, o)
 	})
-	apply.Flags().StringVarP(&file, "file", "f", "", "a Prometheus alerting-rule file (groups: [{name, interval, labels, rules: [{alert, expr, for, labels, annotations}]}])")
-	apply.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be created or changed, change nothing")
+	apply.Flags().StringVarP(&o.file, "file", "f", "", "a Prometheus alerting-rule file (groups: [{name, interval, labels, rules: [{alert, expr, for, labels, annotations}]}])")
+	apply.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would be created, changed or deleted, change nothing")
+	apply.Flags().BoolVar(&o.prune, "prune", false, "delete the alerts this tool manages (--managed-by) that the file no longer has; never alerts made otherwise")
+	apply.Flags().StringVar(&o.managedBy, "managed-by", defaultManager, "the owner recorded on every applied alert (managed_by), and the only alerts --prune deletes; give each rule file its own when several are applied")
+	apply.Flags().StringVar(&o.destinations, "destinations", "", "a YAML file of destinations ({destinations: [{name, type, url, secret, routing_key}]}, values may name ${ENV} variables) every applied alert notifies; without it destinations are left as they are")
+	apply.Flags().BoolVar(&o.refreshDestinations, "refresh-destinations", false, "send --destinations' URLs and secrets again even where the names and types already match (secrets are never read back, so a changed one is not seen otherwise)")
 
-	return group("alert", "Alerts (SQL or PromQL conditions with webhook, Slack and PagerDuty notifications): list, get, history, delete, apply",
+	return group("alert", "Alerts (SQL, PromQL or log-search conditions with webhook, Slack and PagerDuty notifications): list, get, history, delete, apply",
 		&cobra.Command{Use: "list", Short: "List the cluster's alerts with their state", Args: args(0, 0),
 			RunE: runE(func(ctx context.Context, _ []string) error {
 				return a.emit(a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
@@ -143,17 +149,99 @@ func promSeconds(what, d string, def int) (int, error) {
 	return int(time.Duration(v) / time.Second), nil
 }
 
-// applyRules creates the file's alerting rules that do not exist (by name, in the
-// cluster) and updates those that differ, over --database; recording rules are skipped.
-// Alerts not in the file are left alone, and so are destinations.
-func (a *app) applyRules(ctx context.Context, name string, dryRun bool) error {
-	var raw []byte
-	var err error
+// defaultManager is the managed_by svc alert apply records unless told otherwise.
+const defaultManager = "svc alert apply"
+
+type applyOptions struct {
+	file, managedBy, destinations string
+	dryRun, prune                 bool
+	refreshDestinations           bool
+}
+
+// destinationFile is --destinations: the destinations every applied alert notifies.
+type destinationFile struct {
+	Destinations []struct {
+		Name       string `yaml:"name" json:"name"`
+		Type       string `yaml:"type" json:"type"`
+		URL        string `yaml:"url" json:"url,omitempty"`
+		Secret     string `yaml:"secret" json:"secret,omitempty"`
+		RoutingKey string `yaml:"routing_key" json:"routing_key,omitempty"`
+	} `yaml:"destinations"`
+}
+
+func readInput(a *app, name string) ([]byte, error) {
 	if name == "-" {
-		raw, err = io.ReadAll(a.stdin)
-	} else {
-		raw, err = os.ReadFile(name)
+		return io.ReadAll(a.stdin)
 	}
+	return os.ReadFile(name)
+}
+
+// readDestinations reads --destinations, expanding ${VAR} from the environment (so no
+// secret need be written in the file); a variable that is not set is an error.
+func readDestinations(a *app, name string) ([]map[string]any, []string, error) {
+	raw, err := readInput(a, name)
+	if err != nil {
+		return nil, nil, usageErr("--destinations: %v", err)
+	}
+	var df destinationFile
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&df); err != nil && err != io.EOF {
+		return nil, nil, usageErr("--destinations %s: not a destinations file ({destinations: [{name, type, url, secret, routing_key}]}): %v", name, err)
+	}
+	var missing []string
+	expand := func(v string) string {
+		return os.Expand(v, func(k string) string {
+			val, ok := os.LookupEnv(k)
+			if !ok {
+				missing = append(missing, k)
+			}
+			return val
+		})
+	}
+	out := []map[string]any{}
+	var keys []string
+	seen := map[string]bool{}
+	for i, d := range df.Destinations {
+		if strings.TrimSpace(d.Name) == "" || seen[d.Name] {
+			return nil, nil, usageErr("--destinations %s: destination %d needs a name of its own (apply matches destinations by name)", name, i+1)
+		}
+		seen[d.Name] = true
+		m := map[string]any{"name": d.Name, "type": d.Type}
+		for k, v := range map[string]string{"url": d.URL, "secret": d.Secret, "routing_key": d.RoutingKey} {
+			if v != "" {
+				m[k] = expand(v)
+			}
+		}
+		out = append(out, m)
+		keys = append(keys, d.Type+":"+d.Name)
+	}
+	if len(missing) > 0 {
+		return nil, nil, usageErr("--destinations %s: environment variables not set: %s", name, strings.Join(missing, ", "))
+	}
+	return out, keys, nil
+}
+
+// destinationKeys are an alert's destinations as apply compares them: type and name.
+func destinationKeys(alert any) []string {
+	keys := []string{}
+	list, _ := field(alert, "destinations").([]any)
+	for _, d := range list {
+		n, _ := field(d, "name").(string)
+		t, _ := field(d, "type").(string)
+		keys = append(keys, t+":"+n)
+	}
+	return keys
+}
+
+// applyRules creates the file's alerting rules that do not exist (by name, in the
+// cluster) and updates those that differ, over --database, recording --managed-by on
+// each; recording rules are skipped. With --prune it deletes the alerts of that manager
+// the file no longer has; with --destinations every applied alert gets those
+// destinations (compared by type and name: URLs and secrets are never read back).
+func (a *app) applyRules(ctx context.Context, o applyOptions) error {
+	name := o.file
+	raw, err := readInput(a, name)
 	if err != nil {
 		return usageErr("-f: %v", err)
 	}
@@ -162,6 +250,13 @@ func (a *app) applyRules(ctx context.Context, name string, dryRun bool) error {
 	dec.KnownFields(true)
 	if err := dec.Decode(&rf); err != nil {
 		return usageErr("-f %s: not a Prometheus rule file: %v", name, err)
+	}
+	var dests []map[string]any
+	var destKeys []string
+	if o.destinations != "" {
+		if dests, destKeys, err = readDestinations(a, o.destinations); err != nil {
+			return err
+		}
 	}
 	if err := a.resolve(ctx, scopeDatabase); err != nil {
 		return err
@@ -182,9 +277,12 @@ func (a *app) applyRules(ctx context.Context, name string, dryRun bool) error {
 	type change struct {
 		Action string         `json:"action"`
 		Name   string         `json:"name"`
-		Group  string         `json:"group"`
+		Group  string         `json:"group,omitempty"`
 		Diff   map[string]any `json:"diff,omitempty"`
 		Reason string         `json:"reason,omitempty"`
+	}
+	params := func() (*client.CreateAlertParams, *client.UpdateAlertParams) {
+		return &client.CreateAlertParams{Organization: a.sel.org, Cluster: a.sel.cluster}, &client.UpdateAlertParams{Organization: a.sel.org, Cluster: a.sel.cluster}
 	}
 	changes := []change{}
 	seen := map[string]bool{}
@@ -219,20 +317,25 @@ func (a *app) applyRules(ctx context.Context, name string, dryRun bool) error {
 				ann[k] = v
 			}
 			want := map[string]any{"query": map[string]any{"database": database, "promql": r.Expr}, "interval_seconds": float64(interval),
-				"for_seconds": float64(forS), "labels": labels, "annotations": ann, "condition": map[string]any{"op": "any"}}
+				"for_seconds": float64(forS), "labels": labels, "annotations": ann, "condition": map[string]any{"op": "any"},
+				"managed_by": o.managedBy}
 			body := map[string]any{"name": r.Alert, "query": want["query"], "interval_seconds": interval, "for": forS,
-				"labels": labels, "annotations": ann, "condition": map[string]any{"op": "any"}}
+				"labels": labels, "annotations": ann, "condition": map[string]any{"op": "any"}, "managed_by": o.managedBy}
 			var note string
 			if r.KeepFiringFor != "" || g.QueryOffset != "" || g.Limit != 0 {
 				note = "keep_firing_for, query_offset and limit are not supported by alerts; ignored"
 			}
 			cur, ok := byName[key]
 			if !ok {
+				if dests != nil {
+					body["destinations"] = dests
+				}
 				changes = append(changes, change{Action: "create", Name: key, Group: g.Name, Reason: note})
-				if !dryRun {
+				if !o.dryRun {
 					if _, err := a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
 						b, _ := json.Marshal(body)
-						return c.CreateAlertWithBody(ctx, &client.CreateAlertParams{Organization: a.sel.org, Cluster: a.sel.cluster}, "application/json", bytes.NewReader(b))
+						cp, _ := params()
+						return c.CreateAlertWithBody(ctx, cp, "application/json", bytes.NewReader(b))
 					}); err != nil {
 						return err
 					}
@@ -249,22 +352,47 @@ func (a *app) applyRules(ctx context.Context, name string, dryRun bool) error {
 					diff[k] = map[string]any{"from": have, "to": want[k]}
 				}
 			}
+			if dests != nil {
+				if have := destinationKeys(cur); !slices.Equal(have, destKeys) || o.refreshDestinations {
+					diff["destinations"] = map[string]any{"from": have, "to": destKeys}
+					body["destinations"] = dests
+				}
+			}
 			if len(diff) == 0 {
 				changes = append(changes, change{Action: "unchanged", Name: key, Group: g.Name, Reason: note})
 				continue
 			}
 			changes = append(changes, change{Action: "update", Name: key, Group: g.Name, Diff: diff, Reason: note})
-			if !dryRun {
+			if !o.dryRun {
 				id, _ := field(cur, "id").(string)
 				delete(body, "name")
 				if _, err := a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
 					b, _ := json.Marshal(body)
-					return c.UpdateAlertWithBody(ctx, id, &client.UpdateAlertParams{Organization: a.sel.org, Cluster: a.sel.cluster}, "application/json", bytes.NewReader(b))
+					_, up := params()
+					return c.UpdateAlertWithBody(ctx, id, up, "application/json", bytes.NewReader(b))
 				}); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	return a.emit(map[string]any{"dry_run": dryRun, "database": database, "changes": changes}, nil)
+	if o.prune {
+		// Only alerts this manager made: never one made by hand or by another file.
+		for _, it := range existing {
+			n, _ := field(it, "name").(string)
+			if m, _ := field(it, "managed_by").(string); m != o.managedBy || seen[n] {
+				continue
+			}
+			changes = append(changes, change{Action: "delete", Name: n, Reason: "managed by " + o.managedBy + " and no longer in the file"})
+			if !o.dryRun {
+				id, _ := field(it, "id").(string)
+				if _, err := a.call(ctx, scopeCluster, func(ctx context.Context, c *client.Client) (*http.Response, error) {
+					return c.DeleteAlert(ctx, id, &client.DeleteAlertParams{Organization: a.sel.org, Cluster: a.sel.cluster})
+				}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return a.emit(map[string]any{"dry_run": o.dryRun, "database": database, "managed_by": o.managedBy, "changes": changes}, nil)
 }

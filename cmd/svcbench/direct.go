@@ -1,20 +1,15 @@
 package main
 
 import (
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
-
 	"bytes"
 	"context"
 	"fmt"
-	"google.golang.org/grpc"
 	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -202,28 +197,7 @@ func (st *stack) profileWhile(dir, name string, run func() error) error {
 // profile fetches a 5-second CPU profile of svcd into dir/<name>.prof in the background;
 // the channel closes when it is written (at once when no profile is asked for).
 func (st *stack) profile(dir, name string) <-chan struct{} {
-	done := make(chan struct{})
-	if dir == "" || st.pprof == "" {
-		close(done)
-		return done
-	}
-	go func() {
-		defer close(done)
-		resp, err := http.Get("http://" + st.pprof + "/debug/pprof/profile?seconds=5")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "svcbench: profile:", err)
-			return
-		}
-		defer resp.Body.Close()
-		os.MkdirAll(dir, 0o755)
-		f, err := os.Create(filepath.Join(dir, strings.NewReplacer(" ", "_", "/", "_").Replace(name)+".prof"))
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		io.Copy(f, resp.Body)
-	}()
-	return done
+	return st.profileFor(dir, name, 5*time.Second)
 }
 
 // warmUp sends a quarter of w's requests (at most 50) through the edge into a table of

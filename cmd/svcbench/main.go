@@ -12,6 +12,9 @@
 //	                  beside direct RowBinary inserts of the same samples
 //	svcbench workflows  N workflows at 1 s with a table sink: evaluations/s achieved
 //	                  against scheduled, schedule lag, CPU of engine, Temporal and svcd
+//	svcbench alerts   1,000 PromQL alerting rules at 60 s in svcd and in Prometheus
+//	                  (built from the Go module proxy) over the same remote-written
+//	                  series: evaluation lag p50/p99, CPU by process, the same alerts firing
 //	svcbench prometheus -workload prom-query  query_range latency of rate and sum by
 //	                  rate over 1,000 series x 1 day through svcd, beside the same
 //	                  PromQL on Prometheus's in-memory TSDB head (-workload prom-write:
@@ -103,7 +106,7 @@ func (st *stack) startSvcd(dataDir string, env ...string) (*exec.Cmd, string, er
 
 func run(args []string) (err error) {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: svcbench ingest|query|cli|prometheus|workflows|peers [flags]")
+		return fmt.Errorf("usage: svcbench ingest|query|cli|prometheus|workflows|peers|alerts [flags]")
 	}
 	fs := flag.NewFlagSet("svcbench "+args[0], flag.ContinueOnError)
 	// A million rows take a few seconds per workload: long enough that the last batch's linger
@@ -118,7 +121,8 @@ func run(args []string) (err error) {
 	scanRows := fs.Int("scan-rows", 1_000_000, "rows of the scan measurement")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	nWorkflows := fs.Int("workflows", 100, "workflows of the workflow benchmark")
-	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark")
+	nAlerts := fs.Int("alerts", 1000, "alerts: PromQL alerting rules, in svcd and in Prometheus")
+	wfDuration := fs.Duration("duration", 2*time.Minute, "measured time of the workflow benchmark (alerts: of each side)")
 	promSeries := fs.Int("series", 1000, "series of the prometheus benchmark (rows are its samples, batch its samples per request; prom-query: series of a day at 15 s)")
 	workload := fs.String("workload", "", "prometheus: comma-separated parts to run, prom-write and prom-query (default both); peers: metrics, logs or traces (comma-separated for several)")
 	promStep := fs.Duration("step", 5*time.Minute, "prometheus prom-query: query_range step")
@@ -144,9 +148,16 @@ func run(args []string) (err error) {
 			return err
 		}
 	}
-	// Only the workflow benchmark runs Temporal; the others leave it out of their figures.
+	var promBin string
+	if args[0] == "alerts" {
+		if promBin, err = goInstall(ctx, *cacheDir, "prometheus", promPackage, promVersion); err != nil {
+			return err
+		}
+	}
+	// Only the workflow and alert benchmarks run Temporal; the others leave it out of
+	// their figures.
 	workflows := "off"
-	if args[0] == "workflows" {
+	if args[0] == "workflows" || args[0] == "alerts" {
 		workflows = "on"
 	}
 	env := []string{"SVC_WORKFLOWS=" + workflows}
@@ -198,6 +209,9 @@ func run(args []string) (err error) {
 		return err
 	case "peers":
 		err = benchPeers(ctx, st, popts, peerBins)
+		return err
+	case "alerts":
+		err = benchAlerts(ctx, st, alertsOptions{alerts: *nAlerts, duration: *wfDuration, cache: *cacheDir, pprofDir: *pprofDir}, promBin)
 		return err
 	}
 	return fmt.Errorf("unknown benchmark %q", args[0])

@@ -102,23 +102,8 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 			// cached for an earlier poll (VictoriaMetrics caches the series a selector
 			// found) stands for what is queryable now.
 			polls++
-			q := url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~"%s_.+", svcbench_poll!="%d"}[3d]))`, prefix, polls)},
-				"time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}}
-			code, b, err := httpDo(ctx, "GET", base+"/query?"+q.Encode(), nil, headers)
-			if err != nil || code != 200 {
-				return 0, fmt.Errorf("count: %d %.200s %v", code, b, err)
-			}
-			var r struct {
-				Data struct {
-					Result []struct{ Value [2]any }
-				}
-			}
-			if err := json.Unmarshal(b, &r); err != nil || len(r.Data.Result) == 0 {
-				return 0, err
-			}
-			s, _ := r.Data.Result[0].Value[1].(string)
-			v, err := strconv.ParseFloat(s, 64)
-			return int64(v), err
+			return promScalar(ctx, base, headers, url.Values{"query": {fmt.Sprintf(`sum(count_over_time({__name__=~"%s_.+", svcbench_poll!="%d"}[3d]))`, prefix, polls)},
+				"time": {fmt.Sprintf("%.3f", float64(tEnd+60000)/1000)}})
 		}
 	}
 	targets := []target{

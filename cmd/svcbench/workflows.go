@@ -30,13 +30,18 @@ func cpuSeconds(pid int) float64 {
 }
 
 // treeCPUSeconds is pid's CPU time and its children's: the embedded Temporal's recorded
-// process is its forwarder, the server that forwarder's child.
+// process is its forwarder, the server that forwarder's child. A child is listed under
+// the thread that started it, any of a Go process's threads, so every task is read (the
+// main thread's list alone missed the server and counted Temporal near zero).
 func treeCPUSeconds(pid int) float64 {
 	total := cpuSeconds(pid)
-	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	for _, f := range strings.Fields(string(raw)) {
-		if kid, err := strconv.Atoi(f); err == nil {
-			total += cpuSeconds(kid)
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		raw, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(raw)) {
+			if kid, err := strconv.Atoi(f); err == nil {
+				total += cpuSeconds(kid)
+			}
 		}
 	}
 	return total

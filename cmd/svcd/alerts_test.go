@@ -502,3 +502,108 @@ func TestAlertDeliveryRetriedThenRecorded(t *testing.T) {
 		t.Fatalf("failed %d, delivered %d, requests for a %v; want one key 4 times (3 failed attempts, then 1)", failed, delivered, keys)
 	}
 }
+
+// TestAlertKilledBetweenRecordAndDelivery: svcd is killed (kill -9, its worker with it)
+// while the receiver holds the firing notification's request: the transition is in the
+// state stream, its delivery is not. After the restart the same transition is delivered
+// again with the same Idempotency-Key and recorded once; no transition is lost, none is
+// sent under two keys, and later evaluations send it no more.
+func TestAlertKilledBetweenRecordAndDelivery(t *testing.T) {
+	s := startWorkflowsSvcd(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1")
+	var mu sync.Mutex
+	keys := map[string][]string{} // Idempotency-Keys of each host's requests, in order
+	accepted := map[string]int{}  // answered 2xx, by Idempotency-Key
+	held := make(chan string, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Labels map[string]string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		host, key := body.Labels["host"], r.Header.Get("Idempotency-Key")
+		mu.Lock()
+		keys[host] = append(keys[host], key)
+		first := host == "a" && len(keys[host]) == 1
+		mu.Unlock()
+		if first {
+			// The whole notification has arrived; hold the answer until svcd is dead.
+			held <- key
+			<-release
+			return
+		}
+		mu.Lock()
+		accepted[key]++
+		mu.Unlock()
+		w.WriteHeader(204)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	requests := func(host string) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), keys[host]...)
+	}
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "load"})
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"a","v":9}]`)
+	s.WaitCount("load", 1, time.Minute)
+	var al alertView
+	s.Must(201, "POST", "/v1/alerts"+wfScope, map[string]any{"name": "held", "interval_seconds": 1,
+		"query": map[string]any{"sql": "SELECT host, max(v) AS value FROM load GROUP BY host"}, "condition": map[string]any{"op": ">", "threshold": 5},
+		"destinations": []any{map[string]any{"type": "webhook", "url": srv.URL + "/hook"}}}).JSON(t, &al)
+
+	var key string
+	select {
+	case key = <-held:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no notification arrived\n%s", tailOf(s.Logs(), 3000))
+	}
+	// The window: recorded, not delivered.
+	var firing string
+	for _, e := range alertHistory(t, s, al.ID) {
+		switch {
+		case e.Type == "alert.transitioned" && e.To == "firing":
+			firing = e.ID
+		case e.Type == "alert.delivered" || e.Type == "alert.delivery_failed":
+			t.Fatalf("a delivery was recorded while the receiver still holds it: %+v", e)
+		}
+	}
+	if firing == "" || !strings.HasPrefix(key, firing+"/") {
+		t.Fatalf("the held request's key %q is not the recorded firing transition %q's", key, firing)
+	}
+	s.Kill()
+	close(release)
+	s.Resume()
+
+	// Delivered again after the restart, under the same key, and recorded once.
+	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
+		mu.Lock()
+		n := accepted[key]
+		mu.Unlock()
+		return n >= 1, fmt.Sprintf("the held transition was not delivered after the restart: requests %v\n%s", requests("a"), tailOf(s.Logs(), 3000))
+	})
+	// b firing later proves later evaluations ran; they did not send a's firing again.
+	s.Must(202, "POST", "/v1/tables/load", `[{"host":"b","v":9}]`)
+	s.WaitCount("load", 2, time.Minute)
+	testenv.Eventually(t, time.Minute, func() (bool, string) { return len(requests("b")) >= 1, "b was not notified" })
+	got := requests("a")
+	distinct := map[string]bool{}
+	for _, k := range got {
+		distinct[k] = true
+	}
+	delivered := 0
+	for _, e := range alertHistory(t, s, al.ID) {
+		if e.Type == "alert.delivered" && e.Trans == firing {
+			delivered++
+		}
+	}
+	mu.Lock()
+	n := accepted[key]
+	mu.Unlock()
+	if len(distinct) != 1 || len(got) < 2 || n != 1 || delivered != 1 {
+		t.Fatalf("a's firing: requests %v (want the held one and one retry, one key), accepted %d, recorded delivered %d (want 1 each)", got, n, delivered)
+	}
+}

@@ -477,6 +477,23 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatalf("the alerts page shows %s rows", alertsShown)
 	}
 
+	// Tables: each table's retention as the engine enforces it, and a table's details.
+	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "kept", "retention": "30d"})
+	s.Must(202, "POST", "/v1/tables/kept", `[{"n":1}]`)
+	s.WaitCount("kept", 1, time.Minute)
+	var listed, fact string
+	run("tables", chromedp.Click("#nav-tables", chromedp.ByID),
+		waitJS(`(() => { const b = document.querySelector('#tables-table button[data-table="kept"]');
+			return b !== null && b.closest("tr").textContent.includes("30din_sync"); })()`),
+		eval(`document.querySelector('#tables-table button[data-table="kept"]').closest("tr").textContent`, &listed),
+		chromedp.Click(`#tables-table button[data-table="kept"]`, chromedp.ByQuery),
+		waitJS(`!document.getElementById("table-detail").hidden`),
+		eval(`document.querySelector('#table-detail-facts dd[data-fact="retention setting"]').textContent`, &fact))
+	art.take(ctx, "tables")
+	if !strings.Contains(listed, "30d") || fact != "30d" {
+		t.Fatalf("the tables page shows %q, the table's retention setting %q", listed, fact)
+	}
+
 	// Without the log search app, the page shows the API's 403 and its hint.
 	if apps {
 		setApp(t, s, "DELETE", user)

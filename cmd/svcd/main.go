@@ -233,7 +233,8 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		NoPushdown: !cfg.PromQLPushdown}, n)
 	a.started(shutdownFunc(func(context.Context) error { return promAPI.Close() }))
 	n.SetInflight(runner.Running)
-	wf, al, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, promInstant{promAPI, model}, log)
+	searcher := splsearch.New(model, n, runner)
+	wf, al, err := startWorkflows(ctx, a, cfg, model, cat, runner, mgr, engines, promInstant{promAPI, model}, searcher, log)
 	if err != nil {
 		return err
 	}
@@ -245,7 +246,7 @@ func run(ctx context.Context, cfg *Config, log *slog.Logger) (err error) {
 		Tables:     mgr,
 		Ingest:     pipeline.NewIngestor(producer),
 		Query:      runner,
-		Searcher:   splsearch.New(model, n, runner),
+		Searcher:   searcher,
 		Ops:        observe,
 		RequestLog: reqlog,
 		Clusters:   n,

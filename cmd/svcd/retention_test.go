@@ -193,6 +193,12 @@ func TestRetention(t *testing.T) {
 	if got := kept(); got != "3,4,7,8" {
 		t.Fatalf("after lengthening to 60d: rows %s, want 3,4,7,8", got)
 	}
+	// SHOW CREATE TABLE, as ClickHouse's, carries the retention as the TTL clause in the
+	// table's own names.
+	if rows := s.Query("SHOW CREATE TABLE events"); len(rows) != 1 ||
+		rows[0]["statement"] != "CREATE TABLE `default`.`events`\n(\n    `doc` JSON\n)\nENGINE = ReplicatedRawMergeTree\nORDER BY (n)\nTTL timestamp + INTERVAL 60 DAY" {
+		t.Fatalf("SHOW CREATE TABLE: %v", rows)
+	}
 
 	// The background re-sort swaps in a copy of generation 1: the copy keeps the TTL.
 	testenv.Eventually(t, 2*time.Minute, func() (bool, string) {
@@ -349,7 +355,7 @@ func TestAppRetention(t *testing.T) {
 		return n == 1, fmt.Sprintf("logs holds %d rows, want 1 once the app's 30d applies", n)
 	})
 	a = patch("prometheus", "30d")
-	if str(a.Retention) != "30d" || len(a.Tables) != 3 {
+	if str(a.Retention) != "30d" || len(a.Tables) != 4 { // samples, series (tags), histograms, exemplars
 		t.Fatalf("prometheus: %+v", a)
 	}
 	for _, x := range a.Tables {

@@ -26,7 +26,7 @@ import (
 // reconciler. Without an engine (SVC_WORKFLOWS=off, or no Temporal binary) the service
 // answers 503.
 func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Model, cat *catalog.Service, runner *query.Runner,
-	mgr *tables.Manager, engines *engines, prom alerts.PromQuerier, log *slog.Logger) (*workflows.Service, *alerts.Service, error) {
+	mgr *tables.Manager, engines *engines, prom alerts.PromQuerier, search alerts.Searcher, log *slog.Logger) (*workflows.Service, *alerts.Service, error) {
 	log = log.With("component", "workflows")
 	sealer, err := workflows.NewSealer(cfg.SecretKey, cfg.DataDir)
 	if err != nil {
@@ -38,7 +38,7 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 	logs := workflowLogEngines{engines, model}
 	if cfg.Workflows == "off" {
 		log.Info("workflows are disabled (SVC_WORKFLOWS=off)")
-		return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), alerts.New(acfg, model, cat, nil, runner, prom, sealer), nil
+		return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), alerts.New(acfg, model, cat, nil, runner, prom, search, sealer), nil
 	}
 	addr, retention := cfg.TemporalAddr, time.Duration(0)
 	tlsCfg, err := cfg.TemporalTLS.Config()
@@ -51,7 +51,7 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 	if addr == "" {
 		if cfg.TemporalBin == "" {
 			log.Warn("workflows are disabled: no Temporal (set SVC_TEMPORAL_ADDR, or SVC_TEMPORAL_BIN for the embedded server; `go tool task up` does)")
-			return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), alerts.New(acfg, model, cat, nil, runner, prom, sealer), nil
+			return workflows.New(wcfg, model, cat, nil, runner, sinks, logs, sealer), alerts.New(acfg, model, cat, nil, runner, prom, search, sealer), nil
 		}
 		// svcd itself, re-executed, runs the server in a network namespace of its own,
 		// reached through a unix socket in the 0700 data directory (issue 23).
@@ -87,7 +87,7 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 	}
 	a.started(aeng)
 	svc := workflows.New(wcfg, model, cat, eng, runner, sinks, logs, sealer)
-	asvc := alerts.New(acfg, model, cat, aeng, runner, prom, sealer)
+	asvc := alerts.New(acfg, model, cat, aeng, runner, prom, search, sealer)
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {

@@ -157,7 +157,7 @@ type ClientInterface interface {
 	// `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 	// `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
 	// (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
-	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
+	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`); the OTLP/gRPC counters; and this node's alert evaluations, `svc_alert_evaluation_lag_seconds` (histogram: the scheduled time to the evaluation done), `svc_alert_evaluation_duration_seconds` (histogram: the execution's start to done) and `svc_alert_evaluation_failures_total`. Labels carry ids, never names,
 	// so no tenant's table names are shown. No authentication: restrict it at the network
 	// if needed. (This is not the specification's `GET /v1/metrics`.)
 	//
@@ -756,7 +756,7 @@ type ClientInterface interface {
 
 	// CreateAlertWithBody Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -767,7 +767,7 @@ type ClientInterface interface {
 
 	// CreateAlert Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -799,6 +799,7 @@ type ClientInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -810,6 +811,7 @@ type ClientInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -962,7 +964,7 @@ type ClientInterface interface {
 
 	// ChangeAppWithBody Change an app's settings
 	//
-	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -975,7 +977,7 @@ type ClientInterface interface {
 
 	// ChangeApp Change an app's settings
 	//
-	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1714,8 +1716,13 @@ type ClientInterface interface {
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
 	// **Statements.**
-	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-	//   keys, users, and custom-role keys within their roles' grants and row policies).
+	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+	//   keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+	//   answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+	//   names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+	//   retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+	//   The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+	//   the engine's TTL enforces it.
 	// * `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 	//   `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 	//   statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -1805,8 +1812,13 @@ type ClientInterface interface {
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
 	// **Statements.**
-	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-	//   keys, users, and custom-role keys within their roles' grants and row policies).
+	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+	//   keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+	//   answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+	//   names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+	//   retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+	//   The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+	//   the engine's TTL enforces it.
 	// * `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 	//   `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 	//   statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -2539,7 +2551,7 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 // `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
 // (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
-// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
+// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`); the OTLP/gRPC counters; and this node's alert evaluations, `svc_alert_evaluation_lag_seconds` (histogram: the scheduled time to the evaluation done), `svc_alert_evaluation_duration_seconds` (histogram: the execution's start to done) and `svc_alert_evaluation_failures_total`. Labels carry ids, never names,
 // so no tenant's table names are shown. No authentication: restrict it at the network
 // if needed. (This is not the specification's `GET /v1/metrics`.)
 //
@@ -3548,7 +3560,7 @@ func (c *Client) ListAlerts(ctx context.Context, params *ListAlertsParams, reqEd
 
 // CreateAlertWithBody Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3569,7 +3581,7 @@ func (c *Client) CreateAlertWithBody(ctx context.Context, params *CreateAlertPar
 
 // CreateAlert Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3632,6 +3644,8 @@ func (c *Client) GetAlert(ctx context.Context, alertId AlertId, params *GetAlert
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
+//	A query in `spl` is validated and permitted as on create.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
@@ -3652,6 +3666,8 @@ func (c *Client) UpdateAlertWithBody(ctx context.Context, alertId AlertId, param
 // Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+//	A query in `spl` is validated and permitted as on create.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3934,7 +3950,7 @@ func (c *Client) UninstallApp(ctx context.Context, appId AppPath, params *Uninst
 
 // ChangeAppWithBody Change an app's settings
 //
-// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -3957,7 +3973,7 @@ func (c *Client) ChangeAppWithBody(ctx context.Context, appId AppPath, params *C
 
 // ChangeApp Change an app's settings
 //
-// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -5276,8 +5292,13 @@ func (c *Client) SetMemberRole(ctx context.Context, org Org, user string, params
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
 // **Statements.**
-//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-//     keys, users, and custom-role keys within their roles' grants and row policies).
+//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+//     keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+//     answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+//     names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+//     retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+//     The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+//     the engine's TTL enforces it.
 //   - `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 //     `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 //     statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -5377,8 +5398,13 @@ func (c *Client) RunQueryWithBody(ctx context.Context, params *RunQueryParams, c
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
 // **Statements.**
-//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-//     keys, users, and custom-role keys within their roles' grants and row policies).
+//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+//     keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+//     answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+//     names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+//     retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+//     The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+//     the engine's TTL enforces it.
 //   - `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 //     `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 //     statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.

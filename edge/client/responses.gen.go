@@ -117,7 +117,7 @@ type ClientWithResponsesInterface interface {
 	// `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 	// `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
 	// (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
-	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
+	// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`); the OTLP/gRPC counters; and this node's alert evaluations, `svc_alert_evaluation_lag_seconds` (histogram: the scheduled time to the evaluation done), `svc_alert_evaluation_duration_seconds` (histogram: the execution's start to done) and `svc_alert_evaluation_failures_total`. Labels carry ids, never names,
 	// so no tenant's table names are shown. No authentication: restrict it at the network
 	// if needed. (This is not the specification's `GET /v1/metrics`.)
 	//
@@ -744,7 +744,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAlertWithBodyWithResponse Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -755,7 +755,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAlertWithResponse Create an alert
 	//
-	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+	// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 	//
@@ -791,6 +791,7 @@ type ClientWithResponsesInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -802,6 +803,7 @@ type ClientWithResponsesInterface interface {
 	// Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 	//
 	// **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+	//  A query in `spl` is validated and permitted as on create.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -966,7 +968,7 @@ type ClientWithResponsesInterface interface {
 
 	// ChangeAppWithBodyWithResponse Change an app's settings
 	//
-	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -979,7 +981,7 @@ type ClientWithResponsesInterface interface {
 
 	// ChangeAppWithResponse Change an app's settings
 	//
-	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+	// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 	//
 	// **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 	//
@@ -1776,8 +1778,13 @@ type ClientWithResponsesInterface interface {
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
 	// **Statements.**
-	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-	//   keys, users, and custom-role keys within their roles' grants and row policies).
+	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+	//   keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+	//   answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+	//   names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+	//   retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+	//   The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+	//   the engine's TTL enforces it.
 	// * `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 	//   `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 	//   statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -1867,8 +1874,13 @@ type ClientWithResponsesInterface interface {
 	// (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 	//
 	// **Statements.**
-	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-	//   keys, users, and custom-role keys within their roles' grants and row policies).
+	// * Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+	//   keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+	//   answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+	//   names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+	//   retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+	//   The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+	//   the engine's TTL enforces it.
 	// * `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 	//   `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 	//   statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -2609,7 +2621,7 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 // `svc_ingest_retries_total`, `svc_ingest_duplicate_requests_total` (per cluster) and
 // `svc_consumer_lag_records` (per cluster and partition) and `svc_consumer_held_records`
 // (per cluster: records fetched and held in batches not yet closed), `svc_consumer_stalled_partitions`
-// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`). Labels carry ids, never names,
+// (per cluster: partitions whose batch failed 5 times in a row, see the connector's `stalled`); the OTLP/gRPC counters; and this node's alert evaluations, `svc_alert_evaluation_lag_seconds` (histogram: the scheduled time to the evaluation done), `svc_alert_evaluation_duration_seconds` (histogram: the execution's start to done) and `svc_alert_evaluation_failures_total`. Labels carry ids, never names,
 // so no tenant's table names are shown. No authentication: restrict it at the network
 // if needed. (This is not the specification's `GET /v1/metrics`.)
 //
@@ -3482,7 +3494,7 @@ func (c *ClientWithResponses) ListAlertsWithResponse(ctx context.Context, params
 
 // CreateAlertWithBodyWithResponse Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3499,7 +3511,7 @@ func (c *ClientWithResponses) CreateAlertWithBodyWithResponse(ctx context.Contex
 
 // CreateAlertWithResponse Create an alert
 //
-// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). See docs/alerts.md.
+// Saves the definition (a control-plane event) and makes its Temporal schedule. At most 1,000 alerts per organization (`alert_limit_reached`); names are unique per cluster (`alert_exists`). An alert on a log search (`query.spl`) needs what `POST /v1/spl/search` needs: the log-search app (403 `app_not_installed`) and a caller who may search (403). See docs/alerts.md.
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
@@ -3554,6 +3566,8 @@ func (c *ClientWithResponses) GetAlertWithResponse(ctx context.Context, alertId 
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
 //
+//	A query in `spl` is validated and permitted as on create.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v1/alerts/{alert_id} (the `UpdateAlert` operationId).
@@ -3570,6 +3584,8 @@ func (c *ClientWithResponses) UpdateAlertWithBodyWithResponse(ctx context.Contex
 // Omitted fields keep their values; `destinations` replaces the full list (a destination sent with its `id` keeps its URL, secret and routing key unless sent again).
 //
 // **Access:** API keys with permission `admin` (of this organization and cluster); no custom-role keys; users (session or OAuth token with `full_access`) who administer the organization.
+//
+//	A query in `spl` is validated and permitted as on create.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3812,7 +3828,7 @@ func (c *ClientWithResponses) UninstallAppWithResponse(ctx context.Context, appI
 
 // ChangeAppWithBodyWithResponse Change an app's settings
 //
-// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -3831,7 +3847,7 @@ func (c *ClientWithResponses) ChangeAppWithBodyWithResponse(ctx context.Context,
 
 // ChangeAppWithResponse Change an app's settings
 //
-// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
+// Changes an app's settings in the selected cluster; only the fields sent change. `retention` (a `Retention`; Prometheus takes a duration only, measured on each sample's timestamp in `prometheus_data`, `prometheus_histograms` and `prometheus_exemplars`, and on each series' last sample time in `prometheus_tags`, so a series' labels go with its last samples; `prometheus_metrics`, one row per metric family, keeps its rows) is recorded, applied to the app's existing tables in every database (as `PATCH /v1/tables/{table}` does: the engine's TTL, applied to the rows already stored) and given to the tables the app creates later, ahead of the database's default. The answer lists the app's tables with the retention read back from the engine. The app need not be installed.
 //
 // **Access:** no permission-based API keys; no custom-role keys; users (session or OAuth token) who administer the organization.
 //
@@ -4976,8 +4992,13 @@ func (c *ClientWithResponses) SetMemberRoleWithResponse(ctx context.Context, org
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
 // **Statements.**
-//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-//     keys, users, and custom-role keys within their roles' grants and row policies).
+//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+//     keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+//     answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+//     names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+//     retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+//     The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+//     the engine's TTL enforces it.
 //   - `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 //     `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 //     statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.
@@ -5073,8 +5094,13 @@ func (c *ClientWithResponses) RunQueryWithBodyWithResponse(ctx context.Context, 
 // (`2023-11-14T22:13:20Z` returns as `2023-11-14 22:13:20`).
 //
 // **Statements.**
-//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE` (for admin, read_write and read_only
-//     keys, users, and custom-role keys within their roles' grants and row policies).
+//   - Reads: `SELECT`, `WITH`, `EXPLAIN`, `DESCRIBE`, `SHOW CREATE TABLE t` (for admin, read_write and read_only
+//     keys, users, and custom-role keys within their roles' grants and row policies). `SHOW CREATE TABLE`
+//     answers, as ClickHouse does, one row whose column `statement` is the table's definition in your
+//     names: `doc JSON`, `ENGINE = ReplicatedRawMergeTree`, the sorting key as `ORDER BY`, and the
+//     retention as the `TTL` clause (`TTL timestamp + INTERVAL 30 DAY`; none when rows are kept forever).
+//     The retention is set with `PATCH /v1/tables/{table}`, not SQL; `GET /v1/tables/{table}` says whether
+//     the engine's TTL enforces it.
 //   - `INSERT INTO <existing table> SELECT ...` (read and write permission; `url()` and
 //     `urlCluster()` are refused; `max_execution_time` defaults to 30 seconds unless the
 //     statement sets it). `INSERT ... VALUES` and `INSERT ... FORMAT` are unsupported.

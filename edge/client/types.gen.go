@@ -1507,12 +1507,17 @@ type Alert struct {
 	Id              openapi_types.UUID `json:"id"`
 	IntervalSeconds int                `json:"interval_seconds"`
 	Labels          map[string]string  `json:"labels"`
-	Name            string             `json:"name"`
-	Query           map[string]string  `json:"query"`
-	Revision        int                `json:"revision"`
-	SilencedUntil   *time.Time         `json:"silenced_until"`
-	State           AlertState         `json:"state"`
-	UpdatedAt       time.Time          `json:"updated_at"`
+
+	// ManagedBy The tool that owns the alert (`svc alert apply`), or null.
+	ManagedBy *string `json:"managed_by"`
+	Name      string  `json:"name"`
+
+	// Query `database` and the query in its language (`sql`, `promql` or `spl`); a search also shows its window, `earliest` and `latest`, with the defaults filled in.
+	Query         map[string]string `json:"query"`
+	Revision      int               `json:"revision"`
+	SilencedUntil *time.Time        `json:"silenced_until"`
+	State         AlertState        `json:"state"`
+	UpdatedAt     time.Time         `json:"updated_at"`
 }
 
 // AlertState defines model for Alert.State.
@@ -1552,9 +1557,12 @@ type AlertCreateRequest struct {
 
 	// Labels Added to every group's labels; values are templates (`{{ $labels.x }}`, `{{ $value }}`).
 	Labels *map[string]string `json:"labels,omitempty"`
-	Name   string             `json:"name"`
 
-	// Query `database` (default `default`) and exactly one of `sql` or `promql` (`spl` is refused for now).
+	// ManagedBy The tool that owns the alert, up to 128 printable characters (`svc alert apply` records `svc alert apply` or its `--managed-by`, and its `--prune` deletes only alerts it owns); null or empty clears it.
+	ManagedBy *string `json:"managed_by,omitempty"`
+	Name      string  `json:"name"`
+
+	// Query `database` (default `default`) and exactly one of `sql`, `promql` or `spl`. A search (`spl`) runs over the database's log-search events through the same code path as `POST /v1/spl/search`, over the window [`earliest`, `latest`) taken relative to the evaluation's scheduled time (defaults: `-<interval_seconds>s` and `now`, so consecutive evaluations tile time); a search that returns events is counted (one group, its value the number of events), a statistics result is one group per row, named by its BY fields. The search and its window are validated when saved: 400 with the search's own code (`spl_syntax_error`, `spl_unsupported`, `spl_invalid`, `spl_limit_exceeded`, `spl_invalid_time_range`) and the position in `message`. See docs/alerts.md.
 	Query         AlertQuery `json:"query"`
 	SilencedUntil *time.Time `json:"silenced_until,omitempty"`
 }
@@ -1583,7 +1591,10 @@ type AlertCreateRequest_IntervalSeconds struct {
 
 // AlertDestination No URL, secret or routing key is ever returned.
 type AlertDestination struct {
-	Id                   openapi_types.UUID   `json:"id"`
+	Id openapi_types.UUID `json:"id"`
+
+	// Name The destination's name, when it was given one.
+	Name                 *string              `json:"name,omitempty"`
 	RoutingKeyConfigured *bool                `json:"routing_key_configured,omitempty"`
 	SecretConfigured     *bool                `json:"secret_configured,omitempty"`
 	Type                 AlertDestinationType `json:"type"`
@@ -1595,7 +1606,10 @@ type AlertDestinationType string
 
 // AlertDestinationRequest webhook: `url`, optional `secret` (16+ characters; signs the body, `X-Svc-Signature: sha256=<hex HMAC-SHA256>`). slack: `url` (an incoming webhook). pagerduty: `routing_key`, optional `url` (default PagerDuty's Events API v2). URLs pass the egress policy. Send `id` to keep an existing destination.
 type AlertDestinationRequest struct {
-	Id         *openapi_types.UUID          `json:"id,omitempty"`
+	Id *openapi_types.UUID `json:"id,omitempty"`
+
+	// Name Your name for the destination, up to 128 printable characters, unique in the alert; optional (`svc alert apply --destinations` matches destinations by it).
+	Name       *string                      `json:"name,omitempty"`
 	RoutingKey *string                      `json:"routing_key,omitempty"`
 	Secret     *string                      `json:"secret,omitempty"`
 	Type       *AlertDestinationRequestType `json:"type,omitempty"`
@@ -1644,12 +1658,18 @@ type AlertHistoryEntryEventType string
 // AlertHistoryEntryTo defines model for AlertHistoryEntry.To.
 type AlertHistoryEntryTo string
 
-// AlertQuery `database` (default `default`) and exactly one of `sql` or `promql` (`spl` is refused for now).
+// AlertQuery `database` (default `default`) and exactly one of `sql`, `promql` or `spl`. A search (`spl`) runs over the database's log-search events through the same code path as `POST /v1/spl/search`, over the window [`earliest`, `latest`) taken relative to the evaluation's scheduled time (defaults: `-<interval_seconds>s` and `now`, so consecutive evaluations tile time); a search that returns events is counted (one group, its value the number of events), a statistics result is one group per row, named by its BY fields. The search and its window are validated when saved: 400 with the search's own code (`spl_syntax_error`, `spl_unsupported`, `spl_invalid`, `spl_limit_exceeded`, `spl_invalid_time_range`) and the position in `message`. See docs/alerts.md.
 type AlertQuery struct {
 	Database *string `json:"database,omitempty"`
-	Promql   *string `json:"promql,omitempty"`
-	Spl      *string `json:"spl,omitempty"`
-	Sql      *string `json:"sql,omitempty"`
+
+	// Earliest Searches only: the window's start, relative to the evaluation (`-15m`, `-1h`), `now` or epoch seconds, as in `POST /v1/spl/search`. Default `-<interval_seconds>s`; null restores it.
+	Earliest *string `json:"earliest,omitempty"`
+
+	// Latest Searches only: the window's end (exclusive), like `earliest`. Default `now`; `-1m` leaves events still on their way out of the window. Null restores the default.
+	Latest *string `json:"latest,omitempty"`
+	Promql *string `json:"promql,omitempty"`
+	Spl    *string `json:"spl,omitempty"`
+	Sql    *string `json:"sql,omitempty"`
 }
 
 // AlertRequest Create: `name`, `query` and `condition` are required.
@@ -1668,9 +1688,12 @@ type AlertRequest struct {
 
 	// Labels Added to every group's labels; values are templates (`{{ $labels.x }}`, `{{ $value }}`).
 	Labels *map[string]string `json:"labels,omitempty"`
-	Name   *string            `json:"name,omitempty"`
 
-	// Query `database` (default `default`) and exactly one of `sql` or `promql` (`spl` is refused for now).
+	// ManagedBy The tool that owns the alert, up to 128 printable characters (`svc alert apply` records `svc alert apply` or its `--managed-by`, and its `--prune` deletes only alerts it owns); null or empty clears it.
+	ManagedBy *string `json:"managed_by,omitempty"`
+	Name      *string `json:"name,omitempty"`
+
+	// Query `database` (default `default`) and exactly one of `sql`, `promql` or `spl`. A search (`spl`) runs over the database's log-search events through the same code path as `POST /v1/spl/search`, over the window [`earliest`, `latest`) taken relative to the evaluation's scheduled time (defaults: `-<interval_seconds>s` and `now`, so consecutive evaluations tile time); a search that returns events is counted (one group, its value the number of events), a statistics result is one group per row, named by its BY fields. The search and its window are validated when saved: 400 with the search's own code (`spl_syntax_error`, `spl_unsupported`, `spl_invalid`, `spl_limit_exceeded`, `spl_invalid_time_range`) and the position in `message`. See docs/alerts.md.
 	Query         *AlertQuery `json:"query,omitempty"`
 	SilencedUntil *time.Time  `json:"silenced_until,omitempty"`
 }

@@ -337,38 +337,42 @@ const catchup = 10 * time.Second
 
 // UpsertSchedule implements workflows.Engine. It changes nothing when the schedule
 // already fires every interval in the wanted state, so a periodic resync is cheap.
-func (e *Engine) UpsertSchedule(ctx context.Context, wf uuid.UUID, interval time.Duration, paused bool) error {
+func (e *Engine) UpsertSchedule(ctx context.Context, wf uuid.UUID, want workflows.Schedule) error {
+	overlap := enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
+	if want.Overlap {
+		overlap = enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL
+	}
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: want.Every, Offset: want.Offset}}}
 	sc := e.cl.ScheduleClient()
 	h := sc.GetHandle(ctx, e.scheduleID(wf))
 	d, err := h.Describe(ctx)
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
-		_, err = sc.Create(ctx, client.ScheduleOptions{ID: e.scheduleID(wf),
-			Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}},
-			Action:  e.action(wf),
-			Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, CatchupWindow: catchup, Paused: paused})
+		_, err = sc.Create(ctx, client.ScheduleOptions{ID: e.scheduleID(wf), Spec: spec, Action: e.action(wf),
+			Overlap: overlap, CatchupWindow: catchup, Paused: want.Paused})
 		if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-			return e.UpsertSchedule(ctx, wf, interval, paused)
+			return e.UpsertSchedule(ctx, wf, want)
 		}
 		return classify(err)
 	case err != nil:
 		return classify(err)
 	}
 	s := d.Schedule
-	if s.Spec != nil && len(s.Spec.Intervals) == 1 && s.Spec.Intervals[0].Every == interval && s.Spec.Intervals[0].Offset == 0 &&
-		s.State != nil && s.State.Paused == paused && len(s.Spec.Calendars) == 0 && len(s.Spec.CronExpressions) == 0 {
+	if s.Spec != nil && len(s.Spec.Intervals) == 1 && s.Spec.Intervals[0].Every == want.Every && s.Spec.Intervals[0].Offset == want.Offset &&
+		s.State != nil && s.State.Paused == want.Paused && len(s.Spec.Calendars) == 0 && len(s.Spec.CronExpressions) == 0 &&
+		s.Policy != nil && s.Policy.Overlap == overlap {
 		return nil
 	}
 	return classify(h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 		s := in.Description.Schedule
-		s.Spec = &client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
+		s.Spec = &spec
 		s.Action = e.action(wf)
-		s.Policy = &client.SchedulePolicies{Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, CatchupWindow: catchup}
+		s.Policy = &client.SchedulePolicies{Overlap: overlap, CatchupWindow: catchup}
 		if s.State == nil {
 			s.State = &client.ScheduleState{}
 		}
-		s.State.Paused = paused
+		s.State.Paused = want.Paused
 		return &client.ScheduleUpdate{Schedule: &s}, nil
 	}}))
 }

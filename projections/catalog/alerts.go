@@ -46,13 +46,17 @@ const (
 // Alert is a saved alert definition. Created and updated events carry the whole record;
 // destination secrets are sealed by the alerts domain before they get here.
 type Alert struct {
-	ID              uuid.UUID          `json:"id"`
-	OrgID           uuid.UUID          `json:"org_id"`
-	ClusterID       uuid.UUID          `json:"cluster_id"`
-	Name            string             `json:"name"`
-	Language        string             `json:"language"` // sql, promql, spl
-	Database        string             `json:"database"`
-	Query           string             `json:"query"`
+	ID        uuid.UUID `json:"id"`
+	OrgID     uuid.UUID `json:"org_id"`
+	ClusterID uuid.UUID `json:"cluster_id"`
+	Name      string    `json:"name"`
+	Language  string    `json:"language"` // sql, promql, spl
+	Database  string    `json:"database"`
+	Query     string    `json:"query"`
+	// Earliest and Latest are an SPL alert's time window, relative to the evaluation
+	// (empty: the defaults, the interval up to the evaluation).
+	Earliest        string             `json:"earliest,omitempty"`
+	Latest          string             `json:"latest,omitempty"`
 	IntervalSeconds int                `json:"interval_seconds"`
 	Of              string             `json:"of"` // value or row_count
 	Op              string             `json:"op"`
@@ -63,19 +67,24 @@ type Alert struct {
 	Destinations    []AlertDestination `json:"destinations"`
 	Enabled         bool               `json:"enabled"`
 	SilencedUntil   *time.Time         `json:"silenced_until,omitempty"`
-	Revision        int                `json:"revision"`
-	CreatedAt       time.Time          `json:"created_at"`
-	UpdatedAt       time.Time          `json:"updated_at"`
+	// ManagedBy names the tool that owns the alert (svc alert apply sets it, and prunes
+	// only alerts it owns); empty for alerts made by hand.
+	ManagedBy string    `json:"managed_by,omitempty"`
+	Revision  int       `json:"revision"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // AlertDestination is where an alert's notifications go. The URL, the webhook's HMAC
 // secret and PagerDuty's routing key are sealed (AES-GCM, bound to the destination id).
 type AlertDestination struct {
-	ID               uuid.UUID `json:"id"`
-	Type             string    `json:"type"`
-	SealedURL        string    `json:"sealed_url,omitempty"`
-	SealedSecret     string    `json:"sealed_secret,omitempty"`
-	SealedRoutingKey string    `json:"sealed_routing_key,omitempty"`
+	ID   uuid.UUID `json:"id"`
+	Type string    `json:"type"`
+	// Name is the caller's name for it (unique in the alert; optional).
+	Name             string `json:"name,omitempty"`
+	SealedURL        string `json:"sealed_url,omitempty"`
+	SealedSecret     string `json:"sealed_secret,omitempty"`
+	SealedRoutingKey string `json:"sealed_routing_key,omitempty"`
 }
 
 type alertDeleted struct {
@@ -270,7 +279,14 @@ type AlertEvent struct {
 
 // AlertState reads an alert's state stream and its version (for AppendAlertState).
 func (s *Service) AlertState(ctx context.Context, id uuid.UUID) ([]AlertEvent, es.Expected, error) {
-	events, err := es.Collect(ctx, s.store.ReadStream(ctx, AlertStateStream(id), 0))
+	return s.AlertStateFrom(ctx, id, 0)
+}
+
+// AlertStateFrom reads an alert's state stream from version from (inclusive) and the
+// stream's version: a caller that folded versions below from reads only what is new.
+// With from > 0 and nothing new, the version is from-1 (the caller saw it).
+func (s *Service) AlertStateFrom(ctx context.Context, id uuid.UUID, from uint64) ([]AlertEvent, es.Expected, error) {
+	events, err := es.Collect(ctx, s.store.ReadStream(ctx, AlertStateStream(id), from))
 	if err != nil {
 		return nil, es.Expected{}, err
 	}
@@ -296,6 +312,9 @@ func (s *Service) AlertState(ctx context.Context, id uuid.UUID) ([]AlertEvent, e
 		out = append(out, ae)
 	}
 	if len(events) == 0 {
+		if from > 0 {
+			return out, es.Exact(from - 1), nil
+		}
 		return out, es.NoStream(), nil
 	}
 	return out, es.Exact(events[len(events)-1].Version), nil

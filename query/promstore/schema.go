@@ -44,9 +44,28 @@ const settings = "SETTINGS non_replicated_deduplication_window = 10000"
 // retention deletes by (TTL).
 var TimedTables = []string{DataTable, HistogramsTable, ExemplarsTable}
 
+// RetainedTables are the tables the app's retention applies to: the timed tables, by
+// each row's sample time, and the series table, by the last time a series was written
+// (max_time), so that a series' labels go when its last samples do and stay as long as
+// any sample refers to them. The metadata table (one row per metric family, no time, as
+// many rows as metric names) keeps its rows.
+var RetainedTables = []string{DataTable, TagsTable, HistogramsTable, ExemplarsTable}
+
 // TTL is the TTL expression of the timed tables for a retention of seconds, written as
 // the engine prints it back (engine_full).
-func TTL(seconds int64) string { return fmt.Sprintf("timestamp + toIntervalSecond(%d)", seconds) }
+func TTL(seconds int64) string { return TableTTL(DataTable, seconds) }
+
+// TableTTL is the TTL expression of one of RetainedTables for a retention of seconds, as
+// the engine prints it back; "" for a table the retention does not apply to.
+func TableTTL(table string, seconds int64) string {
+	switch {
+	case table == TagsTable:
+		return fmt.Sprintf("max_time + toIntervalSecond(%d)", seconds)
+	case slices.Contains(TimedTables, table):
+		return fmt.Sprintf("timestamp + toIntervalSecond(%d)", seconds)
+	}
+	return ""
+}
 
 // DDL returns the statements that create the app's tables in engine database db, in
 // order, each idempotent.
@@ -56,9 +75,10 @@ func DDL(db string) []string { return DDLKeeping(db, 0) }
 // forever for 0.
 func DDLKeeping(db string, retention int64) []string {
 	q := func(t string) string { return sqlquote.Ident(db) + "." + sqlquote.Ident(t) }
-	ttl := settings
+	ttl, tagsTTL := settings, settings
 	if retention > 0 {
 		ttl = "TTL " + TTL(retention) + " " + settings
+		tagsTTL = "TTL " + TableTTL(TagsTable, retention) + " " + settings
 	}
 	return []string{
 		// Samples: one row per float sample.
@@ -75,7 +95,7 @@ func DDLKeeping(db string, retention int64) []string {
 	tags Map(LowCardinality(String), String),
 	min_time SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
 	max_time SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
-) ENGINE = AggregatingMergeTree PRIMARY KEY metric_name ORDER BY (metric_name, id) %s`, q(TagsTable), settings),
+) ENGINE = AggregatingMergeTree PRIMARY KEY metric_name ORDER BY (metric_name, id) %s`, q(TagsTable), tagsTTL),
 		// Metric families' metadata, the last written winning.
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 	metric_family_name String,

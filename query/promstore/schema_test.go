@@ -99,7 +99,7 @@ func TestSchemaKeepingOnEngine(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	for _, table := range append([]string{promstore.TagsTable}, promstore.TimedTables...) {
+	for _, table := range append([]string{promstore.MetricsTable}, promstore.RetainedTables...) {
 		rows, err := conn.Query(ctx, "SELECT engine_full FROM system.tables WHERE database = 'prom_keep' AND name = "+sqlquote.String(table))
 		if err != nil {
 			t.Fatal(err)
@@ -111,10 +111,34 @@ func TestSchemaKeepingOnEngine(t *testing.T) {
 			}
 		}
 		rows.Close()
-		timed := slices.Contains(promstore.TimedTables, table)
-		if has := strings.Contains(full, " TTL "+promstore.TTL(30*86400)+" SETTINGS "); has != timed {
+		want := promstore.TableTTL(table, 30*86400)
+		if has := strings.Contains(full, " TTL "+want+" SETTINGS "); has != (want != "") || want == "" && strings.Contains(full, " TTL ") {
 			t.Errorf("%s: %s", table, full)
 		}
+	}
+	// A series goes with its last samples: the series table deletes by max_time.
+	if err := conn.Exec(ctx, "INSERT INTO prom_keep.prometheus_tags VALUES (generateUUIDv4(), 'old', map(), now64(3) - INTERVAL 41 DAY, now64(3) - INTERVAL 40 DAY), "+
+		"(generateUUIDv4(), 'live', map(), now64(3) - INTERVAL 40 DAY, now64(3))"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Exec(ctx, "OPTIMIZE TABLE prom_keep.prometheus_tags FINAL"); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	rows, err := conn.Query(ctx, "SELECT metric_name FROM prom_keep.prometheus_tags ORDER BY metric_name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if !slices.Equal(names, []string{"live"}) {
+		t.Fatalf("series kept after the TTL: %v, want only the live one", names)
 	}
 	if err := conn.Exec(ctx, "INSERT INTO prom_keep.prometheus_data VALUES (generateUUIDv4(), now64(3) - INTERVAL 40 DAY, 1), (generateUUIDv4(), now64(3), 2)"); err != nil {
 		t.Fatal(err)

@@ -72,10 +72,12 @@ func (a *analyzer) statement() (*Statement, *Error) {
 		return a.alter(t)
 	case first.is("GRANT"):
 		return a.grant()
+	case first.is("SHOW") && t.toks[1].is("CREATE"):
+		return a.showCreate(t)
 	case first.is("SHOW"):
 		return nil, badRequest(CodeUnsupportedStatement, first.pos,
-			"read the catalog with SELECT: SELECT name FROM system.tables, SELECT name FROM system.databases",
-			"SHOW statements are not supported")
+			"read the catalog with SELECT: SELECT name FROM system.tables, SELECT name FROM system.databases; SHOW CREATE TABLE t shows a table's definition",
+			"SHOW statements other than SHOW CREATE TABLE are not supported")
 	case first.is("REVOKE"):
 		return nil, badRequest(CodeUnsupportedStatement, first.pos, "drop and recreate the role with the grants it should keep",
 			"REVOKE is not supported")

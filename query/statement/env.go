@@ -71,6 +71,11 @@ type Table struct {
 	// Paths is the table's path schema: each leaf path with the engine types seen in
 	// it (docs/typing.md). Nil leaves every path Dynamic.
 	Paths map[string][]string
+	// SortingKey is the table's logical sorting key ("" chooses one per part).
+	SortingKey string
+	// TTL is the table's retention as a TTL expression in user names
+	// ("timestamp + INTERVAL 30 DAY"); "" keeps rows forever. SHOW CREATE TABLE shows it.
+	TTL string
 }
 
 // Access is the organization's access control: roles with their grants,

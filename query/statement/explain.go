@@ -4,9 +4,11 @@ import (
 	"strings"
 
 	ch "github.com/AfterShip/clickhouse-sql-parser/parser"
+
+	"github.com/svc-data/svc/query/sqlquote"
 )
 
-// EXPLAIN and DESCRIBE. The parser library knows only a few EXPLAIN kinds
+// EXPLAIN, DESCRIBE and SHOW CREATE TABLE. The parser library knows only a few EXPLAIN kinds
 // (not plain EXPLAIN or EXPLAIN PLAN) and DESCRIBE of a table name only, so
 // the header is read here and the query or table by the parser.
 
@@ -77,28 +79,39 @@ func (a *analyzer) explain(t *tokens) (*Statement, *Error) {
 
 const describeHint = "DESCRIBE [TABLE] events, DESCRIBE (SELECT ...), DESCRIBE system.tables"
 
-func (a *analyzer) describe(t *tokens) (*Statement, *Error) {
+// oneSource reads what follows a statement's header (DESCRIBE [TABLE], SHOW CREATE
+// [TABLE]): one table, table function or subquery, parsed as the FROM of a SELECT, with
+// nothing else. what names the statement in errors.
+func (a *analyzer) oneSource(t *tokens, what, hint string) (*ch.SelectQuery, *ch.JoinTableExpr, int, *Error) {
 	if !a.env.Principal.canRead() {
-		return nil, forbidden(CodeForbidden, -1, "use a key with read permission", "%s cannot read", a.env.Principal)
+		return nil, nil, 0, forbidden(CodeForbidden, -1, "use a key with read permission", "%s cannot read", a.env.Principal)
 	}
-	t.next() // DESCRIBE | DESC
-	t.accept("TABLE")
 	start := t.peek().pos
 	end := endOfStatement(t.toks)
 	if start >= end {
-		return nil, badRequest(CodeSyntax, start, describeHint, "DESCRIBE needs a table")
+		return nil, nil, 0, badRequest(CodeSyntax, start, hint, "%s needs a table", what)
 	}
 	q, err := parseOneQuery(a.sql, start, end, "SELECT * FROM")
 	if err != nil {
-		err.Hint = describeHint
-		return nil, err
+		err.Hint = hint
+		return nil, nil, 0, err
 	}
 	jt, ok := q.From.Expr.(*ch.JoinTableExpr)
 	if !ok || len(q.SelectItems) != 1 || q.Where != nil || q.Prewhere != nil || q.GroupBy != nil || q.Having != nil ||
 		q.OrderBy != nil || q.Limit != nil || q.LimitBy != nil || q.Settings != nil || q.Format != nil || q.With != nil ||
 		q.UnionAll != nil || q.UnionDistinct != nil || q.Except != nil || q.Intersect != nil || q.Window != nil ||
 		jt.SampleRatio != nil || jt.HasFinal || jt.Table.HasFinal {
-		return nil, badRequest(CodeUnsupportedSyntax, start, describeHint, "DESCRIBE takes one table, table function or subquery")
+		return nil, nil, 0, badRequest(CodeUnsupportedSyntax, start, hint, "%s takes one table, table function or subquery", what)
+	}
+	return q, jt, start, nil
+}
+
+func (a *analyzer) describe(t *tokens) (*Statement, *Error) {
+	t.next() // DESCRIBE | DESC
+	t.accept("TABLE")
+	q, jt, start, err := a.oneSource(t, "DESCRIBE", describeHint)
+	if err != nil {
+		return nil, err
 	}
 	if _, aliased := jt.Table.Expr.(*ch.AliasExpr); aliased {
 		return nil, badRequest(CodeUnsupportedSyntax, start, describeHint, "DESCRIBE takes no alias")
@@ -124,6 +137,46 @@ func (a *analyzer) describe(t *tokens) (*Statement, *Error) {
 		return nil, err
 	}
 	return a.readStatement(KindDescribe, "DESCRIBE TABLE "+node.text, true)
+}
+
+const showCreateHint = "SHOW CREATE TABLE events, SHOW CREATE TABLE analytics.daily"
+
+// showCreate answers SHOW CREATE [TABLE] t, as ClickHouse does, with one row whose
+// column statement is the table's definition in logical names: its one column doc, the
+// engine users create (ReplicatedRawMergeTree), its sorting key, and its retention as
+// the TTL clause (DESIGN.md, Retention). It is built from the catalog, like
+// DESCRIBE; GET /v1/tables/{table} shows whether the engine's TTL matches it.
+func (a *analyzer) showCreate(t *tokens) (*Statement, *Error) {
+	t.next() // SHOW
+	t.next() // CREATE
+	t.accept("TABLE")
+	q, jt, start, err := a.oneSource(t, "SHOW CREATE TABLE", showCreateHint)
+	if err != nil {
+		return nil, err
+	}
+	if _, isTable := jt.Table.Expr.(*ch.TableIdentifier); !isTable {
+		return nil, badRequest(CodeUnsupportedSyntax, start, showCreateHint, "SHOW CREATE TABLE takes one table")
+	}
+	sc := newScope(nil, nil, nil)
+	if _, err := a.from(q.From, sc); err != nil {
+		return nil, err
+	}
+	if err := a.authorizeReads(); err != nil {
+		return nil, err
+	}
+	if len(a.reads) != 1 || a.reads[0].system {
+		return nil, badRequest(CodeUnsupportedSyntax, start, showCreateHint, "SHOW CREATE TABLE shows the tables of your databases")
+	}
+	ref := a.reads[0].ref
+	tab, _ := a.env.Catalog.Table(ref.Database, ref.Table)
+	text := "CREATE TABLE " + sqlquote.Ident(ref.Database) + "." + sqlquote.Ident(ref.Table) + "\n(\n    `doc` JSON\n)\nENGINE = ReplicatedRawMergeTree"
+	if tab.SortingKey != "" {
+		text += "\nORDER BY (" + tab.SortingKey + ")"
+	}
+	if tab.TTL != "" {
+		text += "\nTTL " + tab.TTL
+	}
+	return a.readStatement(KindDescribe, "SELECT "+sqlquote.String(text)+" AS statement", false)
 }
 
 // withParseHint adds a hint for the common query forms the parser library

@@ -32,7 +32,7 @@ func fixtureCatalog() *StaticCatalog {
 		},
 		Tables: map[string]map[string]Table{
 			"default": {
-				"events":   {Generation: 3},
+				"events":   {Generation: 3, SortingKey: "user.id, toDate(ts)", TTL: "ts + INTERVAL 30 DAY"},
 				"users":    {Generation: 1},
 				"sessions": {Generation: 2},
 				"fresh":    {Generation: 0},

@@ -101,9 +101,11 @@ func (m *Manager) prometheusRetention(ctx context.Context, cluster uuid.UUID, r 
 	if err != nil {
 		return nil, err
 	}
-	want := ""
-	if r != nil {
-		want = promstore.TTL(r.Seconds)
+	want := func(table string) string {
+		if r == nil {
+			return ""
+		}
+		return promstore.TableTTL(table, r.Seconds)
 	}
 	var out []AppTableRetention
 	for _, d := range m.cat.Model().Databases(cluster) {
@@ -111,18 +113,18 @@ func (m *Manager) prometheusRetention(ctx context.Context, cluster uuid.UUID, r 
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range promstore.TimedTables {
+		for _, name := range promstore.RetainedTables {
 			full, ok := have[name]
 			if !ok {
 				continue
 			}
 			table := sqlquote.Ident(d.Engine) + "." + sqlquote.Ident(name)
 			switch current := EngineTTL(full); {
-			case current == want:
-			case want == "":
+			case current == want(name):
+			case want(name) == "":
 				err = e.Exec(ctx, "ALTER TABLE "+table+" REMOVE TTL")
 			default:
-				err = e.Exec(ctx, "ALTER TABLE "+table+" MODIFY TTL "+want)
+				err = e.Exec(ctx, "ALTER TABLE "+table+" MODIFY TTL "+want(name))
 			}
 			if err != nil {
 				return nil, fmt.Errorf("set the retention of %s.%s: %w", d.Name, name, err)
@@ -131,9 +133,9 @@ func (m *Manager) prometheusRetention(ctx context.Context, cluster uuid.UUID, r 
 		if have, err = engineTables(ctx, e, d.Engine); err != nil {
 			return nil, err
 		}
-		for _, name := range promstore.TimedTables {
+		for _, name := range promstore.RetainedTables {
 			if full, ok := have[name]; ok {
-				out = append(out, AppTableRetention{Database: d.Name, Table: name, State: promState(full, r)})
+				out = append(out, AppTableRetention{Database: d.Name, Table: name, State: promState(name, full, r)})
 			}
 		}
 	}
@@ -141,17 +143,18 @@ func (m *Manager) prometheusRetention(ctx context.Context, cluster uuid.UUID, r 
 }
 
 // promState compares a Prometheus table's engine TTL with the app's retention r.
-func promState(engineFull string, r *Retention) RetentionState {
+func promState(table, engineFull string, r *Retention) RetentionState {
 	ttl := EngineTTL(engineFull)
 	st := RetentionState{TTL: ttl, Status: RetentionInSync}
 	want := ""
 	if r != nil {
 		st.Setting = r.Text("JSON")
-		want = promstore.TTL(r.Seconds)
+		want = promstore.TableTTL(table, r.Seconds)
 	}
-	if rest, ok := strings.CutPrefix(ttl, "timestamp + toIntervalSecond("); ok {
+	column, _, _ := strings.Cut(promstore.TableTTL(table, 0), " ")
+	if rest, ok := strings.CutPrefix(ttl, column+" + toIntervalSecond("); ok {
 		var secs int64
-		if _, err := fmt.Sscanf(rest, "%d)", &secs); err == nil && promstore.TTL(secs) == ttl {
+		if _, err := fmt.Sscanf(rest, "%d)", &secs); err == nil && promstore.TableTTL(table, secs) == ttl {
 			st.Engine = (&Retention{Path: DefaultTimePath, Seconds: secs}).Text("JSON")
 		}
 	} else if ttl != "" {

@@ -267,6 +267,16 @@ func retentionOf(t *catalog.Table) *Retention {
 	return r
 }
 
+// RetentionTTL is t's retention as a TTL expression in user names, the time path plus an
+// interval ("timestamp + INTERVAL 30 DAY"), "" when it keeps rows forever: what SHOW
+// CREATE TABLE shows, and a text ParseRetention reads back.
+func RetentionTTL(t *catalog.Table) string {
+	if r := retentionOf(t); r != nil {
+		return r.expression()
+	}
+	return ""
+}
+
 // ttlClause is the TTL clause of t's generations, "" without a retention.
 func ttlClause(t *catalog.Table) string {
 	if r := retentionOf(t); r != nil {

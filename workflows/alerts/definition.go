@@ -11,11 +11,13 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/common/model"
 
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/query/spl"
 )
 
 // Limits of a definition.
@@ -46,10 +48,13 @@ var ops = []string{">", ">=", "<", "<=", "==", "!="}
 // expression filters); an empty result is then normal, not no_data.
 const OpAny = "any"
 
-// FieldError names the request field that is invalid (answered 400).
+// FieldError names the request field that is invalid (answered 400). Code, when set,
+// is the error code to answer (a search's own, such as spl_syntax_error); Hint helps.
 type FieldError struct {
 	Field   string
 	Message string
+	Code    string
+	Hint    string
 }
 
 func (e *FieldError) Error() string { return e.Message }
@@ -182,6 +187,17 @@ func (s *Service) apply(ctx context.Context, raw []byte, create bool, a *catalog
 			if err := s.applyDestinations(ctx, v, a); err != nil {
 				return err
 			}
+		case "managed_by":
+			a.ManagedBy = ""
+			if string(v) != "null" {
+				m, err := str(v, "managed_by")
+				if err != nil {
+					return err
+				}
+				if a.ManagedBy, err = shortName(strings.TrimSpace(m), "managed_by"); err != nil {
+					return err
+				}
+			}
 		case "silenced_until":
 			if string(v) == "null" {
 				a.SilencedUntil = nil
@@ -206,6 +222,8 @@ func (s *Service) applyQuery(v json.RawMessage, a *catalog.Alert) error {
 		return err
 	}
 	var langs []string
+	var window []string
+	was := a.Language
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		switch k {
 		case "database":
@@ -223,8 +241,23 @@ func (s *Service) applyQuery(v json.RawMessage, a *catalog.Alert) error {
 			}
 			a.Language, a.Query = k, text
 			langs = append(langs, k)
+		case "earliest", "latest":
+			var b string
+			if string(q[k]) != "null" {
+				var tb spl.TimeBound
+				if err := json.Unmarshal(q[k], &tb); err != nil {
+					return invalid("query."+k, "query.%s must be a time bound such as \"-15m\", \"now\" or epoch seconds", k)
+				}
+				b = strings.TrimSpace(string(tb))
+			}
+			if k == "earliest" {
+				a.Earliest = b
+			} else {
+				a.Latest = b
+			}
+			window = append(window, k)
 		default:
-			return invalid("query."+k, "query.%s is not a query field: database and one of sql, promql or spl", k)
+			return invalid("query."+k, "query.%s is not a query field: database, one of sql, promql or spl, and for spl earliest and latest", k)
 		}
 	}
 	if len(langs) > 1 {
@@ -233,11 +266,23 @@ func (s *Service) applyQuery(v json.RawMessage, a *catalog.Alert) error {
 	if a.Language == "" {
 		return invalid("query", "query needs one of sql, promql or spl")
 	}
-	if a.Language == LangSPL {
-		return invalid("query.spl", "alerts on log searches are not available yet; write the search's SQL (POST /v1/spl/explain shows it) as query.sql")
+	if a.Language != was && len(window) == 0 {
+		// A search's window does not carry over to another query.
+		a.Earliest, a.Latest = "", ""
+	}
+	if len(window) > 0 && a.Language != LangSPL {
+		return invalid("query."+window[0], "query.%s is the time window of a search (query.spl); a %s query names its own", window[0], a.Language)
 	}
 	if a.Language == LangPromQL && s.prom == nil {
 		return invalid("query.promql", "the Prometheus query API is not configured on this node")
+	}
+	if a.Language == LangSPL {
+		if s.search == nil {
+			return invalid("query.spl", "log search is not configured on this node")
+		}
+		if _, err := spl.Analyze(a.Query, a.Earliest, a.Latest); err != nil {
+			return splError(err)
+		}
 	}
 	if a.Database == "" {
 		a.Database = "default"
@@ -246,6 +291,23 @@ func (s *Service) applyQuery(v json.RawMessage, a *catalog.Alert) error {
 		return invalid("query.database", "database %q does not exist in this cluster", a.Database)
 	}
 	return nil
+}
+
+// splError is a search's own error (positioned, with its code and hint) as the
+// request field it is about: the window's bounds or the search text.
+func splError(err error) error {
+	es, ok := spl.AsErrors(err)
+	if !ok {
+		return err
+	}
+	field := "query.spl"
+	if es.Code() == spl.CodeTimeWindow {
+		field = "query.earliest"
+		if strings.HasPrefix(es[0].Message, "latest") {
+			field = "query.latest"
+		}
+	}
+	return &FieldError{Field: field, Code: es.Code(), Message: es.Error(), Hint: es.Hint()}
 }
 
 func applyCondition(v json.RawMessage, a *catalog.Alert) error {
@@ -308,6 +370,7 @@ func (s *Service) applyDestinations(ctx context.Context, v json.RawMessage, a *c
 	}
 	out := make([]catalog.AlertDestination, 0, len(list))
 	seen := map[uuid.UUID]bool{}
+	names := map[string]bool{}
 	for i, one := range list {
 		field := fmt.Sprintf("destinations[%d]", i)
 		m, err := object(one, field)
@@ -338,13 +401,26 @@ func (s *Service) applyDestinations(ctx context.Context, v json.RawMessage, a *c
 			}
 			d.Type = t
 		}
+		if raw, ok := m["name"]; ok {
+			n, err := str(raw, field+".name")
+			if err != nil {
+				return err
+			}
+			if d.Name, err = shortName(strings.TrimSpace(n), field+".name"); err != nil {
+				return err
+			}
+		}
+		if d.Name != "" && names[d.Name] {
+			return invalid(field+".name", "%s.name %q is another destination's; names are unique in an alert", field, d.Name)
+		}
+		names[d.Name] = d.Name != ""
 		allowed := map[string][]string{catalog.DestWebhook: {"url", "secret"}, catalog.DestSlack: {"url"}, catalog.DestPagerDuty: {"url", "routing_key"}}
 		keys, ok := allowed[d.Type]
 		if !ok {
 			return invalid(field+".type", "%s.type must be webhook, slack or pagerduty", field)
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if k == "id" || k == "type" {
+			if k == "id" || k == "type" || k == "name" {
 				continue
 			}
 			if !slices.Contains(keys, k) {
@@ -385,6 +461,20 @@ func (s *Service) applyDestinations(ctx context.Context, v json.RawMessage, a *c
 	}
 	a.Destinations = out
 	return nil
+}
+
+// shortName checks a name given to an alert or a destination: at most 128 printable
+// characters ("" is no name).
+func shortName(s, field string) (string, error) {
+	if len(s) > 128 {
+		return "", invalid(field, "%s is at most 128 bytes", field)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return "", invalid(field, "%s holds printable characters only", field)
+		}
+	}
+	return s, nil
 }
 
 // tmplData is what label and annotation templates see: $labels and $value.

@@ -64,17 +64,32 @@ type groupState struct {
 type state struct {
 	groups map[string]*groupState
 	health string
-	// delivered and failed count each (transition, destination)'s answers.
-	delivered map[string]bool
-	failed    map[string]int
+	// delivered and failed count each (transition, destination)'s answers, for the
+	// groups' latest transitions only (the only ones notified).
+	delivered map[dkey]bool
+	failed    map[dkey]int
 }
 
-func dkey(version uint64, dest uuid.UUID) string {
-	return strconv.FormatUint(version, 10) + "/" + dest.String()
+// dkey is one transition (its version) and one destination.
+type dkey struct {
+	version uint64
+	dest    uuid.UUID
+}
+
+func newState() *state {
+	return &state{groups: map[string]*groupState{}, health: StateOK, delivered: map[dkey]bool{}, failed: map[dkey]int{}}
 }
 
 func fold(events []catalog.AlertEvent) *state {
-	st := &state{groups: map[string]*groupState{}, health: StateOK, delivered: map[string]bool{}, failed: map[string]int{}}
+	st := newState()
+	st.apply(events)
+	return st
+}
+
+// apply folds events (the stream's next ones) into st. Delivery answers of transitions
+// no group holds any more are dropped: nothing reads them, and so the state stays as
+// large as the groups, however long the stream.
+func (st *state) apply(events []catalog.AlertEvent) {
 	for _, e := range events {
 		switch {
 		case e.Transition != nil:
@@ -85,7 +100,7 @@ func fold(events []catalog.AlertEvent) *state {
 			}
 			st.groups[t.Group] = &groupState{State: t.To, Labels: t.Labels, Value: t.Value, ActiveAt: t.ActiveAt, Since: t.At, Last: e.Version, Tr: t}
 		case e.Delivery != nil:
-			k := dkey(e.Delivery.Transition, e.Delivery.DestinationID)
+			k := dkey{e.Delivery.Transition, e.Delivery.DestinationID}
 			if e.Type == catalog.EvAlertDelivered {
 				st.delivered[k] = true
 			} else {
@@ -93,7 +108,19 @@ func fold(events []catalog.AlertEvent) *state {
 			}
 		}
 	}
-	return st
+	if len(st.delivered)+len(st.failed) > 2*len(st.groups) {
+		live := map[uint64]bool{}
+		for _, g := range st.groups {
+			live[g.Last] = true
+		}
+		maps.DeleteFunc(st.delivered, func(k dkey, _ bool) bool { return !live[k.version] })
+		maps.DeleteFunc(st.failed, func(k dkey, _ int) bool { return !live[k.version] })
+	}
+}
+
+// clone copies st's maps (the group states themselves are never changed, only replaced).
+func (st *state) clone() *state {
+	return &state{groups: maps.Clone(st.groups), health: st.health, delivered: maps.Clone(st.delivered), failed: maps.Clone(st.failed)}
 }
 
 func (st *state) keys() []string { return slices.Sorted(maps.Keys(st.groups)) }
@@ -125,26 +152,42 @@ type observed struct {
 	value  float64
 }
 
-// Evaluate runs one evaluation: the query, the condition per group, the transitions
-// (recorded at the state stream's exact version, before anything is sent), then the
-// notifications of transitions not delivered yet, each recorded once answered.
+// Evaluate runs one execution of the alerts' queue: a tick (TickID) evaluates the alerts
+// due at its second; an alert's own schedule (made before the tick) evaluates it.
 func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
-	a, ok := s.model.Alert(x.WorkflowID)
+	if x.WorkflowID == TickID {
+		return s.evaluateTick(ctx, x)
+	}
+	return s.evaluate(ctx, x.WorkflowID, x)
+}
+
+// evaluate runs one evaluation of alert id: the query, the condition per group, the
+// transitions (recorded at the state stream's exact version, before anything is sent),
+// then the notifications of transitions not delivered yet, each recorded once answered.
+func (s *Service) evaluate(ctx context.Context, id uuid.UUID, x workflows.Execution) error {
+	a, ok := s.model.Alert(id)
 	if !ok {
 		return nil // deleted since it was scheduled
 	}
 	now := time.Now().UTC()
-	res := s.observe(ctx, a, x, now)
+	// The query's instant is the scheduled time, as a Prometheus rule group evaluates at
+	// its slot's timestamp: a late or retried evaluation asks about the same moment.
+	at := now
+	if !x.ScheduledAt.IsZero() {
+		at = x.ScheduledAt.UTC()
+	}
+	res := s.observe(ctx, a, x, at)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	defer func() { s.evals.record(x.ScheduledAt, x.StartedAt, time.Now(), res.err != nil) }()
 	var st *state
 	for attempt := 0; ; attempt++ {
-		evs, exp, err := s.cmds.AlertState(ctx, a.ID)
-		if err != nil {
+		var exp es.Expected
+		var err error
+		if st, exp, err = s.stateOf(ctx, a.ID); err != nil {
 			return fmt.Errorf("read alert state: %w", err)
 		}
-		st = fold(evs)
 		ts := transitions(a, st, res, now)
 		err = s.cmds.AppendAlertTransitions(ctx, a.ID, exp, ts)
 		if errors.Is(err, es.ErrConcurrency) && attempt < 10 {
@@ -154,10 +197,9 @@ func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
 			return fmt.Errorf("record alert transitions: %w", err)
 		}
 		if len(ts) > 0 {
-			if evs, _, err = s.cmds.AlertState(ctx, a.ID); err != nil {
+			if st, _, err = s.stateOf(ctx, a.ID); err != nil {
 				return fmt.Errorf("read alert state: %w", err)
 			}
-			st = fold(evs)
 		}
 		break
 	}
@@ -165,8 +207,8 @@ func (s *Service) Evaluate(ctx context.Context, x workflows.Execution) error {
 	return nil
 }
 
-// observe runs the alert's query and computes a value per group.
-func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Execution, now time.Time) result {
+// observe runs the alert's query at instant at and computes a value per group.
+func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Execution, at time.Time) result {
 	groups := map[string]observed{}
 	add := func(labels map[string]string, v float64) {
 		groups[groupKey(labels)] = observed{labels: labels, value: v}
@@ -176,7 +218,7 @@ func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Exe
 		if s.prom == nil {
 			return result{err: errors.New("the Prometheus query API is not configured on this node")}
 		}
-		samples, err := s.prom.Instant(ctx, a.OrgID, a.ClusterID, a.Database, a.Query, now)
+		samples, err := s.prom.Instant(ctx, a.OrgID, a.ClusterID, a.Database, a.Query, at)
 		if err != nil {
 			return result{err: err}
 		}
@@ -194,6 +236,8 @@ func (s *Service) observe(ctx context.Context, a *catalog.Alert, x workflows.Exe
 		if len(samples) == 0 {
 			return result{groups: groups, noData: a.Op != OpAny}
 		}
+	case LangSPL:
+		return s.observeSearch(ctx, a, x, at)
 	default:
 		rows, err := s.runSQL(ctx, a, x)
 		if err != nil {
@@ -426,7 +470,7 @@ func (s *Service) notify(ctx context.Context, a *catalog.Alert, st *state) {
 			continue
 		}
 		for _, d := range a.Destinations {
-			k := dkey(g.Last, d.ID)
+			k := dkey{g.Last, d.ID}
 			if st.delivered[k] || st.failed[k] >= maxDeliveryFailures {
 				continue
 			}

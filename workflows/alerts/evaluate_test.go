@@ -91,3 +91,90 @@ func TestSign(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestFoldInPiecesIsTheWholeFold: the state cache folds a stream's tail onto the fold
+// of its head; that must be the fold of the whole stream, delivery answers of the
+// groups' latest transitions included, however the stream is cut.
+func TestFoldInPiecesIsTheWholeFold(t *testing.T) {
+	d := uuid.New()
+	var events []catalog.AlertEvent
+	add := func(e catalog.AlertEvent) {
+		e.Version = uint64(len(events))
+		events = append(events, e)
+	}
+	for i := range 40 {
+		g := []string{"a", "b", "c"}[i%3]
+		to := []string{StateFiring, StateResolved}[(i/3)%2]
+		add(catalog.AlertEvent{Type: catalog.EvAlertTransitioned, Transition: &catalog.AlertTransition{Group: g, To: to, Notify: true}})
+		v := uint64(len(events) - 1)
+		if i%4 != 3 { // every fourth transition's delivery fails, and is not yet delivered
+			add(catalog.AlertEvent{Type: catalog.EvAlertDelivered, Delivery: &catalog.AlertDelivery{Transition: v, DestinationID: d}})
+		} else {
+			add(catalog.AlertEvent{Type: catalog.EvAlertDeliveryFailed, Delivery: &catalog.AlertDelivery{Transition: v, DestinationID: d, Error: "500"}})
+		}
+	}
+	whole := fold(events)
+	for cut := 1; cut < len(events); cut += 7 {
+		st := fold(events[:cut])
+		st.apply(events[cut:])
+		for _, k := range whole.keys() {
+			w, g := whole.groups[k], st.groups[k]
+			if g == nil || g.Last != w.Last || g.State != w.State {
+				t.Fatalf("cut %d: group %s %+v, want %+v", cut, k, g, w)
+			}
+			dk := dkey{w.Last, d}
+			if st.delivered[dk] != whole.delivered[dk] || st.failed[dk] != whole.failed[dk] {
+				t.Fatalf("cut %d: group %s delivered %v failed %d, want %v %d", cut, k, st.delivered[dk], st.failed[dk], whole.delivered[dk], whole.failed[dk])
+			}
+		}
+		if n := len(st.delivered) + len(st.failed); n > 2*len(st.groups) {
+			t.Fatalf("cut %d: %d delivery answers kept for %d groups", cut, n, len(st.groups))
+		}
+	}
+}
+
+// TestScheduleOffsetSpreads: offsets are whole seconds inside the interval, the same
+// for an alert every time, and spread 1,000 alerts at 60 s over the minute.
+func TestScheduleOffsetSpreads(t *testing.T) {
+	perSecond := map[time.Duration]int{}
+	for range 1000 {
+		id := uuid.New()
+		o := scheduleOffset(id, time.Minute)
+		if o < 0 || o >= time.Minute || o%time.Second != 0 || scheduleOffset(id, time.Minute) != o {
+			t.Fatalf("offset %v", o)
+		}
+		perSecond[o]++
+	}
+	if len(perSecond) < 55 {
+		t.Fatalf("1,000 alerts fall on %d of 60 seconds", len(perSecond))
+	}
+	for _, n := range perSecond {
+		if n > 40 {
+			t.Fatalf("%d alerts in one second", n)
+		}
+	}
+	if o := scheduleOffset(uuid.New(), time.Second); o != 0 {
+		t.Fatalf("1 s interval: offset %v", o)
+	}
+}
+
+// TestDueOncePerInterval: over any span of interval seconds, the tick finds an alert due
+// exactly once, at a second that is its offset past a multiple of the interval.
+func TestDueOncePerInterval(t *testing.T) {
+	for _, interval := range []int{1, 7, 60, 3600} {
+		a := &catalog.Alert{ID: uuid.New(), IntervalSeconds: interval}
+		start := time.Unix(1_700_000_123, 0).UTC()
+		var hits []time.Time
+		for i := range 2 * interval {
+			if at := start.Add(time.Duration(i) * time.Second); due(a, at) {
+				hits = append(hits, at)
+			}
+		}
+		if len(hits) != 2 || hits[1].Sub(hits[0]) != time.Duration(interval)*time.Second {
+			t.Fatalf("interval %d: due at %v", interval, hits)
+		}
+		if off := scheduleOffset(a.ID, time.Duration(interval)*time.Second); hits[0].Unix()%int64(interval) != int64(off/time.Second) {
+			t.Fatalf("interval %d: due at %v, offset %v", interval, hits[0], off)
+		}
+	}
+}

@@ -57,13 +57,12 @@ func (s *Service) Rules(ctx context.Context, cluster uuid.UUID, database string)
 		}
 		r := Rule{State: StateInactive, Name: a.Name, Query: a.Query, Duration: float64(a.ForSeconds), Labels: a.Labels,
 			Annotations: a.Annotations, Alerts: []PromAlert{}, Health: "unknown", Type: "alerting"}
-		if events, _, err := s.cmds.AlertState(ctx, a.ID); err == nil {
-			st := fold(events)
+		if st, exp, err := s.stateOf(ctx, a.ID); err == nil {
 			switch st.health {
 			case StateError:
 				r.Health, r.LastError = "err", "the last evaluation failed; see GET /v1/alerts/"+a.ID.String()+"/history"
 			default:
-				if len(events) > 0 {
+				if !exp.IsNoStream() {
 					r.Health = "ok"
 				}
 			}

@@ -7,7 +7,9 @@ package alerts
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/egress"
+	"github.com/svc-data/svc/query/spl"
 	"github.com/svc-data/svc/workflows"
 )
 
@@ -29,6 +32,17 @@ type Sample struct {
 type PromQuerier interface {
 	Instant(ctx context.Context, org, cluster uuid.UUID, database, expr string, at time.Time) ([]Sample, error)
 }
+
+// Searcher runs a log search over a logical database of a cluster, as the API's
+// POST /v1/spl/search does (query/splsearch).
+type Searcher interface {
+	Search(ctx context.Context, org, cluster uuid.UUID, database string, req spl.Request) (*spl.Response, error)
+}
+
+// Permit says whether the caller may save an alert whose query is in language (one of
+// LangSQL, LangPromQL, LangSPL): the edge answers with the rule of that language's own
+// endpoint. A nil Permit permits everything.
+type Permit func(language string) error
 
 // Config configures the alert service.
 type Config struct {
@@ -71,38 +85,35 @@ type Service struct {
 	engine workflows.Engine
 	query  workflows.Querier
 	prom   PromQuerier
+	search Searcher
 	sealer *workflows.Sealer
 
 	mu      sync.Mutex
 	orphans map[uuid.UUID]bool
 
-	healthMu  sync.Mutex
-	healthAt  time.Time
-	healthErr error
+	health workflows.Health
+	states stateCache
+	evals  evalStats
+	// running holds the alerts this node is evaluating (a tick skips them); slots bounds
+	// how many at once (maxParallel).
+	running sync.Map
+	slots   chan struct{}
 }
 
 // New returns the service; a nil engine is a disabled service (workflows.ErrDisabled).
-func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine workflows.Engine, q workflows.Querier, prom PromQuerier, sealer *workflows.Sealer) *Service {
+// A nil prom or search refuses alerts in PromQL or SPL.
+func New(cfg Config, model *catalog.Model, cmds *catalog.Service, engine workflows.Engine, q workflows.Querier, prom PromQuerier, search Searcher, sealer *workflows.Sealer) *Service {
 	cfg.validate()
-	return &Service{cfg: cfg, model: model, cmds: cmds, engine: engine, query: q, prom: prom, sealer: sealer}
+	return &Service{cfg: cfg, model: model, cmds: cmds, engine: engine, query: q, prom: prom, search: search, sealer: sealer,
+		slots: make(chan struct{}, maxParallel)}
 }
 
 // Available answers nil when the service is enabled and its engine answers.
 func (s *Service) Available(ctx context.Context) error {
-	if s == nil || s.engine == nil {
+	if s == nil {
 		return workflows.ErrDisabled
 	}
-	p, ok := s.engine.(interface{ Ping(context.Context) error })
-	if !ok {
-		return nil
-	}
-	s.healthMu.Lock()
-	defer s.healthMu.Unlock()
-	if time.Since(s.healthAt) > 2*time.Second || (s.healthErr != nil && time.Since(s.healthAt) > 200*time.Millisecond) {
-		s.healthErr = p.Ping(ctx)
-		s.healthAt = time.Now()
-	}
-	return s.healthErr
+	return s.health.Check(ctx, s.engine)
 }
 
 // Alert returns an alert of the cluster.
@@ -114,12 +125,18 @@ func (s *Service) Alert(cluster, id uuid.UUID) (*catalog.Alert, bool) {
 	return a, true
 }
 
-// Create saves a new alert from a create body and schedules its evaluation.
-func (s *Service) Create(ctx context.Context, org, cluster uuid.UUID, body []byte) (View, error) {
+// Create saves a new alert from a create body and schedules its evaluation. may
+// decides whether the caller may query in the alert's language.
+func (s *Service) Create(ctx context.Context, org, cluster uuid.UUID, body []byte, may Permit) (View, error) {
 	a := catalog.Alert{OrgID: org, ClusterID: cluster, Enabled: true, IntervalSeconds: DefaultInterval,
 		Labels: map[string]string{}, Annotations: map[string]string{}, Destinations: []catalog.AlertDestination{}}
 	if err := s.apply(ctx, body, true, &a); err != nil {
 		return View{}, err
+	}
+	if may != nil {
+		if err := may(a.Language); err != nil {
+			return View{}, err
+		}
 	}
 	out, err := s.cmds.SaveAlert(ctx, a)
 	if err != nil {
@@ -129,12 +146,17 @@ func (s *Service) Create(ctx context.Context, org, cluster uuid.UUID, body []byt
 	return s.View(ctx, out), nil
 }
 
-// Update applies a PATCH body.
-func (s *Service) Update(ctx context.Context, a *catalog.Alert, body []byte) (View, error) {
+// Update applies a PATCH body; may is as for Create (asked of the saved language).
+func (s *Service) Update(ctx context.Context, a *catalog.Alert, body []byte, may Permit) (View, error) {
 	next := *a
 	next.Destinations = append([]catalog.AlertDestination(nil), a.Destinations...)
 	if err := s.apply(ctx, body, false, &next); err != nil {
 		return View{}, err
+	}
+	if may != nil {
+		if err := may(next.Language); err != nil {
+			return View{}, err
+		}
 	}
 	out, err := s.cmds.SaveAlert(ctx, next)
 	if err != nil {
@@ -161,9 +183,7 @@ func (s *Service) Delete(ctx context.Context, a *catalog.Alert) error {
 	if err := s.cmds.DeleteAlert(ctx, a.OrgID, a.ID); err != nil {
 		return err
 	}
-	if err := s.engine.DeleteSchedule(ctx, a.ID); err != nil {
-		s.cfg.Logger.Warn("delete alert schedule", "alert_id", a.ID, "err", err)
-	}
+	s.forget(a.ID)
 	return nil
 }
 
@@ -176,14 +196,25 @@ func (s *Service) List(ctx context.Context, cluster uuid.UUID) []View {
 	return out
 }
 
-func (s *Service) syncSchedule(ctx context.Context, a *catalog.Alert) {
-	err := s.engine.UpsertSchedule(ctx, a.ID, time.Duration(a.IntervalSeconds)*time.Second, !a.Enabled)
-	if err != nil {
-		s.cfg.Logger.Warn("sync alert schedule", "alert_id", a.ID, "err", err)
+// syncSchedule makes sure a saved alert is evaluated: the tick exists (TickID).
+func (s *Service) syncSchedule(ctx context.Context, _ *catalog.Alert) { s.syncTick(ctx) }
+
+// scheduleOffset shifts an alert's evaluations within its interval by a stable amount
+// (whole seconds from its id), as Prometheus shifts each rule group by a hash: alerts
+// with one interval are spread over it instead of all evaluating in the same second.
+func scheduleOffset(id uuid.UUID, interval time.Duration) time.Duration {
+	secs := int64(interval / time.Second)
+	if secs <= 1 {
+		return 0
 	}
+	h := fnv.New64a()
+	h.Write(id[:])
+	return time.Duration(h.Sum64()%uint64(secs)) * time.Second
 }
 
-// Reconcile makes the engine's schedules match every alert.
+// Reconcile makes the engine's schedules on the alerts' queue what the alerts need: the
+// tick while there are alerts, nothing else (a schedule of one alert, as deployments
+// before the tick made them, is deleted as an orphan).
 func (s *Service) Reconcile(ctx context.Context) error {
 	if s.engine == nil {
 		return nil
@@ -191,7 +222,12 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	live := map[uuid.UUID]bool{}
 	for _, a := range s.model.Alerts(uuid.Nil) {
 		live[a.ID] = true
-		s.syncSchedule(ctx, a)
+	}
+	s.states.mu.Lock()
+	maps.DeleteFunc(s.states.alerts, func(id uuid.UUID, _ *cachedState) bool { return !live[id] })
+	s.states.mu.Unlock()
+	if len(live) > 0 {
+		s.syncTick(ctx)
 	}
 	ids, err := s.engine.Schedules(ctx)
 	if err != nil {
@@ -199,10 +235,10 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// An unknown schedule may be an alert another node created a moment ago.
+	// The tick of no alerts may be one another node needs a moment from now: it is
+	// deleted on the second pass that finds no alert, like any orphan.
 	s.orphans, err = workflows.SweepOrphans(ctx, ids, s.orphans, func(id uuid.UUID) bool {
-		_, ok := s.model.Alert(id)
-		return live[id] || ok
+		return id == TickID && (len(live) > 0 || len(s.model.Alerts(uuid.Nil)) > 0)
 	}, s.engine.DeleteSchedule)
 	return err
 }
@@ -235,6 +271,7 @@ type View struct {
 	Destinations    []DestinationView `json:"destinations"`
 	Enabled         bool              `json:"enabled"`
 	SilencedUntil   *time.Time        `json:"silenced_until"`
+	ManagedBy       *string           `json:"managed_by"`
 	State           string            `json:"state"`
 	Groups          []GroupView       `json:"groups"`
 	Revision        int               `json:"revision"`
@@ -253,6 +290,7 @@ type ConditionView struct {
 type DestinationView struct {
 	ID                   uuid.UUID `json:"id"`
 	Type                 string    `json:"type"`
+	Name                 string    `json:"name,omitempty"`
 	URLConfigured        bool      `json:"url_configured"`
 	SecretConfigured     bool      `json:"secret_configured,omitempty"`
 	RoutingKeyConfigured bool      `json:"routing_key_configured,omitempty"`
@@ -275,16 +313,21 @@ func (s *Service) View(ctx context.Context, a *catalog.Alert) View {
 		For: (time.Duration(a.ForSeconds) * time.Second).String(), ForSeconds: a.ForSeconds, Labels: a.Labels, Annotations: a.Annotations,
 		Destinations: []DestinationView{}, Enabled: a.Enabled, SilencedUntil: a.SilencedUntil, Groups: []GroupView{},
 		Revision: a.Revision, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	if a.ManagedBy != "" {
+		v.ManagedBy = &a.ManagedBy
+	}
+	if a.Language == LangSPL {
+		v.Query["earliest"], v.Query["latest"] = window(a)
+	}
 	for _, d := range a.Destinations {
-		v.Destinations = append(v.Destinations, DestinationView{ID: d.ID, Type: d.Type, URLConfigured: d.SealedURL != "",
+		v.Destinations = append(v.Destinations, DestinationView{ID: d.ID, Type: d.Type, Name: d.Name, URLConfigured: d.SealedURL != "",
 			SecretConfigured: d.SealedSecret != "", RoutingKeyConfigured: d.SealedRoutingKey != ""})
 	}
-	events, _, err := s.cmds.AlertState(ctx, a.ID)
+	st, _, err := s.stateOf(ctx, a.ID)
 	if err != nil {
 		v.State = "unknown"
 		return v
 	}
-	st := fold(events)
 	v.State = st.overall()
 	for _, key := range st.keys() {
 		g := st.groups[key]

@@ -123,7 +123,7 @@ async function enter(user: string, csrf: string) {
   }
   loadManifest().catch((err) => showError($("search-error"), err));
   const v = p.get("view");
-  showView(v === "sql" || v === "alerts" ? v : "search");
+  showView(v === "sql" || v === "alerts" || v === "tables" ? v : "search");
   if (p.get("q")) {
     $<HTMLTextAreaElement>("spl").value = p.get("q")!;
     setRange(p.get("earliest") ?? "", p.get("latest") ?? "");
@@ -160,13 +160,16 @@ async function loadDatabases(db: string) {
 
 $("org").addEventListener("change", (e) => { scope.org = (e.target as HTMLSelectElement).value; loadClusters("", ""); });
 $("cluster").addEventListener("change", (e) => { scope.cluster = (e.target as HTMLSelectElement).value; loadDatabases(""); });
-$("database").addEventListener("change", (e) => { scope.database = (e.target as HTMLSelectElement).value; });
+$("database").addEventListener("change", (e) => {
+  scope.database = (e.target as HTMLSelectElement).value;
+  if (!$("tables-view").hidden) loadTables();
+});
 
 // ---- views --------------------------------------------------------------------------
 
-type View = "search" | "sql" | "alerts";
+type View = "search" | "sql" | "alerts" | "tables";
 function showView(v: View) {
-  for (const name of ["search", "sql", "alerts"] as View[]) {
+  for (const name of ["search", "sql", "alerts", "tables"] as View[]) {
     $(`${name}-view`).hidden = v !== name;
     if (v === name) $(`nav-${name}`).setAttribute("aria-current", "page");
     else $(`nav-${name}`).removeAttribute("aria-current");
@@ -174,10 +177,12 @@ function showView(v: View) {
   url.searchParams.set("view", v);
   history.replaceState(null, "", url);
   if (v === "alerts") loadAlerts();
+  if (v === "tables") loadTables();
 }
 $("nav-search").addEventListener("click", () => showView("search"));
 $("nav-sql").addEventListener("click", () => showView("sql"));
 $("nav-alerts").addEventListener("click", () => showView("alerts"));
+$("nav-tables").addEventListener("click", () => showView("tables"));
 
 // ---- alerts -------------------------------------------------------------------------
 
@@ -190,11 +195,13 @@ async function loadAlerts() {
     const res = await api("GET", "/ui/api/alerts", undefined, scopeParams(false));
     const rows = (res.alerts as any[]).map((a) => {
       const active = (a.groups as any[]).filter((g) => g.state === "firing" || g.state === "pending");
-      const lang = Object.keys(a.query).find((k) => k !== "database") ?? "";
+      const lang = ["sql", "promql", "spl"].find((k) => k in a.query) ?? "";
+      // A search alert's window is part of its query (earliest → latest, relative to the evaluation).
+      const window = lang === "spl" ? ` [${a.query.earliest} → ${a.query.latest}]` : "";
       return {
         name: a.name,
         state: a.state,
-        query: `${lang}: ${a.query[lang] ?? ""}`,
+        query: `${lang}: ${a.query[lang] ?? ""}${window}`,
         condition: a.condition.op === "any" ? "any" : `${a.condition.of} ${a.condition.op} ${a.condition.threshold}`,
         for: a.for,
         active: active.map((g) => `${g.state} {${Object.entries(g.labels).map(([k, v]) => `${k}=${v}`).join(", ")}}`).join("; "),
@@ -211,6 +218,69 @@ async function loadAlerts() {
   }
 }
 $("alerts-refresh").addEventListener("click", () => loadAlerts());
+
+// ---- tables -------------------------------------------------------------------------
+
+// retentionText is a table's retention as the engine enforces it, with its status when
+// the engine's TTL and the setting differ (GET /v1/tables reads both).
+function retentionText(t: any): string {
+  const kept = t.retention ?? "forever";
+  if (t.retention_status === "in_sync") return kept;
+  const asked = t.retention_setting ?? "forever";
+  return `${kept} (${t.retention_status}; set: ${asked})`;
+}
+
+// loadTables lists the selected database's tables with their sorting key and retention
+// (GET /v1/tables); a click on a name shows the table (GET /v1/tables/{table}).
+async function loadTables() {
+  const box = $("tables-error");
+  clearError(box);
+  $("table-detail").hidden = true;
+  $("tables-status").textContent = "Loading tables…";
+  try {
+    const res = await api("GET", "/ui/api/tables", undefined, scopeParams(true));
+    const tables = res.tables as any[];
+    const table = $<HTMLTableElement>("tables-table");
+    const cols = ["name", "sorting_key", "retention", "retention_status"];
+    const head = el("tr", {}, ...cols.map((c) => el("th", { scope: "col" }, c)));
+    const body = tables.map((t) => {
+      const open = el("button", { type: "button", class: "link", "data-table": t.name }, t.name);
+      open.addEventListener("click", () => showTable(t.name));
+      return el("tr", {}, el("td", {}, open), el("td", {}, t.sorting_key || "(automatic)"),
+        el("td", {}, retentionText(t)), el("td", {}, t.retention_status));
+    });
+    table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
+    table.dataset.rows = String(body.length);
+    $("tables-status").textContent = `${tables.length} table${tables.length === 1 ? "" : "s"} in ${scope.database}.`;
+  } catch (err) {
+    $("tables-status").textContent = "";
+    showError(box, err);
+  }
+}
+$("tables-refresh").addEventListener("click", () => loadTables());
+
+async function showTable(name: string) {
+  const box = $("tables-error");
+  clearError(box);
+  try {
+    const t = await api("GET", `/ui/api/tables/${encodeURIComponent(name)}`, undefined, scopeParams(true));
+    $("table-detail-title").textContent = `${t.database}.${t.name}`;
+    const facts: [string, string][] = [
+      ["sorting key", t.sorting_key || `(automatic) ${t.automatic_sorting_key ?? ""}`],
+      ["retention", retentionText(t)],
+      ["retention setting", t.retention_setting ?? "none (rows kept forever)"],
+      ["engine TTL", t.retention_ttl ?? "none"],
+      ["retention status", t.retention_status + (t.retention_problem ? `: ${t.retention_problem}` : "")],
+      ["created", t.created_at],
+    ];
+    $("table-detail-facts").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v)]));
+    renderTable($<HTMLTableElement>("table-detail-columns"), [{ name: "name", type: "String" }, { name: "type", type: "String" }], t.columns ?? []);
+    renderTable($<HTMLTableElement>("table-detail-generations"), [{ name: "number", type: "UInt32" }, { name: "physical_sorting_key", type: "String" }], t.generations ?? []);
+    $("table-detail").hidden = false;
+  } catch (err) {
+    showError(box, err);
+  }
+}
 
 // ---- completion ---------------------------------------------------------------------
 

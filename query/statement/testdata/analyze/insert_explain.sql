@@ -74,6 +74,16 @@ DESCRIBE TABLE numbers(10)
 DESCRIBE system.tables
 -- case describe_system_denied
 DESCRIBE system.users
+-- case show_create
+SHOW CREATE TABLE events
+-- case show_create_no_key
+SHOW CREATE analytics.daily
+-- case show_create_missing
+SHOW CREATE TABLE nosuch
+-- case show_create_system
+SHOW CREATE TABLE system.tables
+-- case show_create_function
+SHOW CREATE TABLE numbers(10)
 -- case describe_url
 DESCRIBE url('http://example.com', CSV)
 -- case describe_missing
