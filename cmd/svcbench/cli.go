@@ -136,7 +136,10 @@ func writeNDJSON(path string, total, batch int) error {
 }
 
 // engineDatabase names the engine database behind the admin key's default database.
-func (st *stack) engineDatabase(ctx context.Context) (string, error) {
+func (st *stack) engineDatabase(ctx context.Context) (string, error) { return st.engineDatabaseOf(ctx, "default") }
+
+// engineDatabaseOf is the engine database of the first organization's database db.
+func (st *stack) engineDatabaseOf(ctx context.Context, db string) (string, error) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", st.url+"/v1/organizations", nil)
 	req.Header.Set("Authorization", "Bearer "+st.key)
 	resp, err := http.DefaultClient.Do(req)
@@ -148,5 +151,5 @@ func (st *stack) engineDatabase(ctx context.Context) (string, error) {
 	if err := json.NewDecoder(resp.Body).Decode(&orgs); err != nil || len(orgs.Organizations) == 0 {
 		return "", fmt.Errorf("organizations: %v", err)
 	}
-	return "o_" + strings.ReplaceAll(orgs.Organizations[0].ID, "-", "") + "__default", nil
+	return "o_" + strings.ReplaceAll(orgs.Organizations[0].ID, "-", "") + "__" + db, nil
 }

@@ -534,7 +534,10 @@ func (st *stack) waitCount(ctx context.Context, engineDB, table string, n int, s
 }
 
 // freshness is the table's ack-to-queryable p50 / p99 as svcd measured it.
-func (st *stack) freshness(table string) string {
+func (st *stack) freshness(table string) string { return st.freshnessIn("", table) }
+
+// freshnessIn is freshness of a table of database db ("" for the key's default).
+func (st *stack) freshnessIn(db, table string) string {
 	var fresh struct {
 		A struct {
 			P50 *float64 `json:"p50_ms"`
@@ -543,6 +546,9 @@ func (st *stack) freshness(table string) string {
 	}
 	freq, _ := http.NewRequest("GET", st.url+"/v1/tables/"+table+"/freshness", nil)
 	freq.Header.Set("Authorization", "Bearer "+st.key)
+	if db != "" {
+		freq.Header.Set("x-service-database", db)
+	}
 	if fr, err := http.DefaultClient.Do(freq); err == nil {
 		json.NewDecoder(fr.Body).Decode(&fresh)
 		fr.Body.Close()

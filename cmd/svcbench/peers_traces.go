@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -139,6 +141,7 @@ service:
 	}
 	fmt.Printf("\ntraces: %d spans (random ids, %d services, 3 attributes each), OTLP/HTTP protobuf, %d requests of %d spans, %d concurrent\n",
 		total, len(services), len(bodies), perRequest, workers)
+	var svcRate float64
 	report := [][]string{{"traces", "spans/s until all queryable", "spans/s acknowledged", "core-seconds per million spans (every process of the path)", "total", "ack → queryable of the last request"}}
 	for _, t := range targets {
 		h := map[string]string{"Content-Type": "application/x-protobuf"}
@@ -167,12 +170,71 @@ service:
 			return err
 		}
 		end := time.Now()
+		if svcRate == 0 {
+			svcRate = float64(total) / end.Sub(start).Seconds()
+		}
 		by, sum := t.cpu.perMillionBy(c0, t.cpu.read(), total)
 		report = append(report, []string{t.name, fmt.Sprintf("%.1fk", float64(total)/end.Sub(start).Seconds()/1000),
 			fmt.Sprintf("%.1fk", float64(total)/last.Sub(start).Seconds()/1000), by, fmt.Sprintf("%.2f", sum), msf(end.Sub(last))})
 	}
 	table(report)
+	if err := st.tracesHalfLoad(ctx, svcRate/2, total+warmTotal, perRequest, workers, services, now); err != nil {
+		return fmt.Errorf("half load: %w", err)
+	}
 	fmt.Printf("load average after the traces workload: %s\n", loadavg())
+	return nil
+}
+
+// tracesHalfLoad sends span requests paced at rate spans/s for 15 s into a database of
+// their own and reports svcd's ack → queryable percentiles of its traces table (from
+// each batch's oldest record's acknowledgement until the batch is inserted).
+func (st *stack) tracesHalfLoad(ctx context.Context, rate float64, first, perRequest, workers int, services []string, now time.Time) error {
+	const db, d = "half", 15 * time.Second
+	if code, b, err := st.post(ctx, "/v1/databases", []byte(`{"name":"`+db+`"}`), nil); err != nil || code != 200 {
+		return fmt.Errorf("create database %s: %d %s %v", db, code, b, err)
+	}
+	interval := time.Duration(float64(time.Second) * float64(perRequest) / rate)
+	n := int(d/interval) + 1
+	bodies, err := spanRequests(first, n*perRequest, perRequest, services, now)
+	if err != nil {
+		return err
+	}
+	h := map[string]string{"Content-Type": "application/x-protobuf", "Authorization": "Bearer " + st.key, "x-service-database": db}
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for j := range bodies {
+		time.Sleep(time.Until(start.Add(time.Duration(j) * interval)))
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			code, b, err := httpDo(ctx, "POST", st.url+"/otlp/v1/traces", bodies[j], h)
+			if err := answerError("half load", code, b, err); err != nil {
+				failed.Store(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return err
+	}
+	engineDB, err := st.engineDatabaseOf(ctx, db)
+	if err != nil {
+		return err
+	}
+	count := func() (int64, error) {
+		r, err := st.direct.QueryStrings(ctx, fmt.Sprintf("SELECT toString(count()) FROM `%s`.traces", engineDB))
+		if err != nil || len(r) != 1 {
+			return 0, err
+		}
+		return strconv.ParseInt(r[0], 10, 64)
+	}
+	if err := waitFor(ctx, "half load", int64(len(bodies)*perRequest), time.Minute, count); err != nil {
+		return err
+	}
+	fmt.Printf("half load: %d requests of %d spans at %.0f spans/s (half this service's rate above) for %s; ack → queryable p50 / p99 ms (svcd's freshness of the traces table): %s\n",
+		len(bodies), perRequest, rate, d, st.freshnessIn(db, "traces"))
 	return nil
 }
 
