@@ -136,7 +136,9 @@ func writeNDJSON(path string, total, batch int) error {
 }
 
 // engineDatabase names the engine database behind the admin key's default database.
-func (st *stack) engineDatabase(ctx context.Context) (string, error) { return st.engineDatabaseOf(ctx, "default") }
+func (st *stack) engineDatabase(ctx context.Context) (string, error) {
+	return st.engineDatabaseOf(ctx, "default")
+}
 
 // engineDatabaseOf is the engine database of the first organization's database db.
 func (st *stack) engineDatabaseOf(ctx context.Context, db string) (string, error) {
