@@ -160,8 +160,11 @@ func From(err error) *Error {
 	case errors.Is(err, catalog.ErrInvalid):
 		return New(400, "invalid_request", err.Error(), "")
 	case errors.Is(err, pipeline.ErrOverloaded):
-		return &Error{Status: 503, Code: "ingest_unavailable", Message: err.Error(),
-			Hint: "nothing of this request was stored; retry it after the Retry-After delay", RetryAfter: 1}
+		// The log was handed the rows and did not acknowledge them in time: they may still
+		// be written (a partitioned node's records once its link is back), so the answer
+		// must not say that nothing was stored.
+		return &Error{Status: 503, Code: "ingest_unavailable", Message: err.Error(), RetryAfter: 1,
+			Hint: "the rows may still be stored; retry after the Retry-After delay with the same Idempotency-Key, which stores them once"}
 	case errors.Is(err, pipeline.ErrTooLarge):
 		return New(413, "request_too_large", err.Error(), "split the rows into several requests")
 	}
