@@ -14,6 +14,7 @@ import (
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/es"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/tables"
 )
@@ -159,6 +160,11 @@ func From(err error) *Error {
 		return New(403, "protected", err.Error(), "")
 	case errors.Is(err, catalog.ErrInvalid):
 		return New(400, "invalid_request", err.Error(), "")
+	case errors.Is(err, es.ErrUnavailable):
+		// The control plane's store did not answer (down, or this node cut off from it):
+		// the change was not acknowledged, though its append may have been committed.
+		return &Error{Status: 503, Code: "event_store_unavailable", Message: "the event store does not answer", RetryAfter: 5,
+			Internal: err, Hint: "retry after the Retry-After delay; the change may have been made meanwhile (a create retried then answers 409)"}
 	case errors.Is(err, pipeline.ErrOverloaded):
 		// The log was handed the rows and did not acknowledge them in time: they may still
 		// be written (a partitioned node's records once its link is back), so the answer
