@@ -203,3 +203,45 @@ func TestClusterNameRules(t *testing.T) {
 		t.Errorf("renaming a missing cluster: %v", err)
 	}
 }
+
+// A generation another node made is answered with the generation, not the lagging read
+// model's table without it: the first batches of a new table's partitions race to make
+// generation 1 on different nodes, and the loser's batch plan named generation 0 (which
+// never exists), stalling its partition for good (found by TestNetworkPartition).
+func TestCreateGenerationMadeByAnotherNode(t *testing.T) {
+	ctx := context.Background()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "events.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var nodes []*catalog.Service
+	var projs []*catalog.Projector
+	for range 2 {
+		m := catalog.NewModel()
+		projs = append(projs, catalog.NewProjector(st, m, 0, nil))
+		nodes = append(nodes, catalog.NewService(st, m, projs[len(projs)-1]))
+	}
+	b, err := nodes[0].EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := nodes[0].CreateTable(ctx, catalog.NewTable{Cluster: b.Cluster.ID, Database: "default", Name: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := projs[1].CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes[0].CreateGeneration(ctx, tbl.ID, 1, "", "doc.i", "i"); err != nil {
+		t.Fatal(err)
+	}
+	// Node 1 has not applied node 0's generation yet when it asks for the same one.
+	got, err := nodes[1].CreateGeneration(ctx, tbl.ID, 1, "", "doc.i", "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := got.Current(); !ok || g.N != 1 {
+		t.Fatalf("generation 1 made by another node answered as %+v (ok %v), want generation 1", g, ok)
+	}
+}
