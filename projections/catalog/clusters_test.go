@@ -15,15 +15,16 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 )
 
-// Two services on one store stand for two nodes: each has its own read model, which
-// lags the other's appends. Eight concurrent creates of one name: exactly one wins.
-func TestClusterNamesAreUniqueInTheOrganizationsStream(t *testing.T) {
-	ctx := context.Background()
+// twoNodes is two services on one store, standing for two nodes: each has its own read
+// model, which lags the other's appends (no projector runs; CatchUp brings one up to
+// date). The first bootstraps; the second has caught up with that.
+func twoNodes(t *testing.T) ([]*catalog.Service, []*catalog.Projector, *catalog.Bootstrap) {
+	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "events.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	var nodes []*catalog.Service
 	var projs []*catalog.Projector
 	for range 2 {
@@ -31,13 +32,20 @@ func TestClusterNamesAreUniqueInTheOrganizationsStream(t *testing.T) {
 		projs = append(projs, catalog.NewProjector(st, m, 0, nil))
 		nodes = append(nodes, catalog.NewService(st, m, projs[len(projs)-1]))
 	}
-	b, err := nodes[0].EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme"})
+	b, err := nodes[0].EnsureBootstrap(context.Background(), catalog.BootstrapConfig{Organization: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := projs[1].CatchUp(ctx); err != nil {
+	if _, err := projs[1].CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return nodes, projs, b
+}
+
+// Eight concurrent creates of one name on two nodes: exactly one wins.
+func TestClusterNamesAreUniqueInTheOrganizationsStream(t *testing.T) {
+	ctx := context.Background()
+	nodes, _, b := twoNodes(t)
 	for round := range 5 {
 		name := fmt.Sprintf("c%d", round)
 		var wg sync.WaitGroup
@@ -210,22 +218,7 @@ func TestClusterNameRules(t *testing.T) {
 // never exists), stalling its partition for good (found by TestNetworkPartition).
 func TestCreateGenerationMadeByAnotherNode(t *testing.T) {
 	ctx := context.Background()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "events.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var nodes []*catalog.Service
-	var projs []*catalog.Projector
-	for range 2 {
-		m := catalog.NewModel()
-		projs = append(projs, catalog.NewProjector(st, m, 0, nil))
-		nodes = append(nodes, catalog.NewService(st, m, projs[len(projs)-1]))
-	}
-	b, err := nodes[0].EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodes, projs, b := twoNodes(t)
 	tbl, err := nodes[0].CreateTable(ctx, catalog.NewTable{Cluster: b.Cluster.ID, Database: "default", Name: "events"})
 	if err != nil {
 		t.Fatal(err)
