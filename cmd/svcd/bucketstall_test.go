@@ -1,78 +1,11 @@
 package main
 
 import (
-	"io"
-	"net"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// bucketProxy stands between svcd (and its engine) and the S3-compatible server: while
-// up it forwards connections, while down it accepts them and never answers, as an
-// unreachable endpoint behind a firewall that drops packets does.
-type bucketProxy struct {
-	ln    net.Listener
-	up    atomic.Bool
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newBucketProxy(t *testing.T, target string) *bucketProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &bucketProxy{ln: ln}
-	p.up.Store(true)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.hold(c)
-			if !p.up.Load() {
-				continue // held open, never answered
-			}
-			go func() {
-				u, err := net.Dial("tcp", target)
-				if err != nil {
-					_ = c.Close()
-					return
-				}
-				p.hold(u)
-				go func() { _, _ = io.Copy(u, c); _ = u.Close() }()
-				_, _ = io.Copy(c, u)
-				_ = c.Close()
-			}()
-		}
-	}()
-	t.Cleanup(func() { _ = ln.Close(); p.cut() })
-	return p
-}
-
-func (p *bucketProxy) hold(c net.Conn) {
-	p.mu.Lock()
-	p.conns = append(p.conns, c)
-	p.mu.Unlock()
-}
-
-// cut closes every connection made so far.
-func (p *bucketProxy) cut() {
-	p.mu.Lock()
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-	p.conns = nil
-	p.mu.Unlock()
-}
-
-func (p *bucketProxy) set(up bool) { p.up.Store(up); p.cut() }
 
 // TestAFailingBucketDoesNotHoldBackOtherTables is issue 23's finding 4: a table on a
 // bucket that stops answering must not hold back a local table whose rows share its
@@ -89,7 +22,7 @@ func TestAFailingBucketDoesNotHoldBackOtherTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newBucketProxy(t, u.Host)
+	proxy := newProxy(t, "127.0.0.1", u.Host)
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "SVC_S3_ENDPOINT=") {
 			env[i] = "SVC_S3_ENDPOINT=http://" + proxy.ln.Addr().String()

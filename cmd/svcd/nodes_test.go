@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,19 +50,25 @@ func sharedKafka(t *testing.T) *kafka.Cluster {
 		if threeBrokers.err != nil {
 			return
 		}
-		c, err := kafka.NewCluster(kafka.ClusterConfig{LibsDir: libs, Dir: threeBrokers.dir, Brokers: 3, HeapMB: 320,
-			ReadyTimeout: 3 * time.Minute})
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			err = c.Start(ctx)
-			cancel()
-		}
-		threeBrokers.c, threeBrokers.err = c, err
+		threeBrokers.c, threeBrokers.err = startThreeBrokers(libs, threeBrokers.dir, "")
 	})
 	if threeBrokers.err != nil {
 		t.Fatalf("three-broker Kafka: %v", threeBrokers.err)
 	}
 	return threeBrokers.c
+}
+
+// startThreeBrokers starts a three-broker cluster in dir, serving on loopback and on
+// linkHost when it is set.
+func startThreeBrokers(libs, dir, linkHost string) (*kafka.Cluster, error) {
+	c, err := kafka.NewCluster(kafka.ClusterConfig{LibsDir: libs, Dir: dir, Brokers: 3, HeapMB: 320, LinkHost: linkHost,
+		ReadyTimeout: 3 * time.Minute})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	return c, c.Start(ctx)
 }
 
 func TestMain(m *testing.M) {
@@ -86,17 +93,24 @@ type deployment struct {
 	nodes  []*svcdtest.Service
 
 	mu   sync.Mutex
-	urls []string // the nodes' addresses, for the load's goroutines (a restart moves a node)
+	urls []string     // the nodes' addresses, for the load's goroutines (a restart moves a node)
+	out  map[int]bool // nodes out of the load's rotation
 }
 
 func newDeployment(t *testing.T, n int, extra ...string) *deployment {
 	t.Helper()
 	svcdtest.Requirements(t)
+	return deploy(t, sharedKafka(t), "127.0.0.1", n, extra...)
+}
+
+// deploy starts n nodes on brokers k with an engine of their own listening on
+// engineHost.
+func deploy(t *testing.T, k *kafka.Cluster, engineHost string, n int, extra ...string) *deployment {
+	t.Helper()
 	events := pgtest.Database(t)
-	k := sharedKafka(t)
 	bin := testenv.BinDir(t)
 	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: filepath.Join(bin, "chengine"), Lib: os.Getenv("SVC_CHDB_LIB"),
-		DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
+		DataDir: t.TempDir(), Listen: net.JoinHostPort(engineHost, "0")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +118,7 @@ func newDeployment(t *testing.T, n int, extra ...string) *deployment {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
-	d := &deployment{t: t, kafka: k, events: events, env: append([]string{
+	d := &deployment{t: t, kafka: k, events: events, out: map[int]bool{}, env: append([]string{
 		"SVC_EVENTSTORE_URL=" + events,
 		"SVC_CLICKHOUSE_URL=" + eng.URL(),
 		"SVC_KAFKA_SEEDS=" + k.Seeds(),
@@ -119,11 +133,44 @@ func newDeployment(t *testing.T, n int, extra ...string) *deployment {
 	}, extra...)}
 	// The first node bootstraps the deployment; the others find it in the event store.
 	for range n {
-		s := svcdtest.Start(t, d.env...)
-		d.nodes = append(d.nodes, s)
-		d.urls = append(d.urls, s.URL)
+		d.add(svcdtest.Start(t, d.env...))
 	}
 	return d
+}
+
+// add makes s one of the deployment's nodes. A test that fails shows the end of every
+// node's log: what one node did is often the other's failure.
+func (d *deployment) add(s *svcdtest.Service) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := len(d.nodes)
+	d.nodes = append(d.nodes, s)
+	d.urls = append(d.urls, s.URL)
+	d.t.Cleanup(func() {
+		if d.t.Failed() {
+			d.t.Logf("node %d (%s), the end of its log:\n%s", i, s.URL, tail(s.Logs(), 8000))
+		}
+	})
+}
+
+// rotate takes node i out of the load's rotation or puts it back, as a load balancer
+// would; a probe (load.probe) still writes to it.
+func (d *deployment) rotate(i int, in bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.out[i] = !in
+}
+
+// pick is the node the load's request r goes to: the r-th in rotation, round the nodes.
+func (d *deployment) pick(r int) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k := range len(d.urls) {
+		if i := (r + k) % len(d.urls); !d.out[i] {
+			return i
+		}
+	}
+	return r % len(d.urls)
 }
 
 // moved records node i's address after a restart.
@@ -140,69 +187,108 @@ func (d *deployment) url(i int) string {
 }
 
 // load sends rows {w, i} (writer w, sequence i, each pair sent once) to the nodes from
-// one goroutine per node, each going round the nodes, and records which were
-// acknowledged (202). A request that fails is not retried: its rows may or may not be
-// stored, but never twice.
+// one goroutine per node, each going round the nodes in rotation, and records which were
+// acknowledged (202) and every answer. A request that fails is not retried: its rows may
+// or may not be stored, but never twice. Probes (load.probe) retry theirs.
 type load struct {
 	d      *deployment
 	table  string
 	batch  int
+	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	client *http.Client
 
 	mu       sync.Mutex
 	acked    map[int][]int // writer -> acknowledged sequence numbers
 	nAcked   int
 	failures int
-	progress chan struct{}
+	answers  []answer
+}
+
+// answer is one request of the load: the node it went to, when, and what came back.
+type answer struct {
+	node       int
+	sent, done time.Time
+	status     int  // 0: no answer (the connection failed or the client gave up)
+	retryAfter bool // a Retry-After header came with it
 }
 
 func startLoad(d *deployment, table string) *load {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &load{d: d, table: table, batch: 10, cancel: cancel, acked: map[int][]int{}, progress: make(chan struct{}, 1)}
-	client := &http.Client{Timeout: 30 * time.Second}
+	l := &load{d: d, table: table, batch: 10, ctx: ctx, cancel: cancel, acked: map[int][]int{},
+		client: &http.Client{Timeout: 30 * time.Second}}
 	for w := range len(d.nodes) {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			for seq, req := 0, 0; ctx.Err() == nil; req++ {
-				rows := make([]map[string]int, l.batch)
-				for j := range rows {
-					rows[j] = map[string]int{"w": w, "i": seq + j}
-				}
-				body, _ := json.Marshal(rows)
-				target := d.url((w + req) % len(d.nodes))
-				rq, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), "POST", target+"/v1/tables/"+table, bytes.NewReader(body))
-				rq.Header.Set("Authorization", "Bearer "+d.nodes[0].AdminKey)
-				rq.Header.Set("Content-Type", "application/json")
-				resp, err := client.Do(rq)
-				ok := err == nil && resp.StatusCode == http.StatusAccepted
-				if err == nil {
-					resp.Body.Close()
-				}
-				l.mu.Lock()
-				if ok {
-					for j := range l.batch {
-						l.acked[w] = append(l.acked[w], seq+j)
-					}
-					l.nAcked += l.batch
-				} else {
-					l.failures++
-				}
-				l.mu.Unlock()
-				select {
-				case l.progress <- struct{}{}:
-				default:
-				}
-				seq += l.batch
-				if !ok {
-					// A node that is down answers at once; the next request goes to the next.
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-		}()
+		l.wg.Go(func() { l.write(w, false, func(req int) int { return d.pick(w + req) }) })
 	}
 	return l
+}
+
+// probe adds n writers (100(i+1), 100(i+1)+1, ...) that write to node i alone, whether it
+// is in rotation or not, as clients told to retry do: each request carries an
+// Idempotency-Key, and one that is not acknowledged is sent again, the same rows with
+// the same key, until it is.
+func (l *load) probe(i, n int) {
+	for j := range n {
+		l.wg.Go(func() { l.write(100*(i+1)+j, true, func(int) int { return i }) })
+	}
+}
+
+// write is writer w until the load stops: request req goes to node pick(req); keyed, it
+// repeats a request until it is acknowledged.
+func (l *load) write(w int, keyed bool, pick func(req int) int) {
+	for seq, req := 0, 0; l.ctx.Err() == nil; req++ {
+		rows := make([]map[string]int, l.batch)
+		for j := range rows {
+			rows[j] = map[string]int{"w": w, "i": seq + j}
+		}
+		body, _ := json.Marshal(rows)
+		a := answer{node: pick(req), sent: time.Now()}
+		rq, _ := http.NewRequestWithContext(context.WithoutCancel(l.ctx), "POST", l.d.url(a.node)+"/v1/tables/"+l.table, bytes.NewReader(body))
+		rq.Header.Set("Authorization", "Bearer "+l.d.nodes[0].AdminKey)
+		rq.Header.Set("Content-Type", "application/json")
+		if keyed {
+			rq.Header.Set("Idempotency-Key", fmt.Sprintf("w%d-%d", w, seq))
+		}
+		resp, err := l.client.Do(rq)
+		if err == nil {
+			a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After") != ""
+			resp.Body.Close()
+		}
+		a.done = time.Now()
+		ok := a.status == http.StatusAccepted
+		l.mu.Lock()
+		if ok {
+			for j := range l.batch {
+				l.acked[w] = append(l.acked[w], seq+j)
+			}
+			l.nAcked += l.batch
+		} else {
+			l.failures++
+		}
+		l.answers = append(l.answers, a)
+		l.mu.Unlock()
+		if ok || !keyed {
+			seq += l.batch
+		}
+		if !ok {
+			// A node that is down answers at once; the next request goes to the next.
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// answersOf returns node i's answers that came after since.
+func (l *load) answersOf(i int, since time.Time) []answer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []answer
+	for _, a := range l.answers {
+		if a.node == i && a.done.After(since) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (l *load) count() (acked, failures int) {
@@ -254,7 +340,8 @@ func (l *load) verify(t *testing.T, s *svcdtest.Service) {
 			t.Errorf("writer %d: %d acknowledged rows not stored exactly once, e.g. %v", w, len(lost), lost[:min(len(lost), 10)])
 		}
 	}
-	t.Logf("%d rows acknowledged (%d requests failed while a part was down), %v stored, %v distinct", acked, failures, n, u)
+	t.Logf("%d rows acknowledged (%d requests failed while a part was down), %v stored, %v distinct; %v stored without an acknowledgment",
+		acked, failures, n, u, int(n)-acked)
 }
 
 // session signs the admin in on the first node and waits until the session works on

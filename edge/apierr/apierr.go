@@ -14,6 +14,7 @@ import (
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
+	"github.com/svc-data/svc/projections/es"
 	"github.com/svc-data/svc/query"
 	"github.com/svc-data/svc/query/tables"
 )
@@ -159,9 +160,17 @@ func From(err error) *Error {
 		return New(403, "protected", err.Error(), "")
 	case errors.Is(err, catalog.ErrInvalid):
 		return New(400, "invalid_request", err.Error(), "")
+	case errors.Is(err, es.ErrUnavailable):
+		// The control plane's store did not answer (down, or this node cut off from it):
+		// the change was not acknowledged, though its append may have been committed.
+		return &Error{Status: 503, Code: "event_store_unavailable", Message: "the event store does not answer", RetryAfter: 5,
+			Internal: err, Hint: "retry after the Retry-After delay; the change may have been made meanwhile (a create retried then answers 409)"}
 	case errors.Is(err, pipeline.ErrOverloaded):
-		return &Error{Status: 503, Code: "ingest_unavailable", Message: err.Error(),
-			Hint: "nothing of this request was stored; retry it after the Retry-After delay", RetryAfter: 1}
+		// The log was handed the rows and did not acknowledge them in time: they may still
+		// be written (a partitioned node's records once its link is back), so the answer
+		// must not say that nothing was stored.
+		return &Error{Status: 503, Code: "ingest_unavailable", Message: err.Error(), RetryAfter: 1,
+			Hint: "the rows may still be stored; retry after the Retry-After delay with the same Idempotency-Key, which stores them once"}
 	case errors.Is(err, pipeline.ErrTooLarge):
 		return New(413, "request_too_large", err.Error(), "split the rows into several requests")
 	}

@@ -54,6 +54,11 @@ func (r DevicePageResponse) ContentType() string {
 	return ""
 }
 
+// DeviceDecideResponse503Headers the declared response headers of an HTTP 503 response for DeviceDecide
+type DeviceDecideResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeviceDecideResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -61,6 +66,10 @@ type DeviceDecideResponse struct {
 	JSON400 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeviceDecideResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -71,6 +80,11 @@ func (r DeviceDecideResponse) GetJSON400() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeviceDecideResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeviceDecideResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -112,20 +126,34 @@ type DeviceLoginResponse429Headers struct {
 	RetryAfter *int
 }
 
+// DeviceLoginResponse503Headers the declared response headers of an HTTP 503 response for DeviceLogin
+type DeviceLoginResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeviceLoginResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeviceLoginResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeviceLoginResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeviceLoginResponse503Headers
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeviceLoginResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeviceLoginResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3336,6 +3364,11 @@ func (r ListSavedSearchesResponse) ContentType() string {
 	return ""
 }
 
+// CreateSavedSearchResponse503Headers the declared response headers of an HTTP 503 response for CreateSavedSearch
+type CreateSavedSearchResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateSavedSearchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3351,6 +3384,10 @@ type CreateSavedSearchResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSavedSearchResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -3383,6 +3420,11 @@ func (r CreateSavedSearchResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateSavedSearchResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateSavedSearchResponse) GetBody() []byte {
 	return r.Body
@@ -3412,6 +3454,11 @@ func (r CreateSavedSearchResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSavedSearchResponse503Headers the declared response headers of an HTTP 503 response for DeleteSavedSearch
+type DeleteSavedSearchResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteSavedSearchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3425,6 +3472,10 @@ type DeleteSavedSearchResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteSavedSearchResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -3450,6 +3501,11 @@ func (r DeleteSavedSearchResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteSavedSearchResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteSavedSearchResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3557,6 +3613,11 @@ func (r GetSavedSearchResponse) ContentType() string {
 	return ""
 }
 
+// UpdateSavedSearchResponse503Headers the declared response headers of an HTTP 503 response for UpdateSavedSearch
+type UpdateSavedSearchResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateSavedSearchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3572,6 +3633,10 @@ type UpdateSavedSearchResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateSavedSearchResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3604,6 +3669,11 @@ func (r UpdateSavedSearchResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateSavedSearchResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdateSavedSearchResponse) GetBody() []byte {
 	return r.Body
@@ -3633,6 +3703,11 @@ func (r UpdateSavedSearchResponse) ContentType() string {
 	return ""
 }
 
+// UninstallAppResponse503Headers the declared response headers of an HTTP 503 response for UninstallApp
+type UninstallAppResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UninstallAppResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3648,6 +3723,10 @@ type UninstallAppResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UninstallAppResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3680,6 +3759,11 @@ func (r UninstallAppResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UninstallAppResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UninstallAppResponse) GetBody() []byte {
 	return r.Body
@@ -3709,6 +3793,11 @@ func (r UninstallAppResponse) ContentType() string {
 	return ""
 }
 
+// ChangeAppResponse503Headers the declared response headers of an HTTP 503 response for ChangeApp
+type ChangeAppResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ChangeAppResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3724,6 +3813,10 @@ type ChangeAppResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ChangeAppResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3756,6 +3849,11 @@ func (r ChangeAppResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ChangeAppResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r ChangeAppResponse) GetBody() []byte {
 	return r.Body
@@ -3785,6 +3883,11 @@ func (r ChangeAppResponse) ContentType() string {
 	return ""
 }
 
+// InstallAppResponse503Headers the declared response headers of an HTTP 503 response for InstallApp
+type InstallAppResponse503Headers struct {
+	RetryAfter *int
+}
+
 type InstallAppResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3800,6 +3903,10 @@ type InstallAppResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *InstallAppResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3830,6 +3937,11 @@ func (r InstallAppResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r InstallAppResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r InstallAppResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -3866,6 +3978,11 @@ type LoginResponse429Headers struct {
 	RetryAfter *int
 }
 
+// LoginResponse503Headers the declared response headers of an HTTP 503 response for Login
+type LoginResponse503Headers struct {
+	RetryAfter *int
+}
+
 type LoginResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3884,8 +4001,12 @@ type LoginResponse struct {
 	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LoginResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3918,6 +4039,11 @@ func (r LoginResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LoginResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r LoginResponse) GetBody() []byte {
 	return r.Body
@@ -3947,6 +4073,11 @@ func (r LoginResponse) ContentType() string {
 	return ""
 }
 
+// LogoutResponse503Headers the declared response headers of an HTTP 503 response for Logout
+type LogoutResponse503Headers struct {
+	RetryAfter *int
+}
+
 type LogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3960,6 +4091,10 @@ type LogoutResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LogoutResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -3985,6 +4120,11 @@ func (r LogoutResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r LogoutResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LogoutResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4096,6 +4236,11 @@ func (r ListClustersResponse) ContentType() string {
 	return ""
 }
 
+// CreateClusterResponse503Headers the declared response headers of an HTTP 503 response for CreateCluster
+type CreateClusterResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateClusterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4113,6 +4258,10 @@ type CreateClusterResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateClusterResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4148,6 +4297,11 @@ func (r CreateClusterResponse) GetJSON409() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateClusterResponse) GetJSON500() *Error {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateClusterResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4446,6 +4600,11 @@ func (r VerifyS3AccessResponse) ContentType() string {
 	return ""
 }
 
+// DeleteClusterResponse503Headers the declared response headers of an HTTP 503 response for DeleteCluster
+type DeleteClusterResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteClusterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4463,6 +4622,10 @@ type DeleteClusterResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteClusterResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4495,6 +4658,11 @@ func (r DeleteClusterResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteClusterResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteClusterResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4602,6 +4770,11 @@ func (r GetClusterResponse) ContentType() string {
 	return ""
 }
 
+// UpdateClusterResponse503Headers the declared response headers of an HTTP 503 response for UpdateCluster
+type UpdateClusterResponse503Headers struct {
+	RetryAfter *int
+}
+
 type UpdateClusterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4619,6 +4792,10 @@ type UpdateClusterResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateClusterResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4654,6 +4831,11 @@ func (r UpdateClusterResponse) GetJSON409() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateClusterResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateClusterResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4798,6 +4980,11 @@ func (r GetClusterMetricsResponse) ContentType() string {
 	return ""
 }
 
+// ResumeClusterResponse503Headers the declared response headers of an HTTP 503 response for ResumeCluster
+type ResumeClusterResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ResumeClusterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4815,6 +5002,10 @@ type ResumeClusterResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeClusterResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4852,6 +5043,11 @@ func (r ResumeClusterResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResumeClusterResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r ResumeClusterResponse) GetBody() []byte {
 	return r.Body
@@ -4881,6 +5077,11 @@ func (r ResumeClusterResponse) ContentType() string {
 	return ""
 }
 
+// StopClusterResponse503Headers the declared response headers of an HTTP 503 response for StopCluster
+type StopClusterResponse503Headers struct {
+	RetryAfter *int
+}
+
 type StopClusterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4898,6 +5099,10 @@ type StopClusterResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StopClusterResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4933,6 +5138,11 @@ func (r StopClusterResponse) GetJSON409() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r StopClusterResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StopClusterResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5166,6 +5376,11 @@ func (r ListDatabasesResponse) ContentType() string {
 	return ""
 }
 
+// CreateDatabaseResponse503Headers the declared response headers of an HTTP 503 response for CreateDatabase
+type CreateDatabaseResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateDatabaseResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5183,6 +5398,10 @@ type CreateDatabaseResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateDatabaseResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5218,6 +5437,11 @@ func (r CreateDatabaseResponse) GetJSON409() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateDatabaseResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateDatabaseResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5345,6 +5569,11 @@ func (r DeleteDatabaseResponse) ContentType() string {
 	return ""
 }
 
+// ChangeDatabaseResponse503Headers the declared response headers of an HTTP 503 response for ChangeDatabase
+type ChangeDatabaseResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ChangeDatabaseResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5360,6 +5589,10 @@ type ChangeDatabaseResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ChangeDatabaseResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5390,6 +5623,11 @@ func (r ChangeDatabaseResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ChangeDatabaseResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ChangeDatabaseResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5487,6 +5725,11 @@ func (r ListMyInvitationsResponse) ContentType() string {
 	return ""
 }
 
+// AcceptInvitationResponse503Headers the declared response headers of an HTTP 503 response for AcceptInvitation
+type AcceptInvitationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AcceptInvitationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5506,6 +5749,10 @@ type AcceptInvitationResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AcceptInvitationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5539,6 +5786,11 @@ func (r AcceptInvitationResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AcceptInvitationResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r AcceptInvitationResponse) GetBody() []byte {
 	return r.Body
@@ -5568,6 +5820,11 @@ func (r AcceptInvitationResponse) ContentType() string {
 	return ""
 }
 
+// DeclineInvitationResponse503Headers the declared response headers of an HTTP 503 response for DeclineInvitation
+type DeclineInvitationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeclineInvitationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5584,6 +5841,10 @@ type DeclineInvitationResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeclineInvitationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5612,6 +5873,11 @@ func (r DeclineInvitationResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeclineInvitationResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeclineInvitationResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5723,6 +5989,11 @@ func (r ListKeysResponse) ContentType() string {
 	return ""
 }
 
+// CreateKeyResponse503Headers the declared response headers of an HTTP 503 response for CreateKey
+type CreateKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5738,6 +6009,10 @@ type CreateKeyResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateKeyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5770,6 +6045,11 @@ func (r CreateKeyResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateKeyResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateKeyResponse) GetBody() []byte {
 	return r.Body
@@ -5799,6 +6079,11 @@ func (r CreateKeyResponse) ContentType() string {
 	return ""
 }
 
+// DeleteKeyResponse503Headers the declared response headers of an HTTP 503 response for DeleteKey
+type DeleteKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5817,6 +6102,10 @@ type DeleteKeyResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteKeyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5850,6 +6139,11 @@ func (r DeleteKeyResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteKeyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteKeyResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6188,6 +6482,11 @@ type DeviceAuthorizationResponse200Headers struct {
 	CacheControl *string
 }
 
+// DeviceAuthorizationResponse503Headers the declared response headers of an HTTP 503 response for DeviceAuthorization
+type DeviceAuthorizationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeviceAuthorizationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6215,8 +6514,12 @@ type DeviceAuthorizationResponse struct {
 	JSON400 *OAuthError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeviceAuthorizationResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeviceAuthorizationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6250,6 +6553,11 @@ func (r DeviceAuthorizationResponse) GetJSON400() *OAuthError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeviceAuthorizationResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeviceAuthorizationResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6291,6 +6599,11 @@ type DeviceTokenResponse400Headers struct {
 	CacheControl *string
 }
 
+// DeviceTokenResponse503Headers the declared response headers of an HTTP 503 response for DeviceToken
+type DeviceTokenResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeviceTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6309,10 +6622,14 @@ type DeviceTokenResponse struct {
 	JSON400 *OAuthError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeviceTokenResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeviceTokenResponse400Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeviceTokenResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6337,6 +6654,11 @@ func (r DeviceTokenResponse) GetJSON400() *OAuthError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeviceTokenResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeviceTokenResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6489,6 +6811,11 @@ func (r ListOrganizationsResponse) ContentType() string {
 	return ""
 }
 
+// CreateOrganizationResponse503Headers the declared response headers of an HTTP 503 response for CreateOrganization
+type CreateOrganizationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateOrganizationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6506,6 +6833,10 @@ type CreateOrganizationResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateOrganizationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6543,6 +6874,11 @@ func (r CreateOrganizationResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateOrganizationResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateOrganizationResponse) GetBody() []byte {
 	return r.Body
@@ -6572,6 +6908,11 @@ func (r CreateOrganizationResponse) ContentType() string {
 	return ""
 }
 
+// DeleteOrganizationResponse503Headers the declared response headers of an HTTP 503 response for DeleteOrganization
+type DeleteOrganizationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteOrganizationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6592,6 +6933,10 @@ type DeleteOrganizationResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteOrganizationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6630,6 +6975,11 @@ func (r DeleteOrganizationResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteOrganizationResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6737,6 +7087,11 @@ func (r GetOrganizationResponse) ContentType() string {
 	return ""
 }
 
+// RenameOrganizationResponse503Headers the declared response headers of an HTTP 503 response for RenameOrganization
+type RenameOrganizationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RenameOrganizationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6754,6 +7109,10 @@ type RenameOrganizationResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RenameOrganizationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6789,6 +7148,11 @@ func (r RenameOrganizationResponse) GetJSON409() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RenameOrganizationResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RenameOrganizationResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6900,6 +7264,11 @@ func (r ListOrganizationInvitationsResponse) ContentType() string {
 	return ""
 }
 
+// InviteMemberResponse503Headers the declared response headers of an HTTP 503 response for InviteMember
+type InviteMemberResponse503Headers struct {
+	RetryAfter *int
+}
+
 type InviteMemberResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6919,6 +7288,10 @@ type InviteMemberResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *InviteMemberResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -6955,6 +7328,11 @@ func (r InviteMemberResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r InviteMemberResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r InviteMemberResponse) GetBody() []byte {
 	return r.Body
@@ -6984,6 +7362,11 @@ func (r InviteMemberResponse) ContentType() string {
 	return ""
 }
 
+// RevokeInvitationResponse503Headers the declared response headers of an HTTP 503 response for RevokeInvitation
+type RevokeInvitationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RevokeInvitationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7002,6 +7385,10 @@ type RevokeInvitationResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeInvitationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7035,6 +7422,11 @@ func (r RevokeInvitationResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RevokeInvitationResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RevokeInvitationResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7146,6 +7538,11 @@ func (r ListMembersResponse) ContentType() string {
 	return ""
 }
 
+// RemoveMemberResponse503Headers the declared response headers of an HTTP 503 response for RemoveMember
+type RemoveMemberResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RemoveMemberResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7166,6 +7563,10 @@ type RemoveMemberResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RemoveMemberResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7206,6 +7607,11 @@ func (r RemoveMemberResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RemoveMemberResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r RemoveMemberResponse) GetBody() []byte {
 	return r.Body
@@ -7235,6 +7641,11 @@ func (r RemoveMemberResponse) ContentType() string {
 	return ""
 }
 
+// SetMemberRoleResponse503Headers the declared response headers of an HTTP 503 response for SetMemberRole
+type SetMemberRoleResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SetMemberRoleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7252,6 +7663,10 @@ type SetMemberRoleResponse struct {
 	JSON409 *Conflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetMemberRoleResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7287,6 +7702,11 @@ func (r SetMemberRoleResponse) GetJSON409() *Conflict {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SetMemberRoleResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetMemberRoleResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7746,6 +8166,11 @@ func (r ListTablesResponse) ContentType() string {
 	return ""
 }
 
+// CreateTableResponse503Headers the declared response headers of an HTTP 503 response for CreateTable
+type CreateTableResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateTableResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7763,6 +8188,10 @@ type CreateTableResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateTableResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7798,6 +8227,11 @@ func (r CreateTableResponse) GetJSON409() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateTableResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateTableResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8001,6 +8435,11 @@ func (r DescribeTableResponse) ContentType() string {
 	return ""
 }
 
+// ChangeSortingKeyResponse503Headers the declared response headers of an HTTP 503 response for ChangeSortingKey
+type ChangeSortingKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ChangeSortingKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8016,6 +8455,10 @@ type ChangeSortingKeyResponse struct {
 	JSON404 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ChangeSortingKeyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8046,6 +8489,11 @@ func (r ChangeSortingKeyResponse) GetJSON404() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ChangeSortingKeyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ChangeSortingKeyResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8383,6 +8831,11 @@ func (r GetFreshnessResponse) ContentType() string {
 	return ""
 }
 
+// CreateUserResponse503Headers the declared response headers of an HTTP 503 response for CreateUser
+type CreateUserResponse503Headers struct {
+	RetryAfter *int
+}
+
 type CreateUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8400,6 +8853,10 @@ type CreateUserResponse struct {
 	JSON409 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventStoreUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8435,6 +8892,11 @@ func (r CreateUserResponse) GetJSON409() *Error {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateUserResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateUserResponse) GetJSON503() *EventStoreUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9347,6 +9809,26 @@ func ParseDeviceDecideResponse(rsp *http.Response) (*DeviceDecideResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeviceDecideResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9373,6 +9855,13 @@ func ParseDeviceLoginResponse(rsp *http.Response) (*DeviceLoginResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9396,6 +9885,16 @@ func ParseDeviceLoginResponse(rsp *http.Response) (*DeviceLoginResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeviceLoginResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12160,6 +12659,26 @@ func ParseCreateSavedSearchResponse(rsp *http.Response) (*CreateSavedSearchRespo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateSavedSearchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12217,6 +12736,26 @@ func ParseDeleteSavedSearchResponse(rsp *http.Response) (*DeleteSavedSearchRespo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteSavedSearchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12339,6 +12878,26 @@ func ParseUpdateSavedSearchResponse(rsp *http.Response) (*UpdateSavedSearchRespo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers UpdateSavedSearchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12400,6 +12959,26 @@ func ParseUninstallAppResponse(rsp *http.Response) (*UninstallAppResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers UninstallAppResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12461,6 +13040,26 @@ func ParseChangeAppResponse(rsp *http.Response) (*ChangeAppResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ChangeAppResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12522,6 +13121,26 @@ func ParseInstallAppResponse(rsp *http.Response) (*InstallAppResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers InstallAppResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12581,6 +13200,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -12594,6 +13220,16 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12651,6 +13287,26 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers LogoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -12782,6 +13438,26 @@ func ParseCreateClusterResponse(rsp *http.Response) (*CreateClusterResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateClusterResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13037,6 +13713,26 @@ func ParseDeleteClusterResponse(rsp *http.Response) (*DeleteClusterResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteClusterResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13166,6 +13862,26 @@ func ParseUpdateClusterResponse(rsp *http.Response) (*UpdateClusterResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers UpdateClusterResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13317,6 +14033,26 @@ func ParseResumeClusterResponse(rsp *http.Response) (*ResumeClusterResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResumeClusterResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13385,6 +14121,26 @@ func ParseStopClusterResponse(rsp *http.Response) (*StopClusterResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers StopClusterResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13600,6 +14356,26 @@ func ParseCreateDatabaseResponse(rsp *http.Response) (*CreateDatabaseResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateDatabaseResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13745,6 +14521,26 @@ func ParseChangeDatabaseResponse(rsp *http.Response) (*ChangeDatabaseResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ChangeDatabaseResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13854,6 +14650,26 @@ func ParseAcceptInvitationResponse(rsp *http.Response) (*AcceptInvitationRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers AcceptInvitationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -13911,6 +14727,26 @@ func ParseDeclineInvitationResponse(rsp *http.Response) (*DeclineInvitationRespo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeclineInvitationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14035,6 +14871,26 @@ func ParseCreateKeyResponse(rsp *http.Response) (*CreateKeyResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14099,6 +14955,26 @@ func ParseDeleteKeyResponse(rsp *http.Response) (*DeleteKeyResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14390,6 +15266,13 @@ func ParseDeviceAuthorizationResponse(rsp *http.Response) (*DeviceAuthorizationR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -14403,6 +15286,16 @@ func ParseDeviceAuthorizationResponse(rsp *http.Response) (*DeviceAuthorizationR
 			headers.CacheControl = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeviceAuthorizationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14452,6 +15345,13 @@ func ParseDeviceTokenResponse(rsp *http.Response) (*DeviceTokenResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -14475,6 +15375,16 @@ func ParseDeviceTokenResponse(rsp *http.Response) (*DeviceTokenResponse, error) 
 			headers.CacheControl = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeviceTokenResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14632,6 +15542,26 @@ func ParseCreateOrganizationResponse(rsp *http.Response) (*CreateOrganizationRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateOrganizationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14703,6 +15633,26 @@ func ParseDeleteOrganizationResponse(rsp *http.Response) (*DeleteOrganizationRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteOrganizationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14832,6 +15782,26 @@ func ParseRenameOrganizationResponse(rsp *http.Response) (*RenameOrganizationRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers RenameOrganizationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -14960,6 +15930,26 @@ func ParseInviteMemberResponse(rsp *http.Response) (*InviteMemberResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers InviteMemberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15024,6 +16014,26 @@ func ParseRevokeInvitationResponse(rsp *http.Response) (*RevokeInvitationRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers RevokeInvitationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15158,6 +16168,26 @@ func ParseRemoveMemberResponse(rsp *http.Response) (*RemoveMemberResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers RemoveMemberResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15226,6 +16256,26 @@ func ParseSetMemberRoleResponse(rsp *http.Response) (*SetMemberRoleResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SetMemberRoleResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15645,6 +16695,26 @@ func ParseCreateTableResponse(rsp *http.Response) (*CreateTableResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateTableResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -15851,6 +16921,26 @@ func ParseChangeSortingKeyResponse(rsp *http.Response) (*ChangeSortingKeyRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ChangeSortingKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -16213,6 +17303,26 @@ func ParseCreateUserResponse(rsp *http.Response) (*CreateUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventStoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreateUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

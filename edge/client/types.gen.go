@@ -2919,6 +2919,9 @@ type BadRequest = Error
 // Conflict The service's error envelope.
 type Conflict = Error
 
+// EventStoreUnavailable The service's error envelope.
+type EventStoreUnavailable = Error
+
 // Forbidden The service's error envelope.
 type Forbidden = Error
 

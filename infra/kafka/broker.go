@@ -33,6 +33,13 @@ type BrokerConfig struct {
 	Host string
 	// Port is the client port; 0 picks a free one. The controller uses another free port.
 	Port int
+	// LinkHost, when set, is a second address the broker serves clients on (port
+	// LinkPort; 0 picks a free one), with the same credentials: a client that connects
+	// there is told the brokers' addresses there, so a node in another network
+	// namespace reaches the broker over a link to this one (the network partition test's
+	// veth pair). Empty: loopback only. The brokers talk to each other on loopback.
+	LinkHost string
+	LinkPort int
 	// Java is the java executable. Default "java" from PATH.
 	Java string
 	// HeapMB is the broker's maximum heap. Default 512.
@@ -183,6 +190,12 @@ func (b *Broker) launch(ctx context.Context) error {
 		}
 	}
 	b.addr = net.JoinHostPort(c.Host, strconv.Itoa(port))
+	link := c.LinkPort
+	if c.LinkHost != "" && link == 0 {
+		if link, err = freePort(c.LinkHost); err != nil {
+			return err
+		}
+	}
 	// The broker serves svcd only: every listener asks for the credentials generated into
 	// the data directory on first start (see DESIGN.md, "Local surfaces").
 	if c.SASL != (SASL{}) {
@@ -196,8 +209,8 @@ func (b *Broker) launch(ctx context.Context) error {
 	}
 	props := filepath.Join(c.DataDir, "server.properties")
 	logDir := filepath.Join(c.DataDir, "log")
-	conf := serverProperties(brokerProps{host: c.Host, port: port, ctrl: ctrl, logDir: logDir, sasl: b.sasl,
-		node: c.NodeID, voters: voters, replication: c.Replication})
+	conf := serverProperties(brokerProps{host: c.Host, port: port, ctrl: ctrl, linkHost: c.LinkHost, linkPort: link,
+		logDir: logDir, sasl: b.sasl, node: c.NodeID, voters: voters, replication: c.Replication})
 	if err := os.WriteFile(props, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("kafka broker: write config: %w", err)
 	}
@@ -344,10 +357,13 @@ const MaxMessageBytes = 64 << 20
 // controller's, ask for SASL PLAIN with the one generated user: a local process without
 // the credentials file can neither read nor write a topic, nor reach the controller.
 // A cluster's nodes are each broker and controller at once (combined mode), with one
-// quorum of all of them.
+// quorum of all of them. A link listener (LINK) is one more client listener, advertised
+// as itself to the clients that connect to it.
 type brokerProps struct {
 	host        string
 	port, ctrl  int
+	linkHost    string
+	linkPort    int
 	logDir      string
 	sasl        SASL
 	node        int
@@ -367,21 +383,32 @@ func serverProperties(p brokerProps) string {
 	if p.replication >= 3 {
 		minISR = 2
 	}
+	client := "SASL_PLAINTEXT://" + net.JoinHostPort(p.host, strconv.Itoa(p.port))
+	listeners := client + ",CONTROLLER://" + net.JoinHostPort(p.host, strconv.Itoa(p.ctrl))
+	advertised := client
+	protocols := "CONTROLLER:SASL_PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"
+	linkJAAS := ""
+	if p.linkHost != "" {
+		link := ",LINK://" + net.JoinHostPort(p.linkHost, strconv.Itoa(p.linkPort))
+		listeners, advertised = listeners+link, advertised+link
+		protocols += ",LINK:SASL_PLAINTEXT"
+		linkJAAS = "listener.name.link.plain.sasl.jaas.config=" + jaas + "\n"
+	}
 	return fmt.Sprintf(`# Written by svc; edits are overwritten at the next start.
 process.roles=broker,controller
 node.id=%[7]d
 controller.quorum.voters=%[8]s
-listeners=SASL_PLAINTEXT://%[1]s:%[2]d,CONTROLLER://%[1]s:%[3]d
-advertised.listeners=SASL_PLAINTEXT://%[1]s:%[2]d
+listeners=%[11]s
+advertised.listeners=%[12]s
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+listener.security.protocol.map=%[13]s
 inter.broker.listener.name=SASL_PLAINTEXT
 sasl.enabled.mechanisms=PLAIN
 sasl.mechanism.inter.broker.protocol=PLAIN
 sasl.mechanism.controller.protocol=PLAIN
 listener.name.sasl_plaintext.plain.sasl.jaas.config=%[6]s
 listener.name.controller.plain.sasl.jaas.config=%[6]s
-log.dirs=%[4]s
+%[14]slog.dirs=%[4]s
 num.partitions=4
 auto.create.topics.enable=false
 default.replication.factor=%[9]d
@@ -397,7 +424,8 @@ message.max.bytes=%[5]d
 replica.fetch.max.bytes=%[5]d
 offset.metadata.max.bytes=65536
 log.retention.hours=168
-`, p.host, p.port, p.ctrl, p.logDir, MaxMessageBytes, jaas, p.node, strings.Join(voters, ","), p.replication, minISR)
+`, p.host, p.port, p.ctrl, p.logDir, MaxMessageBytes, jaas, p.node, strings.Join(voters, ","), p.replication, minISR,
+		listeners, advertised, protocols, linkJAAS)
 }
 
 func log4jConfig(file string) string {

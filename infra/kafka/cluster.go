@@ -18,10 +18,11 @@ import (
 	"github.com/svc-data/svc/infra/localproc"
 )
 
-// ClusterConfig describes a local KRaft cluster of several brokers on loopback: every
-// node is broker and controller at once, the controller quorum is all of them, topics
-// are replicated to Brokers nodes (at most 3) with min.insync.replicas 2 from 3 on, and
-// every listener asks for the one set of credentials in Dir/sasl.json.
+// ClusterConfig describes a local KRaft cluster of several brokers on loopback (and on
+// LinkHost, when set): every node is broker and controller at once, the controller
+// quorum is all of them, topics are replicated to Brokers nodes (at most 3) with
+// min.insync.replicas 2 from 3 on, and every listener asks for the one set of
+// credentials in Dir/sasl.json.
 type ClusterConfig struct {
 	LibsDir string
 	// Dir holds the cluster's state (cluster.json: its id and ports, so a broker
@@ -31,6 +32,10 @@ type ClusterConfig struct {
 	Brokers int
 	// HeapMB is each broker's maximum heap. Default 384.
 	HeapMB int
+	// LinkHost is a second address every broker serves clients on besides loopback
+	// (BrokerConfig.LinkHost; LinkSeeds): for nodes in another network namespace.
+	// Empty: loopback only.
+	LinkHost string
 	// Detach keeps the brokers running after this process exits; StopCluster stops them.
 	Detach       bool
 	ReadyTimeout time.Duration
@@ -50,12 +55,17 @@ type Cluster struct {
 // clusterState is what a broker restarted alone needs to rejoin: the cluster id its
 // storage was formatted with and every node's ports.
 type clusterState struct {
-	ClusterID string `json:"cluster_id"`
-	Nodes     []struct {
-		ID             int `json:"id"`
-		Port           int `json:"port"`
-		ControllerPort int `json:"controller_port"`
-	} `json:"nodes"`
+	ClusterID string        `json:"cluster_id"`
+	Nodes     []clusterNode `json:"nodes"`
+}
+
+type clusterNode struct {
+	ID             int `json:"id"`
+	Port           int `json:"port"`
+	ControllerPort int `json:"controller_port"`
+	// LinkPort is the port on ClusterConfig.LinkHost, chosen when the cluster first
+	// starts with one.
+	LinkPort int `json:"link_port,omitempty"`
 }
 
 // BrokerDir is the directory of broker id in a cluster directory.
@@ -88,6 +98,19 @@ func (c *Cluster) seeds() []string {
 		out[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port))
 	}
 	return out
+}
+
+// LinkSeeds is every broker's address on ClusterConfig.LinkHost, comma-separated; empty
+// without one. Clients there use the same credentials.
+func (c *Cluster) LinkSeeds() string {
+	if c.cfg.LinkHost == "" {
+		return ""
+	}
+	out := make([]string, len(c.state.Nodes))
+	for i, n := range c.state.Nodes {
+		out[i] = net.JoinHostPort(c.cfg.LinkHost, strconv.Itoa(n.LinkPort))
+	}
+	return strings.Join(out, ",")
 }
 
 // Conn is how clients reach the cluster.
@@ -126,13 +149,14 @@ func (c *Cluster) Start(ctx context.Context) error {
 func (c *Cluster) load() error {
 	file := filepath.Join(c.cfg.Dir, "cluster.json")
 	raw, err := os.ReadFile(file)
+	changed := false
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(raw, &c.state); err != nil {
 			return fmt.Errorf("kafka cluster %s: %w", file, err)
 		}
 	case errors.Is(err, os.ErrNotExist):
-		c.state = clusterState{ClusterID: clusterID()}
+		c.state, changed = clusterState{ClusterID: clusterID()}, true
 		for id := 1; id <= c.cfg.Brokers; id++ {
 			port, err := freePort("127.0.0.1")
 			if err != nil {
@@ -142,18 +166,24 @@ func (c *Cluster) load() error {
 			if err != nil {
 				return err
 			}
-			c.state.Nodes = append(c.state.Nodes, struct {
-				ID             int `json:"id"`
-				Port           int `json:"port"`
-				ControllerPort int `json:"controller_port"`
-			}{id, port, ctrl})
+			c.state.Nodes = append(c.state.Nodes, clusterNode{ID: id, Port: port, ControllerPort: ctrl})
 		}
+	default:
+		return fmt.Errorf("kafka cluster: %w", err)
+	}
+	for i := range c.state.Nodes {
+		if n := &c.state.Nodes[i]; c.cfg.LinkHost != "" && n.LinkPort == 0 {
+			if n.LinkPort, err = freePort(c.cfg.LinkHost); err != nil {
+				return err
+			}
+			changed = true
+		}
+	}
+	if changed {
 		raw, _ := json.Marshal(c.state)
 		if err := os.WriteFile(file, raw, 0o600); err != nil {
 			return fmt.Errorf("kafka cluster: %w", err)
 		}
-	default:
-		return fmt.Errorf("kafka cluster: %w", err)
 	}
 	c.sasl, err = brokerCredentials(c.cfg.Dir)
 	return err
@@ -176,6 +206,9 @@ func (c *Cluster) launch(ctx context.Context, id int) error {
 		voters = append(voters, Voter{ID: n.ID, ControllerPort: n.ControllerPort})
 		if n.ID == id {
 			cfg.Port, cfg.ControllerPort, found = n.Port, n.ControllerPort, true
+			if c.cfg.LinkHost != "" {
+				cfg.LinkHost, cfg.LinkPort = c.cfg.LinkHost, n.LinkPort
+			}
 		}
 	}
 	if !found {

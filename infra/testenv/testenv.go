@@ -1,9 +1,9 @@
 // Package testenv is where tests find the external services the test harness runs (the
-// engine, the broker, Temporal, the S3-compatible server, a browser), with one rule for
-// all of them: unset skips the test (a quick local unit run without services), set but
-// unusable fails it (the harness named a service, so it must work). `go tool task test`
-// sets every variable, and `svcstack skips` fails a CI run on any skip .ci/skips.txt does
-// not allow, so a test guarded here always runs there.
+// engine, the broker, Temporal, the S3-compatible server, a browser, network
+// namespaces), with one rule for all of them: unset skips the test (a quick local unit
+// run without services), set but unusable fails it (the harness named a service, so it
+// must work). `go tool task test` sets every variable, and `svcstack skips` fails a CI
+// run on any skip .ci/skips.txt does not allow, so a test guarded here always runs there.
 //
 //	func TestX(t *testing.T) {
 //		seeds := testenv.Broker(t) // skips without KAFKA_SEEDS, fails if it does not answer
@@ -149,6 +149,24 @@ func Browser(t testing.TB) string {
 			t.Fatalf("chromium not found but SVC_REQUIRE_BROWSER is set: %v", err)
 		}
 		t.Skip("chromium is not installed: no browser (Debian package chromium); CI installs it and sets SVC_REQUIRE_BROWSER")
+	}
+	return path
+}
+
+// NetworkNamespaces returns the path of iproute2's `ip`, for tests that make network
+// namespaces and links of their own (the network partition test). Making them needs
+// root (CAP_NET_ADMIN in the host's namespace), which no variable can grant: as another
+// user the test skips (`go tool task test` then allows it, .ci/skips-not-root.txt); as
+// root it must run, so a missing `ip` fails it (`go tool task deps:iproute2` and CI
+// install iproute2). CI runs as root.
+func NetworkNamespaces(t testing.TB) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("not root: making network namespaces and veth links needs CAP_NET_ADMIN in the host's network namespace; CI runs as root")
+	}
+	path, err := exec.LookPath("ip")
+	if err != nil {
+		t.Fatalf("running as root, but iproute2's ip is not installed (apt-get install iproute2; `go tool task deps:iproute2`): %v", err)
 	}
 	return path
 }

@@ -300,7 +300,7 @@ func (s *Service) createDefinition(ctx context.Context, d definition, ifNotExist
 			if last.Type != d.dropped {
 				switch {
 				case ifNotExists:
-					return s.model.Position(), nil
+					return last.Position, nil
 				case !orReplace:
 					return 0, fmt.Errorf("%w: %s", ErrExists, d.what)
 				}

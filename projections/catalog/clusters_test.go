@@ -15,15 +15,16 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 )
 
-// Two services on one store stand for two nodes: each has its own read model, which
-// lags the other's appends. Eight concurrent creates of one name: exactly one wins.
-func TestClusterNamesAreUniqueInTheOrganizationsStream(t *testing.T) {
-	ctx := context.Background()
+// twoNodes is two services on one store, standing for two nodes: each has its own read
+// model, which lags the other's appends (no projector runs; CatchUp brings one up to
+// date). The first bootstraps; the second has caught up with that.
+func twoNodes(t *testing.T) ([]*catalog.Service, []*catalog.Projector, *catalog.Bootstrap) {
+	t.Helper()
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "events.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	var nodes []*catalog.Service
 	var projs []*catalog.Projector
 	for range 2 {
@@ -31,13 +32,20 @@ func TestClusterNamesAreUniqueInTheOrganizationsStream(t *testing.T) {
 		projs = append(projs, catalog.NewProjector(st, m, 0, nil))
 		nodes = append(nodes, catalog.NewService(st, m, projs[len(projs)-1]))
 	}
-	b, err := nodes[0].EnsureBootstrap(ctx, catalog.BootstrapConfig{Organization: "acme"})
+	b, err := nodes[0].EnsureBootstrap(context.Background(), catalog.BootstrapConfig{Organization: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := projs[1].CatchUp(ctx); err != nil {
+	if _, err := projs[1].CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return nodes, projs, b
+}
+
+// Eight concurrent creates of one name on two nodes: exactly one wins.
+func TestClusterNamesAreUniqueInTheOrganizationsStream(t *testing.T) {
+	ctx := context.Background()
+	nodes, _, b := twoNodes(t)
 	for round := range 5 {
 		name := fmt.Sprintf("c%d", round)
 		var wg sync.WaitGroup
@@ -201,5 +209,32 @@ func TestClusterNameRules(t *testing.T) {
 	}
 	if _, err := svc.UpdateCluster(ctx, uuid.New(), catalog.ClusterUpdate{Name: &name}); !errors.Is(err, catalog.ErrNotFound) {
 		t.Errorf("renaming a missing cluster: %v", err)
+	}
+}
+
+// A generation another node made is answered with the generation, not the lagging read
+// model's table without it: the first batches of a new table's partitions race to make
+// generation 1 on different nodes, and the loser's batch plan named generation 0 (which
+// never exists), stalling its partition for good (found by TestNetworkPartition).
+func TestCreateGenerationMadeByAnotherNode(t *testing.T) {
+	ctx := context.Background()
+	nodes, projs, b := twoNodes(t)
+	tbl, err := nodes[0].CreateTable(ctx, catalog.NewTable{Cluster: b.Cluster.ID, Database: "default", Name: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := projs[1].CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes[0].CreateGeneration(ctx, tbl.ID, 1, "", "doc.i", "i"); err != nil {
+		t.Fatal(err)
+	}
+	// Node 1 has not applied node 0's generation yet when it asks for the same one.
+	got, err := nodes[1].CreateGeneration(ctx, tbl.ID, 1, "", "doc.i", "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := got.Current(); !ok || g.N != 1 {
+		t.Fatalf("generation 1 made by another node answered as %+v (ok %v), want generation 1", g, ok)
 	}
 }

@@ -142,10 +142,14 @@ func (s *Service) CreateClusterWith(ctx context.Context, spec ClusterCreated) (*
 // dbState is the database aggregate: the database and its tables.
 type dbState struct {
 	version uint64
-	exists  bool // the stream exists
-	live    bool // created and not deleted since
-	created DatabaseCreated
-	tables  map[string]*tableState
+	// position is the store-wide position of the stream's last event: a command that
+	// finds nothing to do waits until the local read model applied it, so that it
+	// answers with what it decided on (another node's change, say).
+	position uint64
+	exists   bool // the stream exists
+	live     bool // created and not deleted since
+	created  DatabaseCreated
+	tables   map[string]*tableState
 	// retention is the database's default retention for new tables.
 	retention string
 }
@@ -163,7 +167,7 @@ func (s *Service) loadDatabase(ctx context.Context, cluster uuid.UUID, name stri
 	defer it.Close()
 	for it.Next(ctx) {
 		e := it.Event()
-		st.version, st.exists = e.Version, true
+		st.version, st.position, st.exists = e.Version, e.Position, true
 		switch e.Type {
 		case EvDatabaseCreated:
 			v, err := decode[DatabaseCreated](e)
@@ -331,7 +335,7 @@ func (s *Service) ChangeSortingKey(ctx context.Context, cluster uuid.UUID, datab
 		}
 		id = t.id
 		if t.key == key {
-			return s.model.Position(), nil
+			return st.position, nil
 		}
 		if t.key != "" && key == "" {
 			return 0, invalid("sorting_key", "a sorting key cannot be removed once set")
@@ -364,7 +368,9 @@ func (s *Service) CreateGeneration(ctx context.Context, tableID uuid.UUID, n int
 			return 0, fmt.Errorf("%w: table %s", ErrNotFound, tableID)
 		}
 		if t.gens >= n {
-			return s.model.Position(), nil
+			// Made already, by another node perhaps: answered once the local read model
+			// has it (the caller reads the generation from it).
+			return st.position, nil
 		}
 		if n != t.gens+1 {
 			return 0, fmt.Errorf("generation %d of table %s requested after %d", n, t0.Name, t.gens)

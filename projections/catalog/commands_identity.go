@@ -177,11 +177,12 @@ func (s *Service) RevokeSession(ctx context.Context, id uuid.UUID) error {
 
 // orgState is the organization aggregate: its name, whether it lives, its members.
 type orgState struct {
-	version uint64
-	exists  bool
-	live    bool
-	name    string
-	members map[uuid.UUID]string
+	version  uint64
+	position uint64 // as dbState's
+	exists   bool
+	live     bool
+	name     string
+	members  map[uuid.UUID]string
 }
 
 func (s *Service) loadOrg(ctx context.Context, id uuid.UUID) (*orgState, error) {
@@ -190,7 +191,7 @@ func (s *Service) loadOrg(ctx context.Context, id uuid.UUID) (*orgState, error) 
 	defer it.Close()
 	for it.Next(ctx) {
 		e := it.Event()
-		st.version, st.exists = e.Version, true
+		st.version, st.position, st.exists = e.Version, e.Position, true
 		switch e.Type {
 		case EvOrganizationCreated:
 			v, err := decode[OrganizationCreated](e)
@@ -273,7 +274,7 @@ func (s *Service) RenameOrganization(ctx context.Context, id uuid.UUID, name str
 			return 0, err
 		}
 		if st.name == name {
-			return s.model.Position(), nil
+			return st.position, nil
 		}
 		if !strings.EqualFold(st.name, name) {
 			if err := s.claim(ctx, orgNameStream(name), name, id); err != nil {
@@ -332,7 +333,7 @@ func (s *Service) SetMember(ctx context.Context, org, user uuid.UUID, role strin
 		}
 		old, member := st.members[user]
 		if member && old == role {
-			return s.model.Position(), nil
+			return st.position, nil
 		}
 		if old == RoleAdmin && role != RoleAdmin && st.admins() == 1 {
 			return 0, fmt.Errorf("%w: the organization's last administrator cannot be demoted", ErrConflict)

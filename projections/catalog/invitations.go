@@ -175,7 +175,7 @@ func (s *Service) Invite(ctx context.Context, org uuid.UUID, username string, by
 		if u, ok := s.model.UserByName(username); ok {
 			if _, member := st.members[u.ID]; member {
 				skip = true
-				return s.model.Position(), nil
+				return st.position, nil
 			}
 			inv.UserID = u.ID
 		}

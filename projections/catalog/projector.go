@@ -77,7 +77,7 @@ func (p *Projector) Run(ctx context.Context) error {
 		wake = w.Watch(ctx)
 	}
 	for {
-		if _, err := p.CatchUp(ctx); err != nil && ctx.Err() == nil {
+		if err := p.pollOnce(ctx); err != nil && ctx.Err() == nil {
 			p.log.Error("catalog catch-up failed; retrying", "err", err)
 		}
 		select {
@@ -90,4 +90,18 @@ func (p *Projector) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// pollTimeout bounds one poll of Run (pollOnce). A store call waiting on a connection
+// that a network partition stalled would otherwise hold the read model back until TCP
+// sends its next retransmission once the network is back, which backs off to minutes.
+// Given up on, the poll's connection is dropped and the next poll reads on a new one;
+// what a poll applied stays applied.
+const pollTimeout = 5 * time.Second
+
+func (p *Projector) pollOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	_, err := p.CatchUp(ctx)
+	return err
 }

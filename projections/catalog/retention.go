@@ -73,7 +73,7 @@ func (s *Service) ChangeRetention(ctx context.Context, cluster uuid.UUID, databa
 		}
 		id = t.id
 		if t.retention == retention {
-			return s.model.Position(), nil
+			return st.position, nil
 		}
 		return s.append(ctx, databaseStream(cluster, database), st.expected(), newEvent(EvTableRetentionChanged,
 			TableRetentionChanged{TableID: t.id, Database: database, Name: name, Retention: retention}))
@@ -97,7 +97,7 @@ func (s *Service) SetDatabaseRetention(ctx context.Context, cluster uuid.UUID, n
 			return 0, fmt.Errorf("%w: database %q", ErrNotFound, name)
 		}
 		if st.retention == retention {
-			return s.model.Position(), nil
+			return st.position, nil
 		}
 		return s.append(ctx, databaseStream(cluster, name), st.expected(), newEvent(EvDatabaseRetentionChanged,
 			DatabaseRetentionChanged{ClusterID: cluster, Name: name, Retention: retention}))

@@ -19,6 +19,11 @@ var (
 
 	// ErrClosed is returned by a store that was closed.
 	ErrClosed = errors.New("es: store is closed")
+
+	// ErrUnavailable means the store did not answer: it is down, refuses work for now,
+	// or cannot be reached (a network partition). The call may succeed later; an append
+	// that failed so may still have been committed.
+	ErrUnavailable = errors.New("es: the event store is unavailable")
 )
 
 // Event is one recorded fact. Type is an explicit, stable name such as

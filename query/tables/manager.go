@@ -598,7 +598,11 @@ func (m *Manager) Target(ctx context.Context, id uuid.UUID, sample [][]byte) (ta
 	if err != nil {
 		return target.Table{}, false, err
 	}
-	g, _ := t.Current()
+	g, ok := t.Current()
+	if !ok {
+		// A batch plan must name a generation that exists: this one is retried instead.
+		return target.Table{}, false, fmt.Errorf("table %s: its generation was made but the read model does not have it yet", t.Name)
+	}
 	return m.target(t, g.N), true, nil
 }
 

@@ -32,10 +32,11 @@ type Service struct {
 	DataDir  string
 	Env      []string
 
-	t    testing.TB
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *os.File
+	t     testing.TB
+	netns *Netns // nil: the test's own network namespace
+	cmd   *exec.Cmd
+	done  chan struct{}
+	log   *os.File
 	// racesChecked is how much of the log checkRaces has read.
 	racesChecked int
 }
@@ -84,6 +85,13 @@ func Requirements(t testing.TB) {
 func Start(t testing.TB, extraEnv ...string) *Service {
 	t.Helper()
 	Requirements(t)
+	s := newService(t, extraEnv)
+	s.start()
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+func newService(t testing.TB, extraEnv []string) *Service {
 	s := &Service{t: t, DataDir: t.TempDir(), AdminKey: "svck_test_" + strings.ReplaceAll(t.Name(), "/", "_")}
 	s.Env = append([]string{
 		"SVC_BOOTSTRAP_API_KEY=" + s.AdminKey,
@@ -96,6 +104,24 @@ func Start(t testing.TB, extraEnv ...string) *Service {
 		// keeps each one's runs and schedules apart.
 		s.Env = append([]string{"SVC_TEMPORAL_ADDR=" + addr, fmt.Sprintf("SVC_TEMPORAL_TASK_QUEUE=t-%d-%d", os.Getpid(), time.Now().UnixNano())}, s.Env...)
 	}
+	return s
+}
+
+// Netns is a network namespace a test made (`ip netns add`) for a svcd of its own: the
+// test reaches it at Host, an address of the namespace on a link the test made to it.
+type Netns struct {
+	Name string
+	Host string
+}
+
+// StartInNetns is Start for a svcd in network namespace ns (run by `ip netns exec`, so
+// the test runs as root), listening on ns.Host. Whatever it reaches must be reachable
+// from there: extraEnv names those addresses.
+func StartInNetns(t testing.TB, ns Netns, extraEnv ...string) *Service {
+	t.Helper()
+	Requirements(t)
+	s := newService(t, extraEnv)
+	s.netns = &ns
 	s.start()
 	t.Cleanup(func() { s.Stop() })
 	return s
@@ -135,6 +161,11 @@ func (s *Service) launch(dir string) (taken bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if s.netns != nil {
+		// The port was free on the host's loopback; the namespace holds svcd alone.
+		_, port, _ := net.SplitHostPort(addr)
+		addr = net.JoinHostPort(s.netns.Host, port)
+	}
 	s.URL = "http://" + addr
 	s.log, err = os.OpenFile(filepath.Join(s.DataDir, "svcd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -142,6 +173,10 @@ func (s *Service) launch(dir string) (taken bool, err error) {
 	}
 	logStart, _ := s.log.Seek(0, io.SeekEnd)
 	cmd := exec.Command(filepath.Join(dir, "svcd"))
+	if s.netns != nil {
+		// ip execs svcd in the namespace: the process, its PID and its signals are svcd's.
+		cmd = exec.Command("ip", "netns", "exec", s.netns.Name, filepath.Join(dir, "svcd"))
+	}
 	cmd.Env = append(os.Environ(), append([]string{"SVC_HTTP_ADDR=" + addr, "SVC_DATA_DIR=" + s.DataDir,
 		"SVC_ENGINE_BIN=" + filepath.Join(dir, "chengine")}, s.Env...)...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log

@@ -241,7 +241,7 @@ func describe(ctx context.Context, step, addr string, err error) error {
 	}
 	switch classify(err) {
 	case failRetryable:
-		return fmt.Errorf("%s: EventStoreDB at %s is unavailable (check that it is running and reachable; retry later): %w", step, addr, err)
+		return fmt.Errorf("%s: EventStoreDB at %s is unavailable (check that it is running and reachable; retry later): %w (%w)", step, addr, err, es.ErrUnavailable)
 	case failAuth:
 		return fmt.Errorf("%s: EventStoreDB at %s refused the request: the connection string needs a user who may read $all and write streams, for example a member of $admins: %w", step, addr, err)
 	case failDeleted:

@@ -249,6 +249,7 @@ func TestDescribe(t *testing.T) {
 	}
 	down := status.Error(codes.Unavailable, "connection refused")
 	f(ctx, down, down, "EventStoreDB at esdb://h:2113 is unavailable")
+	f(ctx, down, es.ErrUnavailable, "retry later")
 	f(ctx, status.Error(codes.Unauthenticated, "x"), nil, "member of $admins")
 	f(ctx, errors.New("boom"), nil, "append to s: boom")
 	canceled, cancel := context.WithCancel(ctx)

@@ -15,7 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/google/uuid"
@@ -171,9 +173,35 @@ func (s *Store) Append(ctx context.Context, stream string, expected es.Expected,
 		if errors.Is(err, es.ErrConcurrency) {
 			return es.AppendResult{}, err
 		}
-		return es.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
+		return es.AppendResult{}, fmt.Errorf("append to %s: %w", stream, classify(err))
 	}
 	return res, nil
+}
+
+// classify marks err with es.ErrUnavailable when PostgreSQL gave no answer in time: the
+// connection could not be made or broke (a network error, EOF, a timeout, the caller's
+// deadline), or the server refused work for now (a connection exception, too few
+// resources, a shutdown). An answer the server gave (a constraint, a refused login) is
+// left as it is, and so is a cancelled call.
+func classify(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code[:min(2, len(pe.Code))] {
+		case "08", "53", "57": // connection exception, insufficient resources, operator intervention
+			return fmt.Errorf("%w: %w", es.ErrUnavailable, err)
+		}
+		return err
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", es.ErrUnavailable, err)
+	}
+	return err
 }
 
 func nilIfEmpty(b []byte) []byte {
@@ -210,6 +238,11 @@ func (s *Store) ReadAll(ctx context.Context, after uint64) es.Iterator {
 }
 
 func (s *Store) query(ctx context.Context, sql string, args ...any) ([]es.Event, error) {
+	events, err := s.queryEvents(ctx, sql, args...)
+	return events, classify(err)
+}
+
+func (s *Store) queryEvents(ctx context.Context, sql string, args ...any) ([]es.Event, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -207,5 +210,83 @@ func TestWatchSignalsAnotherPoolsAppend(t *testing.T) {
 	}
 	cancel()
 	for range wake {
+	}
+}
+
+// TestUnreachableIsUnavailable: once PostgreSQL cannot be reached (its connections cut,
+// new ones refused, as on a node cut off from it), appends and reads fail with
+// es.ErrUnavailable, which the API answers 503 with Retry-After; once it is reachable
+// again, an answer of the server (a wrong version) is not unavailability.
+func TestUnreachableIsUnavailable(t *testing.T) {
+	u, err := url.Parse(pgtest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := u.Host
+	r := newRelay(t, "127.0.0.1:0", server)
+	u.Host = r.ln.Addr().String()
+	s := open(t, u.String())
+	defer s.Close()
+	ctx := context.Background()
+	ev := es.NewEvent{Type: "x", Data: []byte(`{}`)}
+	if _, err := s.Append(ctx, "s", es.Any(), ev); err != nil {
+		t.Fatal(err)
+	}
+	r.close()
+	if _, err := s.Append(ctx, "s", es.Any(), ev); !errors.Is(err, es.ErrUnavailable) {
+		t.Errorf("append while unreachable: %v, want es.ErrUnavailable", err)
+	}
+	if _, err := es.Collect(ctx, s.ReadAll(ctx, 0)); !errors.Is(err, es.ErrUnavailable) {
+		t.Errorf("read while unreachable: %v, want es.ErrUnavailable", err)
+	}
+	r = newRelay(t, u.Host, server)
+	defer r.close()
+	if _, err := s.Append(ctx, "s", es.NoStream(), ev); !errors.Is(err, es.ErrConcurrency) || errors.Is(err, es.ErrUnavailable) {
+		t.Errorf("append at a wrong version once reachable: %v, want es.ErrConcurrency alone", err)
+	}
+}
+
+// relay forwards connections made to its address to target until close, which cuts
+// every connection it forwarded; connections made after it are refused.
+type relay struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newRelay(t *testing.T, listen, target string) *relay {
+	t.Helper()
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			r.mu.Lock()
+			r.conns = append(r.conns, c, u)
+			r.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); _ = u.Close() }()
+			go func() { _, _ = io.Copy(c, u); _ = c.Close() }()
+		}
+	}()
+	return r
+}
+
+func (r *relay) close() {
+	_ = r.ln.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		_ = c.Close()
 	}
 }
