@@ -141,6 +141,7 @@ func waitTransition(t *testing.T, s *svcdtest.Service, id, key, val, to string) 
 }
 
 func TestAlertsEndToEnd(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := startWorkflowsSvcd(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1")
 	rcv := newAlertReceiver(t)
 	const secret = "whsec-0123456789abcdef"
@@ -397,6 +398,7 @@ func TestPromQLAlertPerSeries(t *testing.T) {
 // it) and started again: the firing transition is not notified again, and the resolve
 // that follows is notified once.
 func TestAlertsSurviveRestarts(t *testing.T) {
+	t.Parallel() // see TestMain
 	svcdtest.Requirements(t)
 	testenv.TemporalBin(t)
 	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=", "SVC_URL_IMPORT_ALLOW=127.0.0.1")

@@ -17,6 +17,7 @@ import (
 // answers 503 at once without blocking the engine. Once the bucket answers again and the park
 // step ran out, new rows land in it, and none of its rows is there twice.
 func TestAFailingBucketDoesNotHoldBackOtherTables(t *testing.T) {
+	t.Parallel() // see TestMain
 	env, cfg, bucket := s3Storage(t)
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil {

@@ -134,6 +134,7 @@ func rows(from, n int) string {
 
 // The cluster lifecycle table, row by row, against the real engine and broker.
 func TestClusterLifecycle(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := startControlPlane(t)
 	a := newClusterAdmin(t, s)
 
@@ -345,6 +346,7 @@ exec %[2]q "$@"
 // every node's reconciler completes it once the engine starts (engine, schema, topics,
 // consumer and the default database); a failing cluster does not stop the node starting.
 func TestAHalfCreatedClusterIsCompleted(t *testing.T) {
+	t.Parallel() // see TestMain
 	failFile := filepath.Join(t.TempDir(), "fail")
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword, "SVC_ENGINE_BIN="+engineWrapper(t, failFile))
 	a := newClusterAdmin(t, s)

@@ -92,6 +92,7 @@ type apiSearch struct {
 // filter, a timechart, saved searches, the URL, cancel of a slow search and a slow query,
 // SQL, a narrow screen and sign-out.
 func TestConsoleInChromium(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := svcdtest.Start(t, "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	ctx := svcdtest.BrowserFor(t, 6*time.Minute)
 	art := &shots{t: t, dir: filepath.Join("..", "..", ".data", "test", "artifacts", t.Name())}

@@ -190,6 +190,7 @@ func (l *loader) finish() int {
 }
 
 func TestKillNineOfSvcdMidLoadLosesAndDuplicatesNothing(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := svcdtest.Start(t)
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "load", "sorting_key": "user.id"})
 	l := startLoader(s, "load", 4, 50)

@@ -294,6 +294,7 @@ func deref(p *string) string {
 }
 
 func TestChangingTheSortingKeyResortsExistingDataInTheBackground(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := svcdtest.Start(t)
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "rs", "sorting_key": "a"})
 	s.Must(202, "POST", "/v1/tables/rs", rowsOf(0, 500))
@@ -391,6 +392,7 @@ func TestPoisonRowGoesToDeadLettersWhileItsNeighboursLand(t *testing.T) {
 // middle of a load and starts it again: requests meanwhile get 503 with Retry-After,
 // nothing acknowledged is lost, nothing is duplicated.
 func TestBrokerStoppedDuringALoad(t *testing.T) {
+	t.Parallel() // see TestMain
 	svcdtest.Requirements(t)
 	libs := testenv.KafkaLibs(t)
 	dir := t.TempDir()

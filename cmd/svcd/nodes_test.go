@@ -71,6 +71,15 @@ func startThreeBrokers(libs, dir, linkHost string) (*kafka.Cluster, error) {
 	return c, c.Start(ctx)
 }
 
+// TestMain stops the shared three-broker cluster after the tests.
+//
+// The longest tests of this package call t.Parallel, so that two of them (-parallel
+// defaults to GOMAXPROCS) run at a time once the others are done: each starts its own
+// svcd, engine or Temporal and shares only the harness's broker, Temporal and PostgreSQL,
+// on which every test has names of its own. A test that stops or kills something another
+// test uses (a broker of the shared three, the harness's services) or sets the
+// environment stays serial. This keeps the package, the suite's longest, well inside CI's
+// 30 minutes.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if threeBrokers.c != nil {

@@ -324,6 +324,7 @@ func protoSize(m *collogspb.ExportLogsServiceRequest) int { return proto.Size(m)
 // holds (48 MiB): its parts go in one transaction and land exactly once, also when the
 // request is retried with its idempotency key.
 func TestRequestsOverOneRecordLandWhole(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := svcdtest.Start(t)
 	key := "Bearer " + s.AdminKey
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "big"}, "Authorization", key)
@@ -429,6 +430,7 @@ func sdkLogsBatched(t *testing.T, exp sdklog.Exporter, n, batch, who int) {
 // 100 MiB (gzip over HTTP): its rows pass what one log record holds, travel as parts of
 // one transaction, and land exactly once, also when the export is retried with its key.
 func TestRealOTLPExportNearTheLimitLandsWhole(t *testing.T) {
+	t.Parallel() // see TestMain
 	s, admin := otlpSetup(t)
 	key := "Bearer " + s.AdminKey
 	s.Must(200, "PUT", "/v1/apps/opentelemetry"+appScope, nil, "Authorization", admin)

@@ -29,6 +29,7 @@ const promSuiteParallel = 6
 // all of a load in as few requests as PromWriteBatch allows) and the upstream engine
 // evaluates over promread's Queryable on the same engine database.
 func TestUpstreamPromQLSuite(t *testing.T) {
+	t.Parallel() // see TestMain
 	eng := sharedEngine(t)
 	s := svcdtest.Start(t, "SVC_CLICKHOUSE_URL="+eng.URL(), "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	installApp(t, s, catalog.AppPrometheus)

@@ -58,6 +58,7 @@ func str(p *string) string {
 // batch of expired rows not resurrected, refused to custom-role keys and to SQL, and a
 // database's default inherited by new tables.
 func TestRetention(t *testing.T) {
+	t.Parallel() // see TestMain
 	svcdtest.Requirements(t)
 	bin := testenv.BinDir(t)
 	eng, err := clickhouse.NewProcess(clickhouse.ProcessConfig{Binary: filepath.Join(bin, "chengine"), Lib: os.Getenv("SVC_CHDB_LIB"),

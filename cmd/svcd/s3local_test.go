@@ -95,6 +95,7 @@ func engineCredentials(t *testing.T, dir string) (id, secret, token string) {
 // request log, svcd's log or a file of the data directory; a database naming another role is refused.
 // Deleting the database deletes its objects.
 func TestDatabaseOnS3ReadBackWithoutLocalParts(t *testing.T) {
+	t.Parallel() // see TestMain
 	env, cfg, bucket := s3Storage(t)
 	role := s3Role(t, cfg, "ext-lake")
 	s := startControlPlane(t, env...)

@@ -189,6 +189,7 @@ func (ss *sinkServer) deliveries() []delivery {
 // TestWorkflowsEndToEnd covers every endpoint, the validation rules and limits, the
 // sinks, runs paging, logs and metrics, and the schedule state machine row by row.
 func TestWorkflowsEndToEnd(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := startWorkflowsSvcd(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1", "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "src"})
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "dst"})
@@ -610,6 +611,7 @@ func engineRunning(t *testing.T, s *svcdtest.Service, marker string) int {
 // statement: the run ends canceled, the statement leaves the engine, and the
 // workflow's other runs and history stay.
 func TestWorkflowCancelStopsTheEngineQuery(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := startWorkflowsSvcd(t)
 	quick := createWorkflow(t, s, map[string]any{"name": "quick", "query": map[string]any{"database": "default", "sql": "SELECT 1 AS one"},
 		"interval_seconds": nil})
@@ -659,6 +661,7 @@ func TestWorkflowCancelStopsTheEngineQuery(t *testing.T) {
 // evaluation inserted its rows and before Temporal heard it finished; the engine retries
 // the evaluation on the restarted worker, and the table still holds each row once.
 func TestWorkflowTableSinkExactlyOnceAfterWorkerKill(t *testing.T) {
+	t.Parallel() // see TestMain
 	hold := filepath.Join(t.TempDir(), "held")
 	s := startWorkflowsSvcd(t, "SVC_WORKFLOW_TEST_HOLD_AFTER_SINKS="+hold)
 	s.Must(200, "POST", "/v1/tables", map[string]string{"name": "out"})
@@ -702,6 +705,7 @@ func TestWorkflowTableSinkExactlyOnceAfterWorkerKill(t *testing.T) {
 // TestWorkflowsSurviveRestarts runs svcd with its embedded Temporal (SQLite under the
 // data directory) and restarts both: workflows, schedules and run history are kept.
 func TestWorkflowsSurviveRestarts(t *testing.T) {
+	t.Parallel() // see TestMain
 	svcdtest.Requirements(t)
 	testenv.TemporalBin(t)
 	s := svcdtest.Start(t, "SVC_TEMPORAL_ADDR=")
