@@ -15,6 +15,7 @@ import (
 // threshold, after for; a plain search is counted; both resolve when their events leave
 // the window relative to the evaluation, and every transition is notified once.
 func TestSPLAlertsEndToEnd(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := startWorkflowsSvcd(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1", "SVC_BOOTSTRAP_PASSWORD="+adminPassword)
 	rcv := newAlertReceiver(t)
 	stats := map[string]any{"spl": "level=error | stats count BY host", "earliest": "-40s"}

@@ -511,6 +511,7 @@ func TestAlertDeliveryRetriedThenRecorded(t *testing.T) {
 // again with the same Idempotency-Key and recorded once; no transition is lost, none is
 // sent under two keys, and later evaluations send it no more.
 func TestAlertKilledBetweenRecordAndDelivery(t *testing.T) {
+	t.Parallel() // see TestMain
 	s := startWorkflowsSvcd(t, "SVC_URL_IMPORT_ALLOW=127.0.0.1")
 	var mu sync.Mutex
 	keys := map[string][]string{} // Idempotency-Keys of each host's requests, in order

@@ -101,8 +101,10 @@ func newService(t testing.TB, extraEnv []string) *Service {
 	}, extraEnv...)
 	if addr := os.Getenv("TEMPORAL_ADDR"); addr != "" {
 		// The harness's one Temporal serves every test's svcd; a task queue of its own
-		// keeps each one's runs and schedules apart.
+		// keeps each one's runs and schedules apart, and they go with the test (after
+		// Start's Stop: cleanups run last first).
 		s.Env = append([]string{"SVC_TEMPORAL_ADDR=" + addr, fmt.Sprintf("SVC_TEMPORAL_TASK_QUEUE=t-%d-%d", os.Getpid(), time.Now().UnixNano())}, s.Env...)
+		t.Cleanup(func() { forgetSchedules(s.Env) })
 	}
 	return s
 }
