@@ -73,12 +73,7 @@ func benchAlerts(ctx context.Context, st *stack, o alertsOptions, promBin string
 		return err
 	}
 	config := fmt.Sprintf("global:\n  evaluation_interval: %s\nrule_files: [%q]\nstorage:\n  tsdb:\n    out_of_order_time_window: 1h\n", interval, rulesFile)
-	if err := os.WriteFile(filepath.Join(promDir, "prometheus.yml"), []byte(config), 0o644); err != nil {
-		return err
-	}
-	prom, err := startPeer(ctx, "prometheus", promDir, promBin, "/-/ready",
-		"--config.file="+filepath.Join(promDir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(promDir, "data"),
-		"--web.listen-address=ADDR", "--web.enable-remote-write-receiver", "--web.enable-lifecycle", "--log.level=warn")
+	prom, err := startPrometheus(ctx, promDir, promBin, config, "--web.enable-lifecycle")
 	if err != nil {
 		return err
 	}

@@ -168,6 +168,17 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
+// startPrometheus starts Prometheus in dir with config as its prometheus.yml, receiving
+// remote write, and extra flags.
+func startPrometheus(ctx context.Context, dir, bin, config string, extra ...string) (*peer, error) {
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		return nil, err
+	}
+	return startPeer(ctx, "prometheus", dir, bin, "/-/ready", append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=ADDR", "--web.enable-remote-write-receiver",
+		"--log.level=warn"}, extra...)...)
+}
+
 // startPeer starts bin with args (ADDR in an argument is replaced by a free address) and waits until GET url+health answers 200 (any answer when
 // health is empty).
 func startPeer(ctx context.Context, name, dir, bin, health string, args ...string) (*peer, error) {

@@ -328,8 +328,9 @@ func compareTimeline(ours []struct {
 			Values     []int64
 		}
 	}
-	if err := json.Unmarshal(hits, &h); err != nil {
-		// Stats by _time: JSON lines of _time and count.
+	if err := json.Unmarshal(hits, &h); err != nil || h.Hits == nil {
+		// Stats by _time: JSON lines of _time and count (one line, a single bucket, is
+		// also a JSON object, without hits).
 		h.Hits = h.Hits[:0]
 		sc := bufio.NewScanner(bytes.NewReader(hits))
 		var s struct {

@@ -69,12 +69,8 @@ func peersMetrics(ctx context.Context, st *stack, o peersOptions, bins map[strin
 	// Each series arrives in order, but the senders drift apart: with a window for samples
 	// out of order, a sender behind the head's newest samples by more than half a block
 	// range (or behind a block the head cut meanwhile) is not refused as out of bounds.
-	if err := os.WriteFile(filepath.Join(promDir, "prometheus.yml"), []byte("global: {}\nstorage:\n  tsdb:\n    out_of_order_time_window: 2d\n"), 0o644); err != nil {
-		return err
-	}
-	prom, err := startPeer(ctx, "prometheus", promDir, bins["prometheus"], "/-/ready",
-		"--config.file="+filepath.Join(promDir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(promDir, "data"),
-		"--web.listen-address=ADDR", "--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=100y", "--log.level=warn")
+	prom, err := startPrometheus(ctx, promDir, bins["prometheus"], "global: {}\nstorage:\n  tsdb:\n    out_of_order_time_window: 2d\n",
+		"--storage.tsdb.retention.time=100y")
 	if err != nil {
 		return err
 	}

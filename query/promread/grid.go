@@ -157,37 +157,28 @@ func rateGrid(ts []int64, vs []uint64, p Pushdown, r int64, isCounter, isRate bo
 // (time.Duration.Seconds).
 func rangeSeconds(ms int64) float64 { return time.Duration(ms * int64(time.Millisecond)).Seconds() }
 
-func countGrid(ts []int64, _ []uint64, p Pushdown, r int64) []uint64 {
+// nonEmptyGrid answers at(w) at every step whose window holds a sample.
+func nonEmptyGrid(ts []int64, p Pushdown, r int64, at func(w *window) uint64) []uint64 {
 	w := newWindow(ts, p, r)
 	out := staleGrid(w.n)
 	for w.next(nil) {
 		if w.hi > w.lo {
-			out[w.k] = math.Float64bits(float64(w.hi - w.lo))
+			out[w.k] = at(w)
 		}
 	}
 	return out
+}
+
+func countGrid(ts []int64, _ []uint64, p Pushdown, r int64) []uint64 {
+	return nonEmptyGrid(ts, p, r, func(w *window) uint64 { return math.Float64bits(float64(w.hi - w.lo)) })
 }
 
 func presentGrid(ts []int64, _ []uint64, p Pushdown, r int64) []uint64 {
-	w := newWindow(ts, p, r)
-	out := staleGrid(w.n)
-	for w.next(nil) {
-		if w.hi > w.lo {
-			out[w.k] = math.Float64bits(1)
-		}
-	}
-	return out
+	return nonEmptyGrid(ts, p, r, func(*window) uint64 { return math.Float64bits(1) })
 }
 
 func lastGrid(ts []int64, vs []uint64, p Pushdown, r int64) []uint64 {
-	w := newWindow(ts, p, r)
-	out := staleGrid(w.n)
-	for w.next(nil) {
-		if w.hi > w.lo {
-			out[w.k] = vs[w.hi-1]
-		}
-	}
-	return out
+	return nonEmptyGrid(ts, p, r, func(w *window) uint64 { return vs[w.hi-1] })
 }
 
 // extremeGrid is max_over_time (isMax) or min_over_time. Upstream starts from a window's

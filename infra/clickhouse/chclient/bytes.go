@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/svc-data/svc/query"
 )
@@ -19,29 +15,9 @@ var _ query.ByteEngine = (*Client)(nil)
 // in format (RowBinary, Native, ...), read from its HTTP answer without decoding. An error
 // the engine reports after the answer began comes back from the reader's last Read.
 func (c *Client) StreamBytes(ctx context.Context, sql, format string, opt query.Options) (io.ReadCloser, error) {
-	params := url.Values{"default_format": {format}}
-	if opt.QueryID != "" {
-		params.Set("query_id", opt.QueryID)
-	}
-	for k, v := range opt.Settings {
-		params.Set(k, v)
-	}
-	req, err := c.raw.request(ctx, params, strings.NewReader(sql))
+	resp, err := c.stream(ctx, sql, format, opt)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := c.raw.client.Do(req)
-	if err != nil {
-		return nil, Classify(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, httpException(string(body), resp.Header.Get("X-ClickHouse-Exception-Code"), resp.StatusCode)
-	}
-	if got := resp.Header.Get("X-ClickHouse-Format"); got != "" && !strings.EqualFold(got, format) {
-		resp.Body.Close()
-		return nil, fmt.Errorf("%w: %s, not %s", query.ErrNotLines, got, format)
 	}
 	return newFramedReader(resp.Body, resp.Header.Get("X-ClickHouse-Exception-Tag")), nil
 }

@@ -33,6 +33,24 @@ type rawHTTP struct {
 // JSON*EachRow family, TSV, CSV) so that the engine's in-band error block, which opens
 // with a line of its own starting with "\r", is told from data.
 func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.Options) (query.Lines, error) {
+	resp, err := c.stream(ctx, sql, format, opt)
+	if err != nil {
+		return nil, err
+	}
+	r, _ := readers.Get().(*bufio.Reader)
+	if r == nil {
+		r = bufio.NewReaderSize(nil, 64<<10)
+	}
+	r.Reset(resp.Body)
+	l := &lines{resp: resp, r: r, tag: resp.Header.Get("X-ClickHouse-Exception-Tag")}
+	l.sum.set(resp.Header.Get(summaryHeader))
+	return l, nil
+}
+
+// stream sends sql for an answer in format and returns the answer once it began: an
+// engine that refused the statement outright is its exception, and a FORMAT clause in
+// the statement that won over format is query.ErrNotLines.
+func (c *Client) stream(ctx context.Context, sql, format string, opt query.Options) (*http.Response, error) {
 	params := url.Values{"default_format": {format}}
 	if opt.QueryID != "" {
 		params.Set("query_id", opt.QueryID)
@@ -46,7 +64,7 @@ func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.
 	}
 	resp, err := c.raw.client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, Classify(err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
@@ -54,18 +72,10 @@ func (c *Client) StreamLines(ctx context.Context, sql, format string, opt query.
 		return nil, httpException(string(body), resp.Header.Get("X-ClickHouse-Exception-Code"), resp.StatusCode)
 	}
 	if got := resp.Header.Get("X-ClickHouse-Format"); got != "" && !strings.EqualFold(got, format) {
-		// A FORMAT clause in the statement won over the one asked for.
 		resp.Body.Close()
 		return nil, fmt.Errorf("%w: %s, not %s", query.ErrNotLines, got, format)
 	}
-	r, _ := readers.Get().(*bufio.Reader)
-	if r == nil {
-		r = bufio.NewReaderSize(nil, 64<<10)
-	}
-	r.Reset(resp.Body)
-	l := &lines{resp: resp, r: r, tag: resp.Header.Get("X-ClickHouse-Exception-Tag")}
-	l.sum.set(resp.Header.Get(summaryHeader))
-	return l, nil
+	return resp, nil
 }
 
 // request is a POST of body to the engine with params in its URL, authenticated.
