@@ -75,11 +75,13 @@ func startThreeBrokers(libs, dir, linkHost string) (*kafka.Cluster, error) {
 //
 // The longest tests of this package call t.Parallel, so that two of them (-parallel
 // defaults to GOMAXPROCS) run at a time once the others are done: each starts its own
-// svcd, engine or Temporal and shares only the harness's broker, Temporal and PostgreSQL,
-// on which every test has names of its own. A test that stops or kills something another
-// test uses (a broker of the shared three, the harness's services) or sets the
-// environment stays serial. This keeps the package, the suite's longest, well inside CI's
-// 30 minutes.
+// svcd, engine or Temporal and shares only the harness's broker, Temporal and PostgreSQL
+// and this file's three brokers, on which every test has names of its own. A test that
+// stops or kills something another test uses (a broker of the shared three, the
+// harness's services), sets the environment, or times what a busier machine would slow
+// (an idle timeout of seconds) stays serial; the parallel tests only start once every
+// serial one has ended, so none of them sees a shared broker killed. This keeps the
+// package, the suite's longest, well inside CI's 30 minutes.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if threeBrokers.c != nil {
@@ -384,6 +386,7 @@ func (d *deployment) createTable(name string) {
 // on its data directory. Every acknowledged row is stored exactly once; the log says
 // how long its partitions took to be served again.
 func TestNodeKilledUnderLoad(t *testing.T) {
+	t.Parallel() // see TestMain
 	d := newDeployment(t, 3)
 	d.createTable("events")
 	l := startLoad(d, "events")
@@ -443,6 +446,7 @@ func TestBrokerKilledUnderLoad(t *testing.T) {
 // TestRollingRestartUnderLoad (issue 28, test 3): every node in turn is stopped
 // (SIGTERM: it drains) and started again, under load; exact.
 func TestRollingRestartUnderLoad(t *testing.T) {
+	t.Parallel() // see TestMain
 	d := newDeployment(t, 3)
 	d.createTable("events")
 	l := startLoad(d, "events")

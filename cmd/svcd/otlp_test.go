@@ -258,6 +258,7 @@ func TestOpenTelemetryAppWithTheSDKExporters(t *testing.T) {
 // valid export padded with JSON whitespace, or with an unknown protobuf field, which
 // receivers must skip.
 func TestOTLPHundredMiBLimit(t *testing.T) {
+	t.Parallel() // see TestMain
 	s, admin := otlpSetup(t)
 	key := "Bearer " + s.AdminKey
 	s.Must(200, "PUT", "/v1/apps/opentelemetry"+appScope, nil, "Authorization", admin)

@@ -178,6 +178,7 @@ func waitGroup(t *testing.T, adm *kadm.Client, host string, holds bool, timeout 
 // refused with the same Idempotency-Key, and refused requests may still land (the log
 // had them): every acknowledged row is stored exactly once.
 func TestNetworkPartition(t *testing.T) {
+	t.Parallel() // see TestMain
 	ip := testenv.NetworkNamespaces(t)
 	svcdtest.Requirements(t)
 	temporal := testenv.Temporal(t)
