@@ -60,6 +60,9 @@ type Error struct {
 	// Caret is the offending line with a caret under the position, empty
 	// when the error has no position in the search text (e.g. a time bound).
 	Caret string `json:"caret,omitempty"`
+	// Bound is the request field a time-window error is about: "earliest" (an inverted
+	// window too) or "latest".
+	Bound string `json:"-"`
 	pos   Pos
 	noPos bool
 }

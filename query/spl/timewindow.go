@@ -95,7 +95,9 @@ func contains(list []string, s string) bool {
 }
 
 func boundError(field, value, why string) *Error {
-	return newError(CodeTimeWindow, "", "%s %q: %s", field, value, why)
+	e := newError(CodeTimeWindow, "", "%s %q: %s", field, value, why)
+	e.Bound = field
+	return e
 }
 
 // ParseWindow resolves the request's earliest and latest against now.
@@ -119,8 +121,10 @@ func ParseWindow(earliest, latest TimeBound, now time.Time) (Window, error) {
 	}
 	w.Latest = t
 	if len(errs) == 0 && !w.Earliest.Before(w.Latest) {
-		errs = append(errs, newError(CodeTimeWindow, "", "earliest (%s) must be before latest (%s)",
-			w.Earliest.Format(time.RFC3339), w.Latest.Format(time.RFC3339)))
+		e := newError(CodeTimeWindow, "", "earliest (%s) must be before latest (%s)",
+			w.Earliest.Format(time.RFC3339), w.Latest.Format(time.RFC3339))
+		e.Bound = "earliest"
+		errs = append(errs, e)
 	}
 	if len(errs) > 0 {
 		return Window{}, errs

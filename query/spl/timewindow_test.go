@@ -73,3 +73,24 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowErrorsNameTheirBound: a time-window error names the request field it is
+// about (an alert answers it as query.earliest or query.latest), an inverted window
+// earliest.
+func TestWindowErrorsNameTheirBound(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		earliest, latest TimeBound
+		want             string
+	}{
+		{"-5q", "now", "earliest"},
+		{"-1h", "soon", "latest"},
+		{"-1m", "-2m", "earliest"},
+	} {
+		_, err := ParseWindow(c.earliest, c.latest, now)
+		es, ok := AsErrors(err)
+		if !ok || len(es) != 1 || es[0].Code != CodeTimeWindow || es[0].Bound != c.want {
+			t.Errorf("ParseWindow(%q, %q) = %v, want one error about %s", c.earliest, c.latest, err, c.want)
+		}
+	}
+}

@@ -301,11 +301,8 @@ func splError(err error) error {
 		return err
 	}
 	field := "query.spl"
-	if es.Code() == spl.CodeTimeWindow {
-		field = "query.earliest"
-		if strings.HasPrefix(es[0].Message, "latest") {
-			field = "query.latest"
-		}
+	if es[0].Bound != "" {
+		field = "query." + es[0].Bound
 	}
 	return &FieldError{Field: field, Code: es.Code(), Message: es.Error(), Hint: es.Hint()}
 }
