@@ -320,16 +320,7 @@ func (nullResolver) NewestTimes(context.Context, string) (uint64, time.Time, err
 // compiler finds without data; limits that depend on the data (series
 // counts, for instance) are checked when the search runs.
 func Validate(spl string, earliest, latest string) error {
-	now := time.Now()
-	w, err := ParseWindow(TimeBound(earliest), TimeBound(latest), now)
-	if err != nil {
-		return err
-	}
-	p, err := Parse(spl)
-	if err != nil {
-		return err
-	}
-	_, err = Compile(context.Background(), p, CompileOptions{Table: "`validate`.`logsearch_events`", Window: w, Now: now, Resolver: nullResolver{}})
+	_, err := Analyze(spl, earliest, latest)
 	return err
 }
 

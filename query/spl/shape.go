@@ -17,8 +17,8 @@ type Shape struct {
 	Keys []string
 }
 
-// Analyze validates a search and its time window as Validate does and says what it
-// returns. The decision is made on the syntax tree, not the text.
+// Analyze validates a search and its time window (parsed and compiled, as a search
+// would be) and says what it returns. The decision is made on the syntax tree, not the text.
 func Analyze(spl string, earliest, latest string) (Shape, error) {
 	now := time.Now()
 	w, err := ParseWindow(TimeBound(earliest), TimeBound(latest), now)
