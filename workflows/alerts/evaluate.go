@@ -272,6 +272,22 @@ func (s *Service) runSQL(ctx context.Context, a *catalog.Alert, x workflows.Exec
 	return workflows.JSONRows(res, maxResult, "aggregate in the query")
 }
 
+// numberJSON reads a JSON value as a float: a number, or a number's text (64-bit
+// integers arrive quoted).
+func numberJSON(v json.RawMessage) (float64, bool) {
+	var n json.Number
+	if json.Unmarshal(v, &n) == nil {
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
 // rowValue splits a row into its value (the column named value, else the last numeric
 // column) and its group labels (every other column, as text).
 func rowValue(raw json.RawMessage) (map[string]string, float64, error) {
@@ -296,19 +312,6 @@ func rowValue(raw json.RawMessage) (map[string]string, float64, error) {
 		}
 		cols = append(cols, col{k.(string), v})
 	}
-	num := func(v json.RawMessage) (float64, bool) {
-		var n json.Number
-		if json.Unmarshal(v, &n) == nil {
-			f, err := n.Float64()
-			return f, err == nil
-		}
-		var s string // 64-bit integers arrive quoted
-		if json.Unmarshal(v, &s) == nil {
-			f, err := strconv.ParseFloat(s, 64)
-			return f, err == nil
-		}
-		return 0, false
-	}
 	vi := -1
 	for i, c := range cols {
 		if c.name == "value" {
@@ -317,7 +320,7 @@ func rowValue(raw json.RawMessage) (map[string]string, float64, error) {
 	}
 	if vi < 0 {
 		for i := len(cols) - 1; i >= 0; i-- {
-			if _, ok := num(cols[i].raw); ok {
+			if _, ok := numberJSON(cols[i].raw); ok {
 				vi = i
 				break
 			}
@@ -326,7 +329,7 @@ func rowValue(raw json.RawMessage) (map[string]string, float64, error) {
 	if vi < 0 {
 		return nil, 0, errors.New("no numeric column to compare (name it value, or use condition.of row_count)")
 	}
-	v, ok := num(cols[vi].raw)
+	v, ok := numberJSON(cols[vi].raw)
 	if !ok {
 		return nil, 0, fmt.Errorf("column %s is not a number", cols[vi].name)
 	}

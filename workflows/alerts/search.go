@@ -135,8 +135,6 @@ func isNumber(v any) bool {
 // integers may come quoted).
 func number(v any) (float64, bool) {
 	switch x := v.(type) {
-	case nil, bool, time.Time:
-		return 0, false
 	case string:
 		f, err := strconv.ParseFloat(x, 64)
 		return f, err == nil
@@ -147,16 +145,7 @@ func number(v any) (float64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	var n json.Number
-	if json.Unmarshal(b, &n) != nil {
-		var s string
-		if json.Unmarshal(b, &s) != nil {
-			return 0, false
-		}
-		n = json.Number(s)
-	}
-	f, err := n.Float64()
-	return f, err == nil
+	return numberJSON(b)
 }
 
 // labelText is a key column's value as a label: text as it is, anything else as JSON.
