@@ -40,6 +40,16 @@ const MetricNameLabel = "__name__"
 
 const settings = "SETTINGS non_replicated_deduplication_window = 10000"
 
+// DataGranularity is the rows per granule (the unit the engine reads) of the data table,
+// a quarter of the engine's default 8,192. Series ids are hashes, so the series a query
+// selects (one metric's, say) lie apart in the table's (id, timestamp) order, and a run
+// of n rows of one series in a part costs about n + granularity rows read: for 12 h at
+// 15 s (2,880 samples), about 11,000 rows in the default granules, about 4,900 in these.
+// Measured on 1,000 series x 12 h in one part: reading 96 of them took 39 ms of engine
+// CPU instead of 67, reading 904 no different. The index holds four times the marks. A
+// table made earlier keeps the granularity it was made with.
+const DataGranularity = 2048
+
 // TimedTables are the tables whose rows have a sample time (timestamp), which the app's
 // retention deletes by (TTL).
 var TimedTables = []string{DataTable, HistogramsTable, ExemplarsTable}
@@ -81,12 +91,12 @@ func DDLKeeping(db string, retention int64) []string {
 		tagsTTL = "TTL " + TableTTL(TagsTable, retention) + " " + settings
 	}
 	return []string{
-		// Samples: one row per float sample.
+		// Samples: one row per float sample, in granules of DataGranularity rows.
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 	id UUID,
 	timestamp DateTime64(3, 'UTC'),
 	value Float64
-) ENGINE = MergeTree ORDER BY (id, timestamp) %s`, q(DataTable), ttl),
+) ENGINE = MergeTree ORDER BY (id, timestamp) %s, index_granularity = %d`, q(DataTable), ttl, DataGranularity),
 		// Series: one row per series and insert; the engine folds them into the first
 		// and last time the series was written.
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (

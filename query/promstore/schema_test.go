@@ -32,6 +32,13 @@ func TestSchemaOnEngine(t *testing.T) {
 			}
 		}
 	}
+	var full string
+	if err := conn.QueryRow(ctx, "SELECT engine_full FROM system.tables WHERE database = 'prom_schema' AND name = "+sqlquote.String(promstore.DataTable)).Scan(&full); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("index_granularity = %d", promstore.DataGranularity); !strings.Contains(full, want) {
+		t.Errorf("%s: %s, want %s", promstore.DataTable, full, want)
+	}
 	for _, labels := range [][]promstore.Label{
 		{{"__name__", "up"}},
 		{{"job", "api"}, {"__name__", "http_requests_total"}, {"instance", "10.0.0.1:9090"}},
