@@ -222,23 +222,30 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 			}
 		}
 	}
-	if t := tables[promstore.DataTable]; t != nil {
-		t.columns, t.format, t.data = "id, timestamp, value", "Native", samples.sorted().native()
-	}
-	if t := tables[promstore.TagsTable]; t != nil {
-		t.data = series.rowBinary()
-	}
 	if len(order) == 0 {
 		return nil
 	}
-	exists, err := w.ensurePrometheus(ctx, db)
+	layout, err := w.ensurePrometheus(ctx, db)
 	if err != nil {
 		return err
 	}
-	if !exists {
+	if !layout.exists {
 		w.c.stats.droppedForMissingTable(g.rows)
 		w.c.cfg.Logger.Warn("prometheus rows for a deleted database dropped", "database", db, "rows", g.rows)
 		return nil
+	}
+	if t := tables[promstore.DataTable]; t != nil {
+		t.columns, t.format = "id, timestamp, value", "Native"
+		if layout.metricHash {
+			samples.metricHashes(&series)
+			t.columns = promstore.MetricHashColumn + ", " + t.columns
+			t.data = samples.sorted(true).native(&series)
+		} else {
+			t.data = samples.sorted(false).native(nil)
+		}
+	}
+	if t := tables[promstore.TagsTable]; t != nil {
+		t.data = series.rowBinary()
 	}
 	token := w.token(p, start, end, g.table.String())
 	for _, name := range order {
@@ -267,11 +274,20 @@ func (w *worker) insertPrometheus(ctx context.Context, p *plan, start, end int64
 	return nil
 }
 
+// promLayout is what the consumer knows of an engine database's Prometheus tables.
+type promLayout struct {
+	exists bool // the database exists (and so do the tables)
+	// metricHash says the data table leads with promstore.MetricHashColumn (made by this
+	// version's DDL); a table made before has no such column.
+	metricHash bool
+}
+
 // ensurePrometheus creates the Prometheus tables of an engine database once per
-// consumer, and reports false when the database no longer exists.
-func (w *worker) ensurePrometheus(ctx context.Context, db string) (bool, error) {
-	if _, ok := w.c.promReady.Load(db); ok {
-		return true, nil
+// consumer and reads the data table's layout; exists is false when the database no
+// longer exists.
+func (w *worker) ensurePrometheus(ctx context.Context, db string) (promLayout, error) {
+	if l, ok := w.c.promReady.Load(db); ok {
+		return l.(promLayout), nil
 	}
 	var found []string
 	err := w.retry(ctx, func() (err error) {
@@ -279,16 +295,25 @@ func (w *worker) ensurePrometheus(ctx context.Context, db string) (bool, error) 
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("look up engine database %s: %w", db, err)
+		return promLayout{}, fmt.Errorf("look up engine database %s: %w", db, err)
 	}
 	if len(found) == 0 {
-		return false, nil
+		return promLayout{}, nil
 	}
 	for _, stmt := range w.c.cfg.PrometheusDDL(db) {
 		if err := w.retry(ctx, func() error { return w.c.engine.ExecArgs(ctx, stmt) }); err != nil {
-			return false, fmt.Errorf("create prometheus tables in %s: %w", db, err)
+			return promLayout{}, fmt.Errorf("create prometheus tables in %s: %w", db, err)
 		}
 	}
-	w.c.promReady.Store(db, true)
-	return true, nil
+	var key []string
+	err = w.retry(ctx, func() (err error) {
+		key, err = w.c.engine.QueryStringsArgs(ctx, "SELECT sorting_key FROM system.tables WHERE database = ? AND name = ?", db, promstore.DataTable)
+		return err
+	})
+	if err != nil {
+		return promLayout{}, fmt.Errorf("read the layout of %s.%s: %w", db, promstore.DataTable, err)
+	}
+	l := promLayout{exists: true, metricHash: len(key) == 1 && key[0] == promstore.DataSortingKey}
+	w.c.promReady.Store(db, l)
+	return l, nil
 }

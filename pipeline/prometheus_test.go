@@ -1,11 +1,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/svc-data/svc/infra/testenv"
 	"github.com/svc-data/svc/query/engineerr"
+	"github.com/svc-data/svc/query/promstore"
 )
 
 // promEngine is memEngine with RawInserter: every 8 bytes of RowBinary data stand for one
@@ -67,6 +70,9 @@ func (e *promEngine) InsertFormat(_ context.Context, db, table, columns, format,
 func (e *promEngine) QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error) {
 	if strings.Contains(sql, "system.databases") {
 		return []string{args[0].(string)}, nil
+	}
+	if strings.Contains(sql, "sorting_key") {
+		return []string{"id, timestamp"}, nil // a data table made before metric_hash
 	}
 	return e.memEngine.QueryStringsArgs(ctx, sql, args...)
 }
@@ -247,8 +253,8 @@ func TestPackedSamplesAreTheRowBinarySamples(t *testing.T) {
 	if err := b.addRowBinary(rows); err != nil {
 		t.Fatal(err)
 	}
-	if a.rows != 16 || string(a.native()) != string(b.native()) {
-		t.Fatalf("packed %d rows %x\nrow binary %x", a.rows, a.native(), b.native())
+	if a.rows != 16 || string(a.native(nil)) != string(b.native(nil)) {
+		t.Fatalf("packed %d rows %x\nrow binary %x", a.rows, a.native(nil), b.native(nil))
 	}
 	for _, bad := range [][]byte{packed[:len(packed)-1], packed[:20], append(packed, 1)} {
 		var c sampleColumns
@@ -303,7 +309,7 @@ func TestPackedSamplesGoInSortedBySeries(t *testing.T) {
 		}
 		batch.add(&r)
 	}
-	ids, times, values := nativeColumns(t, batch.sorted().native())
+	ids, times, values := nativeColumns(t, batch.sorted(false).native(nil))
 	var got []string
 	for i := range len(ids) / 16 {
 		got = append(got, fmt.Sprintf("%x/%d/%v", ids[16*i:16*i+16], int64(binary.LittleEndian.Uint64(times[8*i:])), math.Float64frombits(binary.LittleEndian.Uint64(values[8*i:]))))
@@ -314,6 +320,61 @@ func TestPackedSamplesGoInSortedBySeries(t *testing.T) {
 		"00000000000000000000000000000002/0/2", "00000000000000000000000000000002/1/2",
 		"00000000000000000000000000000002/200/2", "00000000000000000000000000000002/201/2",
 	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestPackedSamplesGoInByMetric: into a data table that leads with metric_hash, a
+// batch's samples carry their series' promstore.MetricHash (from the series rows of the
+// records) as a first column and go in ordered by it, then by series and time; a series
+// without a series row gets 0.
+func TestPackedSamplesGoInByMetric(t *testing.T) {
+	seriesRow := func(id [16]byte, name string) []byte {
+		b := append(id[:], byte(len(name)))
+		b = append(b, name...)
+		b = append(b, 0) // no tags
+		b = binary.LittleEndian.AppendUint64(b, 0)
+		return binary.LittleEndian.AppendUint64(b, 0)
+	}
+	a, b, c, orphan := [16]byte{15: 1}, [16]byte{15: 2}, [16]byte{15: 3}, [16]byte{15: 4}
+	names := map[[16]byte]string{a: "up", b: "http_requests_total", c: "up"}
+	var batch sampleColumns
+	var series seriesRows
+	for ri, rec := range [][][16]byte{{b, a, orphan}, {c, b}} {
+		var packed, tags []byte
+		for pos, id := range rec {
+			at := int64(10*ri + pos)
+			packed = AppendPackedSeries(packed, &id, 1, func(int) (int64, float64) { return at, float64(id[15]) })
+			if name, ok := names[id]; ok {
+				tags = append(tags, seriesRow(id, name)...)
+			}
+		}
+		var r sampleColumns
+		if err := r.addPacked(packed, len(rec)); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := parseSeriesRows(nil, tags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch.add(&r)
+		series.add(rows)
+	}
+	batch.metricHashes(&series)
+	cols := nativeBlock(t, batch.sorted(true).native(&series), "metric_hash UInt64", "id UUID", "timestamp DateTime64(3, 'UTC')", "value Float64")
+	type row struct {
+		mh uint64
+		id byte
+		t  int64
+	}
+	var got []row
+	for i := range len(cols[1]) / 16 {
+		got = append(got, row{binary.LittleEndian.Uint64(cols[0][8*i:]), cols[1][16*i+15], int64(binary.LittleEndian.Uint64(cols[2][8*i:]))})
+	}
+	up, hr := promstore.MetricHash([]byte("up")), promstore.MetricHash([]byte("http_requests_total"))
+	want := []row{{0, 4, 2}, {up, 1, 1}, {up, 3, 10}, {hr, 2, 0}, {hr, 2, 11}}
+	slices.SortStableFunc(want, func(x, y row) int { return cmp.Compare(x.mh, y.mh) })
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("rows\n%v\nwant\n%v", got, want)
 	}
@@ -369,27 +430,35 @@ func TestMetricsBatchesCountSamplesAndLingerLonger(t *testing.T) {
 // nativeColumns reads the data of the three columns of a samples block (native).
 func nativeColumns(t *testing.T, b []byte) (ids, times, values []byte) {
 	t.Helper()
+	cols := nativeBlock(t, b, "id UUID", "timestamp DateTime64(3, 'UTC')", "value Float64")
+	return cols[0], cols[1], cols[2]
+}
+
+// nativeBlock reads a Native block of the fixed-width columns want ("name type").
+func nativeBlock(t *testing.T, b []byte, want ...string) [][]byte {
+	t.Helper()
 	cols, k := binary.Uvarint(b)
 	rows, k2 := binary.Uvarint(b[k:])
-	if cols != 3 {
-		t.Fatalf("%d columns", cols)
+	if cols != uint64(len(want)) {
+		t.Fatalf("%d columns, want %d", cols, len(want))
 	}
 	b = b[k+k2:]
-	var data [3][]byte
-	for i, want := range []string{"id UUID", "timestamp DateTime64(3, 'UTC')", "value Float64"} {
+	widths := map[string]int{"UUID": 16, "DateTime64(3, 'UTC')": 8, "Float64": 8, "UInt64": 8}
+	var data [][]byte
+	for i, w := range want {
 		var parts []string
 		for range 2 {
 			n, k := binary.Uvarint(b)
 			parts, b = append(parts, string(b[k:k+int(n)])), b[k+int(n):]
 		}
-		if got := strings.Join(parts, " "); got != want {
-			t.Fatalf("column %d is %q, want %q", i, got, want)
+		if got := strings.Join(parts, " "); got != w {
+			t.Fatalf("column %d is %q, want %q", i, got, w)
 		}
-		width := []int{16, 8, 8}[i] * int(rows)
-		data[i], b = b[:width], b[width:]
+		width := widths[parts[1]] * int(rows)
+		data, b = append(data, b[:width]), b[width:]
 	}
 	if len(b) != 0 {
 		t.Fatalf("%d bytes after the columns", len(b))
 	}
-	return data[0], data[1], data[2]
+	return data
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+
+	"github.com/svc-data/svc/query/promstore"
 )
 
 // The rows of a batch's Prometheus records as the consumer inserts them: float samples
@@ -49,6 +51,7 @@ type sampleColumns struct {
 // A run is one series' samples in a record: packed (id, times as zigzag varints of
 // deltas of deltas, values' bits), or RowBinary rows (rowBinary, 32 bytes each).
 type run struct {
+	mh        uint64 // promstore.MetricHash of the series' metric name (metricHashes)
 	hi, lo    uint64 // the id as the engine compares a UUID: its second half first
 	t0        int64  // the first timestamp
 	n         int
@@ -129,12 +132,24 @@ func (c *sampleColumns) reset() {
 	c.runs, c.rows, c.rowBinary, c.order = c.runs[:0], 0, false, nil
 }
 
-// sorted puts the runs in the data table's order (id, then the first timestamp; runs
-// that tie keep the order they came in, so a replay builds the same block), so that
-// the engine, which sorts every inserted block by its sorting key, finds the block
-// already sorted (a series' samples come in time order from Prometheus) instead of
-// sorting it. Rows that came as RowBinary are left as they are.
-func (c *sampleColumns) sorted() *sampleColumns {
+// metricHashes sets every packed run's metric hash from the batch's series rows (a
+// request's series rows come with its samples); a series without one gets 0, which
+// readers always read.
+func (c *sampleColumns) metricHashes(s *seriesRows) {
+	for i := range c.runs {
+		if r := &c.runs[i]; r.id != nil {
+			r.mh = s.metricHash([16]byte(r.id))
+		}
+	}
+}
+
+// sorted puts the runs in the data table's order (the metric hash when byMetric, the
+// id, then the first timestamp; runs that tie keep the order they came in, so a replay
+// builds the same block), so that the engine, which sorts every inserted block by its
+// sorting key, finds the block already sorted (a series' samples come in time order
+// from Prometheus) instead of sorting it. Rows that came as RowBinary are left as they
+// are.
+func (c *sampleColumns) sorted(byMetric bool) *sampleColumns {
 	if c.rowBinary {
 		return c
 	}
@@ -144,6 +159,11 @@ func (c *sampleColumns) sorted() *sampleColumns {
 	}
 	slices.SortFunc(c.order, func(i, j int32) int {
 		a, b := &c.runs[i], &c.runs[j]
+		if byMetric {
+			if c := cmp.Compare(a.mh, b.mh); c != 0 {
+				return c
+			}
+		}
 		if c := cmp.Compare(a.hi, b.hi); c != 0 {
 			return c
 		}
@@ -158,19 +178,31 @@ func (c *sampleColumns) sorted() *sampleColumns {
 	return c
 }
 
-// native is the samples as one block of the engine's Native format: three columns of
-// c.rows values each, the runs in their order, every sample decoded into its place.
-func (c *sampleColumns) native() []byte {
+// native is the samples as one block of the engine's Native format: the columns
+// (dataColumns) of c.rows values each, the runs in their order, every sample decoded
+// into its place; with the metric_hash column first when series (the batch's series
+// rows, whose names give it) is set.
+func (c *sampleColumns) native(series *seriesRows) []byte {
 	head := func(b []byte, name, typ string) []byte {
 		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)
 		b = binary.AppendUvarint(b, uint64(len(typ)))
 		return append(b, typ...)
 	}
-	b := binary.AppendUvarint(nil, 3)
+	cols := uint64(3)
+	if series != nil {
+		cols = 4
+	}
+	b := binary.AppendUvarint(nil, cols)
 	b = binary.AppendUvarint(b, uint64(c.rows))
+	b = slices.Grow(b, 40*c.rows+96)
+	var hashes []byte
+	if series != nil {
+		b = head(b, promstore.MetricHashColumn, "UInt64")
+		hashes = b[len(b) : len(b)+8*c.rows]
+		b = b[:len(b)+8*c.rows]
+	}
 	b = head(b, "id", "UUID")
-	b = slices.Grow(b, 32*c.rows+64)
 	ids := b[len(b) : len(b)+16*c.rows]
 	b = head(b[:len(b)+16*c.rows], "timestamp", "DateTime64(3, 'UTC')")
 	times := b[len(b) : len(b)+8*c.rows]
@@ -181,6 +213,9 @@ func (c *sampleColumns) native() []byte {
 	add := func(r *run) {
 		if r.rowBinary != nil {
 			for d := r.rowBinary; len(d) > 0; d = d[32:] {
+				if hashes != nil {
+					binary.LittleEndian.PutUint64(hashes[8*row:], series.metricHash([16]byte(d[:16])))
+				}
 				copy(ids[16*row:], d[:16])
 				copy(times[8*row:], d[16:24])
 				copy(values[8*row:], d[24:32])
@@ -191,6 +226,9 @@ func (c *sampleColumns) native() []byte {
 		var prev, delta uint64
 		d := r.times
 		for i := range r.n {
+			if hashes != nil {
+				binary.LittleEndian.PutUint64(hashes[8*(row+i):], r.mh)
+			}
 			copy(ids[16*(row+i):], r.id)
 			dd, k := binary.Varint(d)
 			d = d[k:]
@@ -225,6 +263,18 @@ type seriesRows struct {
 type seriesRow struct {
 	head     []byte // id, metric_name and tags, as RowBinary
 	min, max int64
+}
+
+// metricHash is promstore.MetricHash of the metric name of series id, 0 for a series
+// without a row.
+func (s *seriesRows) metricHash(id [16]byte) uint64 {
+	i, ok := s.index[id]
+	if !ok {
+		return 0
+	}
+	h := s.rows[i].head[16:] // parseSeriesRows checked the name's length
+	n, k := binary.Uvarint(h)
+	return promstore.MetricHash(h[k : k+int(n)])
 }
 
 var errTags = errors.New("malformed prometheus_tags rows")

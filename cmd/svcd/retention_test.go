@@ -305,7 +305,7 @@ func TestAppRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	samples := fmt.Sprintf("INSERT INTO `%s`.prometheus_data VALUES (generateUUIDv4(), now64(3) - INTERVAL 40 DAY, 1), (generateUUIDv4(), now64(3) - INTERVAL 1 HOUR, 2)", db)
+	samples := fmt.Sprintf("INSERT INTO `%s`.prometheus_data (id, timestamp, value) VALUES (generateUUIDv4(), now64(3) - INTERVAL 40 DAY, 1), (generateUUIDv4(), now64(3) - INTERVAL 1 HOUR, 2)", db)
 	if err := direct.Exec(ctx, samples); err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,9 @@ const (
 	// NoActiveStream: the embedded engine has no stream for a result without rows in a
 	// format with a header; the statement can run row by row instead.
 	NoActiveStream
+	// UnknownIdentifier: a column or alias the statement names does not exist
+	// (UNKNOWN_IDENTIFIER).
+	UnknownIdentifier
 )
 
 // Error is an error the engine reported for a statement.
@@ -123,6 +126,10 @@ func IsWrongType(err error) bool { return is(err, WrongType) }
 // IsTypeRefused reports whether the engine refused a value where the statement uses it
 // for its type (a Dynamic path in the wrong place, say).
 func IsTypeRefused(err error) bool { return is(err, TypeRefused) }
+
+// IsUnknownIdentifier reports whether the engine said a column or alias err's statement
+// names does not exist.
+func IsUnknownIdentifier(err error) bool { return is(err, UnknownIdentifier) }
 
 // IsNoActiveStream reports whether the engine had no stream for a result without rows
 // (run the statement row by row instead).

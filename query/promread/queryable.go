@@ -54,6 +54,9 @@ var ErrTooManySamples = promql.ErrTooManySamples("storage (narrow the time range
 // requests' contexts carry (WithTarget).
 type Queryable struct {
 	fixed *Target
+	// unhashed holds the engine databases found with a data table made before
+	// metric_hash, and when (readFloats).
+	unhashed sync.Map
 }
 
 // New returns the Queryable of one target.
@@ -261,7 +264,7 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 		}
 	})
 	wg.Go(func() {
-		floatsErr = qr.readFloats(ctx, t, floatsSQL(t.Database, sel, mint, maxt, false), func(id rowBinaryID, ts []int64, vs []uint64) error {
+		floatsErr = qr.readFloats(ctx, t, sel, mint, maxt, false, func(id rowBinaryID, ts []int64, vs []uint64) error {
 			s, err := of(id)
 			if s == nil || err != nil {
 				return err

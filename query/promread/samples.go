@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/prometheus/model/value"
 
 	"github.com/svc-data/svc/query"
+	"github.com/svc-data/svc/query/engineerr"
 	"github.com/svc-data/svc/query/promstore"
 )
 
@@ -48,25 +51,49 @@ func (r rowBinaryID) uuid() uuid.UUID {
 
 // floatsSQL selects the float samples between mint and maxt (inclusive) of the series
 // sel (seriesSQL) selects, in the data table's order, as readFloats reads them; without
-// stale markers when dropStale (a range selection drops them).
-func floatsSQL(db, sel string, mint, maxt int64, dropStale bool) string {
+// stale markers when dropStale (a range selection drops them). byMetric is for a data
+// table that leads with promstore.MetricHashColumn: the statement then also selects by
+// the selected series' metric hashes (the engine's cityHash64 of their names), which the
+// table's sorting key finds, and rows without one (0: inserted by SQL), and says which
+// rows have none, so that readFloats can join them to their series.
+func floatsSQL(db, sel string, mint, maxt int64, dropStale, byMetric bool) string {
 	where := fmt.Sprintf("id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s", sel, timeLiteral(mint), timeLiteral(maxt))
 	if dropStale {
 		where += " AND reinterpretAsUInt64(value) != " + strconv.FormatUint(value.StaleNaN, 10)
 	}
-	return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value) FROM %s WHERE %s ORDER BY id, timestamp",
-		table(db, promstore.DataTable), where)
+	if !byMetric {
+		return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value) FROM %s WHERE %s ORDER BY id, timestamp",
+			table(db, promstore.DataTable), where)
+	}
+	mh := promstore.MetricHashColumn
+	return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value), %[1]s = 0 FROM %[2]s WHERE (%[1]s = 0 OR %[1]s IN (SELECT cityHash64(metric_name) FROM (%[3]s))) AND %[4]s ORDER BY %[1]s, id, timestamp",
+		mh, table(db, promstore.DataTable), sel, where)
 }
 
-// readFloats runs a floatsSQL statement and calls each with every series' samples, times
-// (ms, ascending) and values' bits, in the order of the engine's ids. The slices are
-// reused once each returns.
-func (qr *querier) readFloats(ctx context.Context, t Target, sql string, each func(id rowBinaryID, ts []int64, vs []uint64) error) error {
+// unhashedFor is how long a Queryable remembers that a database's data table has no
+// metric_hash column (made before it) before it tries the column again.
+const unhashedFor = time.Minute
+
+// readFloats reads the float samples between mint and maxt of the series sel selects
+// (floatsSQL) and calls each with every series' samples, times (ms, ascending) and
+// values' bits, once per series. The slices are reused once each returns. A data table
+// made before metric_hash answers the statement by metric hash with an unknown column;
+// it is then read by id alone, and the database remembered as such (unhashedFor).
+func (qr *querier) readFloats(ctx context.Context, t Target, sel string, mint, maxt int64, dropStale bool, each func(id rowBinaryID, ts []int64, vs []uint64) error) error {
 	be, ok := t.Engine.(query.ByteEngine)
 	if !ok {
 		return errors.New("promread: the engine cannot stream binary results")
 	}
-	body, err := be.StreamBytes(ctx, sql, "Native", qr.options(t))
+	byMetric := true
+	if at, ok := qr.q.unhashed.Load(t.Database); ok && time.Since(at.(time.Time)) < unhashedFor {
+		byMetric = false
+	}
+	body, err := be.StreamBytes(ctx, floatsSQL(t.Database, sel, mint, maxt, dropStale, byMetric), "Native", qr.options(t))
+	if err != nil && byMetric && engineerr.IsUnknownIdentifier(err) {
+		qr.q.unhashed.Store(t.Database, time.Now())
+		byMetric = false
+		body, err = be.StreamBytes(ctx, floatsSQL(t.Database, sel, mint, maxt, dropStale, false), "Native", qr.options(t))
+	}
 	if err != nil {
 		if missing(err) {
 			return nil
@@ -74,44 +101,107 @@ func (qr *querier) readFloats(ctx context.Context, t Target, sql string, each fu
 		return err
 	}
 	defer body.Close()
+	cols := floatColumns
+	if byMetric {
+		cols = hashedFloatColumns
+	}
 	var (
 		r   = newNativeReader(body)
 		cur rowBinaryID
 		ts  []int64
 		vs  []uint64
+		// held are the samples without a metric hash, which come first (ordered by
+		// series and time), until their series' hashed samples come, or the end.
+		held      map[rowBinaryID]*heldSamples
+		heldOrder []rowBinaryID
+		curHeld   bool // the current run is held
 	)
 	flush := func() error {
 		if len(ts) == 0 {
 			return nil
+		}
+		if curHeld {
+			h := &heldSamples{ts: slices.Clone(ts), vs: slices.Clone(vs)}
+			if held == nil {
+				held = map[rowBinaryID]*heldSamples{}
+			}
+			held[cur] = h
+			heldOrder = append(heldOrder, cur)
+			ts, vs = ts[:0], vs[:0]
+			return nil
+		}
+		if h := held[cur]; h != nil {
+			ts, vs = h.merge(ts, vs)
+			delete(held, cur)
 		}
 		err := each(cur, ts, vs)
 		ts, vs = ts[:0], vs[:0]
 		return err
 	}
 	for {
-		rows, err := r.block(floatColumns)
+		rows, err := r.block(cols)
 		if errors.Is(err, io.EOF) {
-			return flush()
+			break
 		}
 		if err != nil {
 			return err
 		}
 		ids, times, vals := r.cols[0], r.cols[1], r.cols[2]
 		for i := range rows {
-			if id := rowBinaryID(ids[i*16 : i*16+16]); id != cur || len(ts) == 0 {
+			unhashed := byMetric && r.cols[3][i] != 0
+			if id := rowBinaryID(ids[i*16 : i*16+16]); id != cur || unhashed != curHeld || len(ts) == 0 {
 				if err := flush(); err != nil {
 					return err
 				}
-				cur = id
+				cur, curHeld = id, unhashed
 			}
 			ts = append(ts, int64(binary.LittleEndian.Uint64(times[i*8:])))
 			vs = append(vs, binary.LittleEndian.Uint64(vals[i*8:]))
 		}
 	}
+	if err := flush(); err != nil {
+		return err
+	}
+	for _, id := range heldOrder {
+		if h := held[id]; h != nil {
+			if err := each(id, h.ts, h.vs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// heldSamples are one series' samples without a metric hash, in time order.
+type heldSamples struct {
+	ts []int64
+	vs []uint64
+}
+
+// merge returns h's samples and ts/vs (in time order too) merged in time order, h's
+// first at equal times.
+func (h *heldSamples) merge(ts []int64, vs []uint64) ([]int64, []uint64) {
+	mt := make([]int64, 0, len(h.ts)+len(ts))
+	mv := make([]uint64, 0, len(h.vs)+len(vs))
+	i, j := 0, 0
+	for i < len(h.ts) || j < len(ts) {
+		if j == len(ts) || i < len(h.ts) && h.ts[i] <= ts[j] {
+			mt, mv = append(mt, h.ts[i]), append(mv, h.vs[i])
+			i++
+		} else {
+			mt, mv = append(mt, ts[j]), append(mv, vs[j])
+			j++
+		}
+	}
+	return mt, mv
 }
 
 // floatColumns are the types of floatsSQL's columns and their widths in bytes.
 var floatColumns = []nativeColumn{{"UUID", 16}, {"Int64", 8}, {"UInt64", 8}}
+
+// hashedFloatColumns are floatsSQL's columns by metric hash: also whether the row has
+// no metric hash (UInt8, 0 or 1).
+var hashedFloatColumns = []nativeColumn{{"UUID", 16}, {"Int64", 8}, {"UInt64", 8}, {"UInt8", 1}}
 
 // A nativeColumn is a fixed-width column type of the engine's Native format.
 type nativeColumn struct {

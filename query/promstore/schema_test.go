@@ -39,6 +39,17 @@ func TestSchemaOnEngine(t *testing.T) {
 	if want := fmt.Sprintf("index_granularity = %d", promstore.DataGranularity); !strings.Contains(full, want) {
 		t.Errorf("%s: %s, want %s", promstore.DataTable, full, want)
 	}
+	// MetricHash is the engine's cityHash64 of the name, at every length CityHash
+	// treats apart (0-16, 17-32, 33-64 bytes, longer).
+	for _, name := range []string{"", "up", "http_requests_total", "node_cpu_seconds_total_by_mode", "ünï\xfe" + strings.Repeat("x", 40), strings.Repeat("long_metric_name_", 20)} {
+		var got uint64
+		if err := conn.QueryRow(ctx, "SELECT cityHash64("+sqlquote.String(name)+")").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := promstore.MetricHash([]byte(name)); got != want {
+			t.Errorf("MetricHash(%q) = %d, the engine's cityHash64 %d", name, want, got)
+		}
+	}
 	for _, labels := range [][]promstore.Label{
 		{{"__name__", "up"}},
 		{{"job", "api"}, {"__name__", "http_requests_total"}, {"instance", "10.0.0.1:9090"}},
@@ -147,7 +158,7 @@ func TestSchemaKeepingOnEngine(t *testing.T) {
 	if !slices.Equal(names, []string{"live"}) {
 		t.Fatalf("series kept after the TTL: %v, want only the live one", names)
 	}
-	if err := conn.Exec(ctx, "INSERT INTO prom_keep.prometheus_data VALUES (generateUUIDv4(), now64(3) - INTERVAL 40 DAY, 1), (generateUUIDv4(), now64(3), 2)"); err != nil {
+	if err := conn.Exec(ctx, "INSERT INTO prom_keep.prometheus_data (id, timestamp, value) VALUES (generateUUIDv4(), now64(3) - INTERVAL 40 DAY, 1), (generateUUIDv4(), now64(3), 2)"); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn.Exec(ctx, "OPTIMIZE TABLE prom_keep.prometheus_data FINAL"); err != nil {

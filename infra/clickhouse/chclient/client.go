@@ -262,6 +262,7 @@ var fatalCodes = map[int32]bool{
 var kinds = map[int32]engineerr.Kind{
 	60:  engineerr.UnknownTable,                      // UNKNOWN_TABLE
 	81:  engineerr.UnknownDatabase,                   // UNKNOWN_DATABASE
+	47:  engineerr.UnknownIdentifier,                 // UNKNOWN_IDENTIFIER
 	43:  engineerr.WrongType | engineerr.TypeRefused, // ILLEGAL_TYPE_OF_ARGUMENT
 	53:  engineerr.WrongType | engineerr.TypeRefused, // TYPE_MISMATCH
 	70:  engineerr.WrongType,                         // CANNOT_CONVERT_TYPE
