@@ -96,8 +96,10 @@ func TestSamplesReadInEitherLayout(t *testing.T) {
 		q.fixed.Database = db
 		qr, _ := q.Querier(0, 100_000)
 		got := map[string][]int64{}
-		for _, name := range []string{"up", "other"} {
-			set := qr.Select(ctx, true, &storage.SelectHints{Start: 0, End: 100_000}, labels.MustNewMatcher(labels.MatchEqual, "__name__", name))
+		for _, m := range []*labels.Matcher{
+			labels.MustNewMatcher(labels.MatchEqual, "__name__", "up"), labels.MustNewMatcher(labels.MatchEqual, "__name__", "other"),
+		} {
+			set := qr.Select(ctx, true, &storage.SelectHints{Start: 0, End: 100_000}, m)
 			for set.Next() {
 				s := set.At()
 				it := s.Iterator(nil)
@@ -109,8 +111,27 @@ func TestSamplesReadInEitherLayout(t *testing.T) {
 				got[s.Labels().String()] = ts
 			}
 			if err := set.Err(); err != nil {
-				t.Fatalf("%s %s: %v", db, name, err)
+				t.Fatalf("%s %s: %v", db, m, err)
 			}
+		}
+		// A selector naming no metric by equality: the engine hashes the names.
+		set := qr.Select(ctx, true, &storage.SelectHints{Start: 0, End: 100_000}, labels.MustNewMatcher(labels.MatchRegexp, "__name__", "up|other"))
+		n := 0
+		for set.Next() {
+			s := set.At()
+			it := s.Iterator(nil)
+			var ts []int64
+			for it.Next() != 0 {
+				tm, _ := it.At()
+				ts = append(ts, tm)
+			}
+			if !slices.Equal(ts, got[s.Labels().String()]) {
+				t.Errorf("%s %s by regex: %v, by name %v", db, s.Labels(), ts, got[s.Labels().String()])
+			}
+			n++
+		}
+		if err := set.Err(); err != nil || n != len(got) {
+			t.Fatalf("%s by regex: %d series, %v", db, n, err)
 		}
 		return got
 	}

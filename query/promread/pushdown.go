@@ -156,7 +156,7 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 	n := 0
 	var out []*series
 	var annos annotations.Annotations
-	floatsErr := qr.readFloats(ctx, t, sel, mint, last, true, func(id rowBinaryID, ts []int64, vs []uint64) error {
+	floatsErr := qr.readFloats(ctx, t, sel, s.Matchers, mint, last, true, func(id rowBinaryID, ts []int64, vs []uint64) error {
 		<-seriesRead
 		if seriesErr != nil {
 			return seriesErr

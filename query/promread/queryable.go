@@ -264,7 +264,7 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 		}
 	})
 	wg.Go(func() {
-		floatsErr = qr.readFloats(ctx, t, sel, mint, maxt, false, func(id rowBinaryID, ts []int64, vs []uint64) error {
+		floatsErr = qr.readFloats(ctx, t, sel, ms, mint, maxt, false, func(id rowBinaryID, ts []int64, vs []uint64) error {
 			s, err := of(id)
 			if s == nil || err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 
 	"github.com/svc-data/svc/query"
@@ -56,7 +57,7 @@ func (r rowBinaryID) uuid() uuid.UUID {
 // the selected series' metric hashes (the engine's cityHash64 of their names), which the
 // table's sorting key finds, and rows without one (0: inserted by SQL), and says which
 // rows have none, so that readFloats can join them to their series.
-func floatsSQL(db, sel string, mint, maxt int64, dropStale, byMetric bool) string {
+func floatsSQL(db, sel string, ms []*labels.Matcher, mint, maxt int64, dropStale, byMetric bool) string {
 	where := fmt.Sprintf("id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s", sel, timeLiteral(mint), timeLiteral(maxt))
 	if dropStale {
 		where += " AND reinterpretAsUInt64(value) != " + strconv.FormatUint(value.StaleNaN, 10)
@@ -66,8 +67,22 @@ func floatsSQL(db, sel string, mint, maxt int64, dropStale, byMetric bool) strin
 			table(db, promstore.DataTable), where)
 	}
 	mh := promstore.MetricHashColumn
-	return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value), %[1]s = 0 FROM %[2]s WHERE (%[1]s = 0 OR %[1]s IN (SELECT cityHash64(metric_name) FROM (%[3]s))) AND %[4]s ORDER BY %[1]s, id, timestamp",
-		mh, table(db, promstore.DataTable), sel, where)
+	return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value), %[1]s = 0 FROM %[2]s WHERE %[3]s AND %[4]s ORDER BY %[1]s, id, timestamp",
+		mh, table(db, promstore.DataTable), metricHashSQL(sel, ms), where)
+}
+
+// metricHashSQL is the condition on the data table's metric_hash of the series sel
+// selects under the matchers ms: their metric's hash when ms name it by equality (the
+// usual selector), else the hashes of the names of the series sel selects, computed by
+// the engine; and 0 (rows without one) in either case.
+func metricHashSQL(sel string, ms []*labels.Matcher) string {
+	mh := promstore.MetricHashColumn
+	for _, m := range ms {
+		if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			return fmt.Sprintf("%s IN (0, %d)", mh, promstore.MetricHash([]byte(m.Value)))
+		}
+	}
+	return fmt.Sprintf("(%[1]s = 0 OR %[1]s IN (SELECT cityHash64(metric_name) FROM (%[2]s)))", mh, sel)
 }
 
 // unhashedFor is how long a Queryable remembers that a database's data table has no
@@ -75,11 +90,11 @@ func floatsSQL(db, sel string, mint, maxt int64, dropStale, byMetric bool) strin
 const unhashedFor = time.Minute
 
 // readFloats reads the float samples between mint and maxt of the series sel selects
-// (floatsSQL) and calls each with every series' samples, times (ms, ascending) and
+// under the matchers ms (floatsSQL) and calls each with every series' samples, times (ms, ascending) and
 // values' bits, once per series. The slices are reused once each returns. A data table
 // made before metric_hash answers the statement by metric hash with an unknown column;
 // it is then read by id alone, and the database remembered as such (unhashedFor).
-func (qr *querier) readFloats(ctx context.Context, t Target, sel string, mint, maxt int64, dropStale bool, each func(id rowBinaryID, ts []int64, vs []uint64) error) error {
+func (qr *querier) readFloats(ctx context.Context, t Target, sel string, ms []*labels.Matcher, mint, maxt int64, dropStale bool, each func(id rowBinaryID, ts []int64, vs []uint64) error) error {
 	be, ok := t.Engine.(query.ByteEngine)
 	if !ok {
 		return errors.New("promread: the engine cannot stream binary results")
@@ -88,11 +103,11 @@ func (qr *querier) readFloats(ctx context.Context, t Target, sel string, mint, m
 	if at, ok := qr.q.unhashed.Load(t.Database); ok && time.Since(at.(time.Time)) < unhashedFor {
 		byMetric = false
 	}
-	body, err := be.StreamBytes(ctx, floatsSQL(t.Database, sel, mint, maxt, dropStale, byMetric), "Native", qr.options(t))
+	body, err := be.StreamBytes(ctx, floatsSQL(t.Database, sel, ms, mint, maxt, dropStale, byMetric), "Native", qr.options(t))
 	if err != nil && byMetric && engineerr.IsUnknownIdentifier(err) {
 		qr.q.unhashed.Store(t.Database, time.Now())
 		byMetric = false
-		body, err = be.StreamBytes(ctx, floatsSQL(t.Database, sel, mint, maxt, dropStale, false), "Native", qr.options(t))
+		body, err = be.StreamBytes(ctx, floatsSQL(t.Database, sel, ms, mint, maxt, dropStale, false), "Native", qr.options(t))
 	}
 	if err != nil {
 		if missing(err) {
