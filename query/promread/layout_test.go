@@ -114,24 +114,33 @@ func TestSamplesReadInEitherLayout(t *testing.T) {
 				t.Fatalf("%s %s: %v", db, m, err)
 			}
 		}
-		// A selector naming no metric by equality: the engine hashes the names.
-		set := qr.Select(ctx, true, &storage.SelectHints{Start: 0, End: 100_000}, labels.MustNewMatcher(labels.MatchRegexp, "__name__", "up|other"))
-		n := 0
-		for set.Next() {
-			s := set.At()
-			it := s.Iterator(nil)
-			var ts []int64
-			for it.Next() != 0 {
-				tm, _ := it.At()
-				ts = append(ts, tm)
+		// A selector naming no metric by equality (the engine hashes the names), and one
+		// naming it and a label: the same series as by name.
+		for _, c := range []struct {
+			ms     []*labels.Matcher
+			series int
+		}{
+			{[]*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, "__name__", "up|other")}, len(got)},
+			{[]*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "__name__", "up"), labels.MustNewMatcher(labels.MatchEqual, "job", "a")}, 1},
+		} {
+			set := qr.Select(ctx, true, &storage.SelectHints{Start: 0, End: 100_000}, c.ms...)
+			n := 0
+			for set.Next() {
+				s := set.At()
+				it := s.Iterator(nil)
+				var ts []int64
+				for it.Next() != 0 {
+					tm, _ := it.At()
+					ts = append(ts, tm)
+				}
+				if !slices.Equal(ts, got[s.Labels().String()]) {
+					t.Errorf("%s %s by %v: %v, by name %v", db, s.Labels(), c.ms, ts, got[s.Labels().String()])
+				}
+				n++
 			}
-			if !slices.Equal(ts, got[s.Labels().String()]) {
-				t.Errorf("%s %s by regex: %v, by name %v", db, s.Labels(), ts, got[s.Labels().String()])
+			if err := set.Err(); err != nil || n != c.series {
+				t.Fatalf("%s by %v: %d series, %v", db, c.ms, n, err)
 			}
-			n++
-		}
-		if err := set.Err(); err != nil || n != len(got) {
-			t.Fatalf("%s by regex: %d series, %v", db, n, err)
 		}
 		return got
 	}

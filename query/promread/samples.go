@@ -51,38 +51,48 @@ func (r rowBinaryID) uuid() uuid.UUID {
 }
 
 // floatsSQL selects the float samples between mint and maxt (inclusive) of the series
-// sel (seriesSQL) selects, in the data table's order, as readFloats reads them; without
-// stale markers when dropStale (a range selection drops them). byMetric is for a data
-// table that leads with promstore.MetricHashColumn: the statement then also selects by
-// the selected series' metric hashes (the engine's cityHash64 of their names), which the
+// sel (seriesSQL) selects under the matchers ms, in the data table's order, as
+// readFloats reads them; without stale markers when dropStale (a range selection drops
+// them). byMetric is for a data table that leads with promstore.MetricHashColumn: the
+// statement then selects by the metric hashes of the series (metricHashSQL), which the
 // table's sorting key finds, and rows without one (0: inserted by SQL), and says which
 // rows have none, so that readFloats can join them to their series.
 func floatsSQL(db, sel string, ms []*labels.Matcher, mint, maxt int64, dropStale, byMetric bool) string {
-	where := fmt.Sprintf("id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s", sel, timeLiteral(mint), timeLiteral(maxt))
+	ids := fmt.Sprintf("id IN (SELECT id FROM (%s))", sel)
+	inRange := fmt.Sprintf("timestamp >= %s AND timestamp <= %s", timeLiteral(mint), timeLiteral(maxt))
 	if dropStale {
-		where += " AND reinterpretAsUInt64(value) != " + strconv.FormatUint(value.StaleNaN, 10)
+		inRange += " AND reinterpretAsUInt64(value) != " + strconv.FormatUint(value.StaleNaN, 10)
 	}
 	if !byMetric {
-		return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value) FROM %s WHERE %s ORDER BY id, timestamp",
-			table(db, promstore.DataTable), where)
+		return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value) FROM %s WHERE %s AND %s ORDER BY id, timestamp",
+			table(db, promstore.DataTable), ids, inRange)
 	}
 	mh := promstore.MetricHashColumn
 	return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value), %[1]s = 0 FROM %[2]s WHERE %[3]s AND %[4]s ORDER BY %[1]s, id, timestamp",
-		mh, table(db, promstore.DataTable), metricHashSQL(sel, ms), where)
+		mh, table(db, promstore.DataTable), metricHashSQL(ids, sel, ms), inRange)
 }
 
-// metricHashSQL is the condition on the data table's metric_hash of the series sel
-// selects under the matchers ms: their metric's hash when ms name it by equality (the
-// usual selector), else the hashes of the names of the series sel selects, computed by
-// the engine; and 0 (rows without one) in either case.
-func metricHashSQL(sel string, ms []*labels.Matcher) string {
+// metricHashSQL is the condition on the data table's metric_hash, beside ids (the
+// condition on the ids sel selects), for the series sel selects under the matchers ms.
+// When ms are one metric's name alone, every series of that metric is selected: its
+// hash selects its rows and ids only the rows without a hash (the series outside the
+// time range have no rows in it; a row of a series the tags table does not hold is
+// dropped in Go, as any the matchers refuse). When ms name the metric by equality and
+// more, its hash and ids. Else the hashes of the names of the series sel selects,
+// computed by the engine, and ids. Rows without a hash (0) are read in every case.
+func metricHashSQL(ids, sel string, ms []*labels.Matcher) string {
 	mh := promstore.MetricHashColumn
 	for _, m := range ms {
-		if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
-			return fmt.Sprintf("%s IN (0, %d)", mh, promstore.MetricHash([]byte(m.Value)))
+		if m.Name != labels.MetricName || m.Type != labels.MatchEqual {
+			continue
 		}
+		h := promstore.MetricHash([]byte(m.Value))
+		if len(ms) == 1 {
+			return fmt.Sprintf("(%[1]s = %[2]d OR %[1]s = 0 AND %[3]s)", mh, h, ids)
+		}
+		return fmt.Sprintf("%s IN (0, %d) AND %s", mh, h, ids)
 	}
-	return fmt.Sprintf("(%[1]s = 0 OR %[1]s IN (SELECT cityHash64(metric_name) FROM (%[2]s)))", mh, sel)
+	return fmt.Sprintf("(%[1]s = 0 OR %[1]s IN (SELECT cityHash64(metric_name) FROM (%[2]s))) AND %[3]s", mh, sel, ids)
 }
 
 // unhashedFor is how long a Queryable remembers that a database's data table has no
