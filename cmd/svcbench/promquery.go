@@ -49,8 +49,8 @@ func benchPromQuery(ctx context.Context, st *stack, nSeries int, step time.Durat
 SELECT %[3]s, metric_name, tags, fromUnixTimestamp64Milli(toInt64(%[4]d), 'UTC'), fromUnixTimestamp64Milli(toInt64(%[5]d), 'UTC')
 FROM (SELECT 'x' AS metric_name, CAST(map('job', concat('job', toString(number %% 10)), 'instance', concat('i', toString(number))), 'Map(LowCardinality(String), String)') AS tags FROM numbers(%[6]d))`,
 			sqlquote.Ident(db), sqlquote.Ident(promstore.TagsTable), promstore.IDExpression, t0, t0+int64(samples-1)*15000, nSeries),
-		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (id, timestamp, value)
-SELECT id, fromUnixTimestamp64Milli(toInt64(%[4]d + k.number * 15000), 'UTC'), toFloat64((k.number + 1) * (toUInt64(substring(tags['instance'], 2)) %% 7 + 1))
+		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (id, timestamp, value, metric_hash)
+SELECT id, fromUnixTimestamp64Milli(toInt64(%[4]d + k.number * 15000), 'UTC'), toFloat64((k.number + 1) * (toUInt64(substring(tags['instance'], 2)) %% 7 + 1)), cityHash64(metric_name)
 FROM %[1]s.%[3]s AS s CROSS JOIN numbers(%[5]d) AS k WHERE s.metric_name = 'x' SETTINGS max_execution_time = 600`,
 			sqlquote.Ident(db), sqlquote.Ident(promstore.DataTable), sqlquote.Ident(promstore.TagsTable), t0, samples),
 	}

@@ -44,10 +44,15 @@ type Execer interface {
 }
 
 // SQLLoader inserts series straight into the promstore tables of Database (which must
-// exist), each value's bits kept, for tests and benchmarks.
+// exist), each value's bits kept, for tests and benchmarks: float samples with their
+// metric's promstore.MetricHash, as the consumer writes them, unless WithoutMetricHash.
 type SQLLoader struct {
 	Engine   Execer
 	Database string
+	// WithoutMetricHash inserts float samples without metric_hash, as an SQL insert that
+	// omits it does (the column's default, 0), and as a data table made before the
+	// column takes them.
+	WithoutMetricHash bool
 }
 
 // loadChunk bounds the text of one INSERT statement's rows, well under the engine's
@@ -77,9 +82,11 @@ func (l SQLLoader) Load(ctx context.Context, batch []SeriesSamples) error {
 		}
 		return nil
 	}
+	dataCols, dataSel := "id, timestamp, value", "toUUID(c.1), fromUnixTimestamp64Milli(toInt64(c.2), 'UTC'), reinterpretAsFloat64(toUInt64(c.3))"
+	if !l.WithoutMetricHash {
+		dataCols, dataSel = dataCols+", "+promstore.MetricHashColumn, dataSel+", toUInt64(c.4)"
+	}
 	const (
-		dataCols = "id, timestamp, value"
-		dataSel  = "toUUID(c.1), fromUnixTimestamp64Milli(toInt64(c.2), 'UTC'), reinterpretAsFloat64(toUInt64(c.3))"
 		histCols = "id, timestamp, counter_reset_hint, schema, zero_threshold, zero_count, count, sum, positive_spans, positive_buckets, negative_spans, negative_buckets, custom_values"
 		histSel  = "toUUID(c.1), fromUnixTimestamp64Milli(toInt64(c.2), 'UTC'), c.3, c.4, reinterpretAsFloat64(toUInt64(c.5)), c.6, c.7, reinterpretAsFloat64(toUInt64(c.8)), " +
 			"CAST(c.9, 'Array(Tuple(offset Int32, length UInt32))'), CAST(c.10, 'Array(Float64)'), CAST(c.11, 'Array(Tuple(offset Int32, length UInt32))'), CAST(c.12, 'Array(Float64)'), CAST(c.13, 'Array(Float64)')"
@@ -92,11 +99,15 @@ func (l SQLLoader) Load(ctx context.Context, batch []SeriesSamples) error {
 		}
 		id := SeriesID(s.Labels)
 		q := sqlquote.String(id.String())
+		hash := ""
+		if !l.WithoutMetricHash {
+			hash = fmt.Sprintf(",%d", promstore.MetricHash([]byte(s.Labels.Get(promstore.MetricNameLabel))))
+		}
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
 		for _, smp := range s.Samples {
 			mint, maxt = min(mint, smp.T), max(maxt, smp.T)
 			if smp.H == nil {
-				data.add(fmt.Sprintf("(%s,%d,%d)", q, smp.T, math.Float64bits(smp.F)))
+				data.add(fmt.Sprintf("(%s,%d,%d%s)", q, smp.T, math.Float64bits(smp.F), hash))
 			} else {
 				h := smp.H
 				hists.add(fmt.Sprintf("(%s,%d,%d,%d,%d,%s,%s,%d,%s,%s,%s,%s,%s)", q, smp.T, uint8(h.CounterResetHint), h.Schema,
