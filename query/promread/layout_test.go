@@ -102,12 +102,7 @@ func TestSamplesReadInEitherLayout(t *testing.T) {
 			set := qr.Select(ctx, true, &storage.SelectHints{Start: 0, End: 100_000}, m)
 			for set.Next() {
 				s := set.At()
-				it := s.Iterator(nil)
-				var ts []int64
-				for it.Next() != 0 {
-					tm, _ := it.At()
-					ts = append(ts, tm)
-				}
+				ts := sampleTimes(s)
 				got[s.Labels().String()] = ts
 			}
 			if err := set.Err(); err != nil {
@@ -127,12 +122,7 @@ func TestSamplesReadInEitherLayout(t *testing.T) {
 			n := 0
 			for set.Next() {
 				s := set.At()
-				it := s.Iterator(nil)
-				var ts []int64
-				for it.Next() != 0 {
-					tm, _ := it.At()
-					ts = append(ts, tm)
-				}
+				ts := sampleTimes(s)
 				if !slices.Equal(ts, got[s.Labels().String()]) {
 					t.Errorf("%s %s by %v: %v, by name %v", db, s.Labels(), c.ms, ts, got[s.Labels().String()])
 				}
@@ -158,4 +148,15 @@ func TestSamplesReadInEitherLayout(t *testing.T) {
 	if _, ok := q.unhashed.Load("layout_old"); !ok {
 		t.Error("the table made before metric_hash was not remembered as such")
 	}
+}
+
+// sampleTimes are the times of s's samples, in the order its iterator gives them.
+func sampleTimes(s storage.Series) []int64 {
+	it := s.Iterator(nil)
+	var ts []int64
+	for it.Next() != 0 {
+		tm, _ := it.At()
+		ts = append(ts, tm)
+	}
+	return ts
 }
