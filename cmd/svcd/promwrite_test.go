@@ -172,6 +172,10 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 			fmt.Sprintf(`%s	prw_v2_total	{"job":"api"}	%d	%d`, idV2, t0, t0+15000)))
 	// The engine computes the same ids from the tags (a TimeSeries table's DEFAULT).
 	check("ids", "SELECT countIf(id != "+promstore.IDExpression+") FROM prometheus_tags", "0")
+	// Every sample carries its metric's hash, the engine's cityHash64 of the name, so the
+	// data table keeps a metric's series together.
+	check("metric hashes", "SELECT count(), countIf(d.metric_hash = 0), countIf(d.metric_hash != cityHash64(t.metric_name)) "+
+		"FROM prometheus_data AS d INNER JOIN (SELECT DISTINCT id, metric_name FROM prometheus_tags) AS t ON d.id = t.id", "4\t0\t0")
 	check("histograms", "SELECT toString(id), toUnixTimestamp64Milli(timestamp), counter_reset_hint, schema, zero_threshold, zero_count, count, sum, "+
 		"toJSONString(positive_spans), toJSONString(positive_buckets), toJSONString(negative_spans), toJSONString(negative_buckets), toJSONString(custom_values) "+
 		"FROM prometheus_histograms ORDER BY schema DESC",
