@@ -178,10 +178,10 @@ func (c *sampleColumns) sorted(byMetric bool) *sampleColumns {
 	return c
 }
 
-// native is the samples as one block of the engine's Native format: the columns
-// (dataColumns) of c.rows values each, the runs in their order, every sample decoded
-// into its place; with the metric_hash column first when series (the batch's series
-// rows, whose names give it) is set.
+// native is the samples as one block of the engine's Native format: id, timestamp and
+// value, c.rows values each, the runs in their order, every sample decoded into its
+// place; with the metric_hash column first when series (the batch's series rows, whose
+// names give it) is set.
 func (c *sampleColumns) native(series *seriesRows) []byte {
 	head := func(b []byte, name, typ string) []byte {
 		b = binary.AppendUvarint(b, uint64(len(name)))

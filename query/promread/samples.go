@@ -100,8 +100,8 @@ func metricHashSQL(ids, sel string, ms []*labels.Matcher) string {
 const unhashedFor = time.Minute
 
 // readFloats reads the float samples between mint and maxt of the series sel selects
-// under the matchers ms (floatsSQL) and calls each with every series' samples, times (ms, ascending) and
-// values' bits, once per series. The slices are reused once each returns. A data table
+// under the matchers ms (floatsSQL) and calls each with every series' samples, times
+// (ms, ascending) and values' bits, once per series. The slices are reused once each returns. A data table
 // made before metric_hash answers the statement by metric hash with an unknown column;
 // it is then read by id alone, and the database remembered as such (unhashedFor).
 func (qr *querier) readFloats(ctx context.Context, t Target, sel string, ms []*labels.Matcher, mint, maxt int64, dropStale bool, each func(id rowBinaryID, ts []int64, vs []uint64) error) error {
