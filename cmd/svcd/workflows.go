@@ -118,8 +118,11 @@ func startWorkflows(ctx context.Context, a *app, cfg *Config, model *catalog.Mod
 			case <-time.After(2 * time.Second):
 			}
 		}
-		go asvc.RunReconciler(wctx)
+		// Both reconcilers end before done closes: the engines' clients close after it.
+		alertsDone := make(chan struct{})
+		go func() { defer close(alertsDone); asvc.RunReconciler(wctx) }()
 		svc.RunReconciler(wctx)
+		<-alertsDone
 	}()
 	a.started(shutdownFunc(func(context.Context) error { stop(); <-done; return nil }))
 	return svc, asvc, nil
