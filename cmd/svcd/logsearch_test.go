@@ -41,6 +41,14 @@ func TestHECIngestion(t *testing.T) {
 	}
 	s.Must(200, "POST", "/services/collector/raw?sourcetype=syslog&host=db-02", "line one\nline two\n\n", "Authorization", "Bearer "+s.AdminKey)
 	s.WaitCount("logsearch_events", 5, time.Minute)
+	// HEC made it sorted by the hour, then each host's events together.
+	var desc struct {
+		SortingKey string `json:"sorting_key"`
+	}
+	s.Must(200, "GET", "/v1/tables/logsearch_events", nil).JSON(t, &desc)
+	if desc.SortingKey != "toStartOfHour(_time), host, _time" {
+		t.Fatalf("sorting key %q", desc.SortingKey)
+	}
 	d := s.Query("SELECT toString(_time) AS t, host, source, sourcetype, index, _raw FROM logsearch_events ORDER BY _time, _raw")
 	first := d[0]
 	if first["t"] != "2015-03-13 20:43:59.123" || first["host"] != "web-01" || first["source"] != "/var/log/access.log" ||

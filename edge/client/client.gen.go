@@ -529,7 +529,7 @@ type ClientInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -554,7 +554,7 @@ type ClientInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -579,7 +579,7 @@ type ClientInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -604,7 +604,7 @@ type ClientInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -629,7 +629,7 @@ type ClientInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -654,7 +654,7 @@ type ClientInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3203,7 +3203,7 @@ func (c *Client) PrometheusRemoteWriteWithBody(ctx context.Context, params *Prom
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3238,7 +3238,7 @@ func (c *Client) HecEventDefaultWithBody(ctx context.Context, params *HecEventDe
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3273,7 +3273,7 @@ func (c *Client) HecEventDefault(ctx context.Context, params *HecEventDefaultPar
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3308,7 +3308,7 @@ func (c *Client) HecEventWithBody(ctx context.Context, params *HecEventParams, c
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3343,7 +3343,7 @@ func (c *Client) HecEvent(ctx context.Context, params *HecEventParams, body HecE
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3378,7 +3378,7 @@ func (c *Client) HecEventV1WithBody(ctx context.Context, params *HecEventV1Param
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests

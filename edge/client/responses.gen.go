@@ -511,7 +511,7 @@ type ClientWithResponsesInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -536,7 +536,7 @@ type ClientWithResponsesInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -561,7 +561,7 @@ type ClientWithResponsesInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -586,7 +586,7 @@ type ClientWithResponsesInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -611,7 +611,7 @@ type ClientWithResponsesInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -636,7 +636,7 @@ type ClientWithResponsesInterface interface {
 	// (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 	// `logsearch_events` of the selected database (`database` parameter or
 	// `x-service-database` header, else the key's default), which is created on first use
-	// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+	// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 	// `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 	// event becomes one row with those built-in fields, the members of a JSON object event,
 	// and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3183,7 +3183,7 @@ func (c *ClientWithResponses) PrometheusRemoteWriteWithBodyWithResponse(ctx cont
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3214,7 +3214,7 @@ func (c *ClientWithResponses) HecEventDefaultWithBodyWithResponse(ctx context.Co
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3245,7 +3245,7 @@ func (c *ClientWithResponses) HecEventDefaultWithResponse(ctx context.Context, p
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3276,7 +3276,7 @@ func (c *ClientWithResponses) HecEventWithBodyWithResponse(ctx context.Context, 
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3307,7 +3307,7 @@ func (c *ClientWithResponses) HecEventWithResponse(ctx context.Context, params *
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests
@@ -3338,7 +3338,7 @@ func (c *ClientWithResponses) HecEventV1WithBodyWithResponse(ctx context.Context
 // (exactly once from acknowledgment on, as `POST /v1/tables/{table}`) into the table
 // `logsearch_events` of the selected database (`database` parameter or
 // `x-service-database` header, else the key's default), which is created on first use
-// with sorting key `_time` and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
+// with sorting key `toStartOfHour(_time), host, _time` (by the hour, each host's events together) and the typed fields `_time` (DateTime64(3, UTC)), `_raw`,
 // `host`, `source`, `sourcetype` and `index`; every other field is a JSON path. Each
 // event becomes one row with those built-in fields, the members of a JSON object event,
 // and the indexed `fields`. HEC has no request id to deduplicate by, so retried requests

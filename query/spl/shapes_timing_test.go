@@ -23,9 +23,13 @@ func TestShapesTiming(t *testing.T) {
 	now := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)
 	doc := "doc JSON(_time DateTime64(3, 'UTC'), _raw String, host String, source String, sourcetype String, index String)"
 	extra := os.Getenv("SVC_SPL_TIMING_DDL")
+	order := "doc._time"
+	if o := os.Getenv("SVC_SPL_TIMING_ORDER"); o != "" {
+		order = o
+	}
 	for _, s := range []string{
 		"CREATE DATABASE IF NOT EXISTS tm",
-		"CREATE TABLE tm.logsearch_events__g1 (" + doc + extra + ") ENGINE = MergeTree ORDER BY doc._time SETTINGS allow_nullable_key = 1",
+		"CREATE TABLE tm.logsearch_events__g1 (" + doc + extra + ") ENGINE = MergeTree ORDER BY (" + order + ") SETTINGS allow_nullable_key = 1",
 		"CREATE TABLE tm.logsearch_events (" + doc + ") ENGINE = Merge('tm', '^logsearch_events__g[0-9]+$')",
 	} {
 		if err := eng.Exec(ctx, s); err != nil {
@@ -76,6 +80,9 @@ func TestShapesTiming(t *testing.T) {
 		}
 		return
 	}
+	// The path schema svcd passes (query.TypedPaths: the paths beyond the declared ones).
+	paths := map[string][]string{"status": {"Int64"}, "method": {"String"}, "path": {"String"},
+		"bytes": {"Int64"}, "duration_ms": {"Float64"}, "clientip": {"String"}}
 	shapes := []string{
 		`upstream | stats count`,
 		`* | stats count BY status`,
@@ -83,6 +90,9 @@ func TestShapesTiming(t *testing.T) {
 		`status>=500 | stats avg(bytes) BY host`,
 		`host=web-03 GET | head 100`,
 		`sourcetype=access_combined`,
+	}
+	if s := os.Getenv("SVC_SPL_TIMING_SHAPES"); s != "" {
+		shapes = strings.Split(s, ";")
 	}
 	for _, spl := range shapes {
 		var ms []float64
@@ -101,13 +111,13 @@ func TestShapesTiming(t *testing.T) {
 				}
 				return r, err
 			})
-			if _, err := Search(ctx, logEng, Request{SPL: spl, Earliest: "-24h", Latest: "now", Table: "`tm`.`logsearch_events`", Now: now}); err != nil {
+			if _, err := Search(ctx, logEng, Request{SPL: spl, Earliest: "-24h", Latest: "now", Table: "`tm`.`logsearch_events`", Now: now, Paths: paths}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for range 6 {
 			start := time.Now()
-			r, err := Search(ctx, eng, Request{SPL: spl, Earliest: "-24h", Latest: "now", Table: "`tm`.`logsearch_events`", Now: now})
+			r, err := Search(ctx, eng, Request{SPL: spl, Earliest: "-24h", Latest: "now", Table: "`tm`.`logsearch_events`", Now: now, Paths: paths})
 			if err != nil {
 				t.Fatal(spl, err)
 			}
