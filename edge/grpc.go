@@ -413,7 +413,7 @@ func (s *Server) grpcExport(ctx context.Context, signal string, size int, buf *r
 	if err != nil {
 		return err
 	}
-	t, err := s.ingest.TableNamedForInsert(p, db, table, ingest.NewTable{})
+	t, err := s.ingest.TableNamedForInsert(p, db, table, ingest.OTLPNewTable(signal))
 	if err != nil {
 		return err
 	}

@@ -203,6 +203,25 @@ func TestOpenTelemetryAppWithTheSDKExporters(t *testing.T) {
 		"other.logs": 44, "metrics_grpc": 6, "other.traces": 6} {
 		s.WaitCount(table, want, 2*time.Minute)
 	}
+	// The trace tables an export made (HTTP and gRPC) are sorted by service and time, with
+	// the span's strings declared; a query reads them as any path.
+	for _, table := range []string{"traces", "spans_grpc"} {
+		var desc struct {
+			SortingKey string `json:"sorting_key"`
+		}
+		s.Must(200, "GET", "/v1/tables/"+table, nil, "Authorization", key).JSON(t, &desc)
+		if desc.SortingKey != "service_name, timestamp" {
+			t.Errorf("%s: sorting key %q", table, desc.SortingKey)
+		}
+		d := s.Query("SELECT count() AS n, countIf(length(trace_id) = 32 AND length(span_id) = 16) AS ids, " +
+			"uniqExact(service_name) AS services, min(timestamp) > '2020-01-01' AS timed, toTypeName(any(name)) AS type FROM " + table)
+		if d[0]["n"] != d[0]["ids"] || d[0]["services"] != float64(1) || d[0]["timed"] != float64(1) || d[0]["type"] != "String" {
+			t.Errorf("%s: %v", table, d)
+		}
+	}
+	if logs := s.Query("SELECT toTypeName(any(severity_text)) AS type FROM logs"); logs[0]["type"] == "String" {
+		t.Errorf("logs: %v, want its paths dynamic", logs)
+	}
 
 	// gRPC calls are in the platform request log beside HTTP requests.
 	testenv.Eventually(t, time.Minute, func() (bool, string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/svc-data/svc/edge/apierr"
 	"github.com/svc-data/svc/pipeline/rows"
 	"github.com/svc-data/svc/pipeline/transform"
+	"github.com/svc-data/svc/query/tables"
 )
 
 // isProtobuf reports whether an OTLP request body is protobuf (else JSON), as the OTLP
@@ -86,6 +87,16 @@ func OTLPTable(signal string, values func(string) []string) (string, error) {
 	}
 }
 
+// OTLPNewTable is how a native OTLP export (HTTP or gRPC) makes its signal's table on
+// first use: traces with the span's string members declared and sorted by service and
+// time (tables.TracesColumnType); logs and metrics as plain JSON with the automatic key.
+func OTLPNewTable(signal string) NewTable {
+	if signal == "traces" {
+		return NewTable{SortingKey: tables.TracesSortingKey, ColumnType: tables.TracesColumnType}
+	}
+	return NewTable{}
+}
+
 // OTLP serves POST /otlp/v1/{signal}: OTLP/HTTP with JSON or protobuf bodies, gzip or
 // not, into the signal's table of the selected database. Answers are OTLP responses
 // (partialSuccess when records were dropped); refusals use the error envelope, and
@@ -108,6 +119,7 @@ func (h *Handlers) OTLP(signal string) func(ctx *fasthttp.RequestCtx, p Caller) 
 		}
 		// The table is created on first use (tableForInsert), as for every insert.
 		ctx.SetUserValue("table", table)
+		ctx.SetUserValue(newTableKey, OTLPNewTable(signal))
 		contentType := string(ctx.Request.Header.ContentType())
 		encoding := string(ctx.Request.Header.Peek("Content-Encoding"))
 		idem, err := IdempotencyHeader(ctx)

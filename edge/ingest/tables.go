@@ -10,11 +10,18 @@ import (
 	"github.com/svc-data/svc/projections/catalog"
 )
 
-// tableForInsert resolves the {table} of an insert (TableNamedForInsert).
+// tableForInsert resolves the {table} of an insert (TableNamedForInsert), made as the
+// request's newTableKey value says when it does not exist (the automatic key and plain
+// JSON without one).
 func (h *Handlers) tableForInsert(ctx *fasthttp.RequestCtx, p Caller, db *catalog.Database) (*catalog.Table, error) {
 	name, _ := ctx.UserValue("table").(string)
-	return h.TableNamedForInsert(p, db, name, NewTable{})
+	spec, _ := ctx.UserValue(newTableKey).(NewTable)
+	return h.TableNamedForInsert(p, db, name, spec)
 }
+
+// newTableKey is the request value holding how a route's first insert makes its table
+// (OTLP exports: OTLPNewTable).
+const newTableKey = "new_table"
 
 // NewTable is how TableNamedForInsert creates a table: empty fields choose the automatic
 // sorting key and the default column type.
