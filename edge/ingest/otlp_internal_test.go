@@ -13,7 +13,7 @@ import (
 )
 
 // The traces table declares String paths only, and only members the otlp-traces transform
-// writes as strings in every row: a declared path the transform left out would read ”
+// writes as strings in every row: a declared path the transform left out would read an empty string
 // where it reads NULL in a plain table, and one of another type could refuse a row.
 func TestTracesTableDeclaresTheStringsOfEverySpan(t *testing.T) {
 	declared := query.DeclaredPaths(tables.TracesColumnType)
