@@ -182,6 +182,9 @@ service:
 		return fmt.Errorf("half load: %w", err)
 	}
 	fmt.Printf("load average after the traces workload: %s\n", loadavg())
+	if o.hold {
+		holdForInspection(ctx, st)
+	}
 	return nil
 }
 
