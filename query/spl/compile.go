@@ -186,6 +186,8 @@ type compiler struct {
 	fatal    error
 	// last: the command being compiled ends the search.
 	last bool
+	// ints are the integer reads of the table's paths (integerReads).
+	ints map[string]bool
 	// goPivot is the split chart ending the search whose rows its ranking
 	// statement already returned.
 	goPivot      *goPivot
@@ -387,6 +389,7 @@ func (c *compiler) baseSearch(sc *SearchCommand) {
 	// The search condition reads the table directly; later stages read
 	// the path columns of the base relation.
 	numeric := numericReads(c.opts.Paths)
+	c.ints = integerReads(c.opts.Paths)
 	multi := mvReads(c.opts.Paths)
 	c.cur = state{sch: &schema{open: true, direct: numeric, multi: multi}}
 	if sc.Expr != nil {

@@ -158,6 +158,9 @@ func (c *compiler) compareValue(x sqlExpr, op CompareOp, v *SearchValue) string 
 			return "ilike(" + toStr(x).s + ", " + sqlquote.String(likePattern(v.Text)) + ")"
 		case IsNumericLiteral(v.Text):
 			f, _ := strconv.ParseFloat(v.Text, 64)
+			if n, ok := c.integerLiteral(x, f); ok {
+				return "(" + x.s + " = " + n + ")"
+			}
 			if x.k == kNum {
 				return "(" + x.s + " = " + sqlFloat(f) + ")"
 			}
@@ -177,6 +180,9 @@ func (c *compiler) compareValue(x sqlExpr, op CompareOp, v *SearchValue) string 
 	}
 	if IsNumericLiteral(v.Text) {
 		f, _ := strconv.ParseFloat(v.Text, 64)
+		if n, ok := c.integerLiteral(x, f); ok {
+			return "(" + x.s + " " + op.String() + " " + n + ")"
+		}
 		return "(" + toNum(x).s + " " + op.String() + " " + sqlFloat(f) + ")"
 	}
 	return "(" + toStr(x).s + " " + op.String() + " " + sqlquote.String(v.Text) + ")"

@@ -1,6 +1,9 @@
 package spl
 
 import (
+	"math"
+	"strconv"
+
 	"github.com/svc-data/svc/query/pathtype"
 )
 
@@ -21,6 +24,34 @@ func numericReads(paths map[string][]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// integerReads returns the SQL of every integer read of a schema: each integer path's typed
+// read from the doc column and its column in the base relation. A comparison with an
+// integer literal is written as one over these (integerLiteral).
+func integerReads(paths map[string][]string) map[string]bool {
+	out := map[string]bool{}
+	for p, seen := range paths {
+		r := pathtype.Decide(seen)
+		switch r.Type {
+		case "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64":
+			out[r.Expr(docPath(p))] = true
+			out[pathCol(p)] = true
+		}
+	}
+	return out
+}
+
+// integerLiteral renders f as an integer literal when x is an integer read and f a whole
+// number that float64 holds exactly: the engine then compares integers, where a float
+// literal makes it convert every value for an exact int-to-float comparison (status >=
+// 500 over a day of 1M events: 31 → 24 ms). The answer is the same: that comparison is
+// exact too, past 2^53 as well.
+func (c *compiler) integerLiteral(x sqlExpr, f float64) (string, bool) {
+	if x.k != kNum || !c.ints[x.s] || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+		return "", false
+	}
+	return strconv.FormatInt(int64(f), 10), true
 }
 
 // numericPath reports whether a path reads as a number.
