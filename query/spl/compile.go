@@ -186,7 +186,7 @@ type compiler struct {
 	fatal    error
 	// last: the command being compiled ends the search.
 	last bool
-	// ints are the integer reads of the table's paths (integerReads).
+	// ints are the integer reads of the table's paths (numericReads).
 	ints map[string]bool
 	// goPivot is the split chart ending the search whose rows its ranking
 	// statement already returned.
@@ -388,8 +388,8 @@ func (c *compiler) baseSearch(sc *SearchCommand) {
 	}
 	// The search condition reads the table directly; later stages read
 	// the path columns of the base relation.
-	numeric := numericReads(c.opts.Paths)
-	c.ints = integerReads(c.opts.Paths)
+	numeric, ints := numericReads(c.opts.Paths)
+	c.ints = ints
 	multi := mvReads(c.opts.Paths)
 	c.cur = state{sch: &schema{open: true, direct: numeric, multi: multi}}
 	if sc.Expr != nil {

@@ -13,33 +13,24 @@ import (
 // boolean and time fields stay Dynamic on purpose: SPL compares "200" and 200 alike.
 
 // numericReads returns, for each numeric path of a schema, the SQL that reads it
-// typed from the doc column. The schema holds no declared path (_time, host, ...).
-func numericReads(paths map[string][]string) map[string]string {
-	out := map[string]string{}
-	for p, seen := range paths {
-		r := pathtype.Decide(seen)
-		switch r.Type {
-		case "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64":
-			out[p] = r.Expr(docPath(p))
-		}
-	}
-	return out
-}
-
-// integerReads returns the SQL of every integer read of a schema: each integer path's typed
-// read from the doc column and its column in the base relation. A comparison with an
-// integer literal is written as one over these (integerLiteral).
-func integerReads(paths map[string][]string) map[string]bool {
-	out := map[string]bool{}
+// typed from the doc column, and the SQL of every integer read among them: the typed
+// read and the path's column in the base relation, over which a comparison with a whole
+// number is written with an integer literal (integerLiteral). The schema holds no
+// declared path (_time, host, ...).
+func numericReads(paths map[string][]string) (reads map[string]string, ints map[string]bool) {
+	reads, ints = map[string]string{}, map[string]bool{}
 	for p, seen := range paths {
 		r := pathtype.Decide(seen)
 		switch r.Type {
 		case "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64":
-			out[r.Expr(docPath(p))] = true
-			out[pathCol(p)] = true
+			ints[r.Expr(docPath(p))] = true
+			ints[pathCol(p)] = true
+			fallthrough
+		case "Float32", "Float64":
+			reads[p] = r.Expr(docPath(p))
 		}
 	}
-	return out
+	return reads, ints
 }
 
 // integerLiteral renders f as an integer literal when x is an integer read and f a whole
