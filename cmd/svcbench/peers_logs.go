@@ -358,7 +358,11 @@ func compareTimeline(ours []struct {
 	}
 	for _, s := range h.Hits {
 		for i, ts := range s.Timestamps {
-			b[canonical("_time", ts)] += s.Values[i]
+			// Both sides' empty buckets are left out: svcd zero-fills its window, and
+			// VictoriaLogs' hits may name the bucket its end falls in.
+			if s.Values[i] > 0 {
+				b[canonical("_time", ts)] += s.Values[i]
+			}
 		}
 	}
 	var sa, sb int64

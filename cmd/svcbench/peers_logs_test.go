@@ -18,6 +18,8 @@ func TestCompareTimeline(t *testing.T) {
 	for name, hits := range map[string]string{
 		"hits":     `{"hits":[{"fields":{},"timestamps":["2026-12-01T14:00:00Z"],"values":[100],"total":100}]}`,
 		"one line": `{"_time":"2026-12-01T14:00:00Z","count":"100"}` + "\n",
+		// The bucket VictoriaLogs' end falls in, empty, as svcd's zero-filled one.
+		"empty end": `{"hits":[{"fields":{},"timestamps":["2026-12-01T14:00:00Z","2026-12-01T15:00:00Z"],"values":[100,0],"total":100}]}`,
 	} {
 		if got := compareTimeline(ours, []byte(hits)); !strings.HasPrefix(got, "equal (1 buckets, 100 events)") {
 			t.Errorf("%s: %s", name, got)
