@@ -20,6 +20,9 @@ import (
 	"github.com/svc-data/svc/query/target"
 )
 
+// DefaultMaxBytes is ConsumerConfig.MaxBytes when unset.
+const DefaultMaxBytes = 16 << 20
+
 // ConsumerConfig sizes batches and retries.
 type ConsumerConfig struct {
 	// MaxRows, MaxSamples, MaxBytes and Linger close a batch: whichever comes first.
@@ -74,7 +77,7 @@ func (c *ConsumerConfig) Validate() error {
 		c.MaxRows = 100_000
 	}
 	if c.MaxBytes <= 0 {
-		c.MaxBytes = 16 << 20
+		c.MaxBytes = DefaultMaxBytes
 	}
 	if c.Linger <= 0 {
 		c.Linger = 200 * time.Millisecond

@@ -208,7 +208,7 @@ func (p clusterConsumers) Start(ctx context.Context, c *catalog.Cluster) (cluste
 	}
 	log := n.log.With("cluster", cluster)
 	cons, err := pipeline.NewConsumer(pipeline.ConsumerConfig{
-		MaxRows: n.cfg.BatchMaxRows, Linger: n.cfg.BatchLinger, MaxSamples: n.cfg.BatchMaxSamples,
+		MaxRows: n.cfg.BatchMaxRows, MaxBytes: n.cfg.BatchMaxBytes, Linger: n.cfg.BatchLinger, MaxSamples: n.cfg.BatchMaxSamples,
 		MetricsLinger: n.cfg.MetricsBatchLinger, Logger: log,
 		RemoteInsertTimeout: n.cfg.RemoteInsertTimeout, ParkMin: n.cfg.RemoteRetryMin,
 		Dead: n.producer, DeadTopic: func(string) string { return dead }, TokenKey: n.secret,

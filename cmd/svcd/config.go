@@ -16,6 +16,7 @@ import (
 	"github.com/svc-data/svc/infra/clickhouse"
 	"github.com/svc-data/svc/infra/kafka"
 	"github.com/svc-data/svc/infra/temporal"
+	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/projections/catalog"
 	"github.com/svc-data/svc/query/promapi"
 )
@@ -82,7 +83,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 
 	BatchMaxRows int
-	BatchLinger  time.Duration
+	// BatchMaxBytes closes a batch by the records' bytes (pipeline.ConsumerConfig.MaxBytes).
+	BatchMaxBytes int
+	BatchLinger   time.Duration
 	// BatchMaxSamples and MetricsBatchLinger close batches of Prometheus remote-write
 	// records (pipeline.ConsumerConfig.MaxSamples, MetricsLinger).
 	BatchMaxSamples    int
@@ -234,6 +237,7 @@ func loadConfig(args []string) (*Config, error) {
 	intFlag(&c.KafkaMinInSync, "kafka-min-insync-replicas", "SVC_KAFKA_MIN_INSYNC_REPLICAS", 0, "min.insync.replicas of the topics svcd creates; 0 is the brokers' default")
 	intFlag(&c.EnginePool, "engine-pool", "SVC_ENGINE_POOL", 4, "engine connections per embedded engine")
 	intFlag(&c.BatchMaxRows, "batch-max-rows", "SVC_BATCH_MAX_ROWS", 100_000, "rows that close a batch")
+	intFlag(&c.BatchMaxBytes, "batch-max-bytes", "SVC_BATCH_MAX_BYTES", pipeline.DefaultMaxBytes, "bytes of records that close a batch: 1 MiB to 1 GiB")
 	intFlag(&c.BatchMaxSamples, "batch-max-samples", "SVC_BATCH_MAX_SAMPLES", 1_000_000, "Prometheus samples that close a batch")
 	intFlag(&c.ClusterIdleTimeout, "cluster-idle-timeout", "SVC_CLUSTER_IDLE_TIMEOUT", 0, "idle timeout of new clusters in minutes: 0 or 15 to 43200")
 	durFlag := func(p *time.Duration, name, env string, def time.Duration, usage string) {
@@ -419,6 +423,12 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchMaxRows < 1 {
 		errs = append(errs, fmt.Errorf("batch max rows %d: want at least 1", c.BatchMaxRows))
+	}
+	if c.BatchMaxBytes == 0 {
+		c.BatchMaxBytes = pipeline.DefaultMaxBytes
+	}
+	if c.BatchMaxBytes < 1<<20 || c.BatchMaxBytes > 1<<30 {
+		errs = append(errs, fmt.Errorf("batch max bytes %d: want 1 MiB (1048576) to 1 GiB (1073741824)", c.BatchMaxBytes))
 	}
 	if c.BatchLinger < time.Millisecond || c.BatchLinger > time.Minute {
 		errs = append(errs, fmt.Errorf("batch linger %s: want 1ms to 1m", c.BatchLinger))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/query/promapi"
 )
 
@@ -44,9 +45,27 @@ func TestEveryBadIntegerIsReported(t *testing.T) {
 	t.Setenv("SVC_INGEST_PARTITIONS", "four")
 	t.Setenv("SVC_ENGINE_POOL", "4")
 	t.Setenv("SVC_BATCH_MAX_ROWS", "1e3")
+	t.Setenv("SVC_BATCH_MAX_BYTES", "16MiB")
 	_, err := loadConfig(nil)
-	if err == nil || !strings.Contains(err.Error(), "SVC_INGEST_PARTITIONS") || !strings.Contains(err.Error(), "SVC_BATCH_MAX_ROWS") {
+	if err == nil || !strings.Contains(err.Error(), "SVC_INGEST_PARTITIONS") || !strings.Contains(err.Error(), "SVC_BATCH_MAX_ROWS") ||
+		!strings.Contains(err.Error(), "SVC_BATCH_MAX_BYTES") {
 		t.Fatalf("loadConfig: %v; want both bad values named", err)
+	}
+}
+
+// TestBatchMaxBytesIsBounded: the batch's byte bound defaults to the consumer's and
+// is refused outside 1 MiB to 1 GiB.
+func TestBatchMaxBytesIsBounded(t *testing.T) {
+	for in, ok := range map[int]bool{0: true, 1 << 20: true, 64 << 20: true, 1 << 30: true, 1<<20 - 1: false, 1<<30 + 1: false, -1: false} {
+		c := &Config{DataDir: t.TempDir(), KafkaSeeds: "x", ChdbLib: "x", EngineBin: "x", IngestPartitions: 4, BatchMaxRows: 1,
+			BatchLinger: time.Second, BatchMaxBytes: in}
+		err := c.Validate()
+		if ok != (err == nil) {
+			t.Errorf("batch max bytes %d: %v", in, err)
+		}
+		if in == 0 && c.BatchMaxBytes != pipeline.DefaultMaxBytes {
+			t.Errorf("batch max bytes unset: %d, want %d", c.BatchMaxBytes, pipeline.DefaultMaxBytes)
+		}
 	}
 }
 
