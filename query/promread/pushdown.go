@@ -14,8 +14,6 @@ import (
 	"github.com/prometheus/prometheus/promql/parser/posrange"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/annotations"
-
-	"github.com/svc-data/svc/query/promstore"
 )
 
 // PushdownLabel is the label name of the one matcher of a pushed-down selection: the
@@ -87,30 +85,23 @@ func pushdownKey(ms []*labels.Matcher) string {
 // evaluated again without the push-down (promapi), as the upstream engine evaluates it.
 var ErrHistogramsInReach = errors.New("promread: native histograms in reach of a pushed-down selection")
 
-// hasHistograms reports whether any series sel selects has native histogram samples
-// between mint and maxt.
-func (qr *querier) hasHistograms(ctx context.Context, t Target, sel string, mint, maxt int64) (bool, error) {
-	rows, err := qr.stream(ctx, t, fmt.Sprintf("SELECT count() FROM (SELECT 1 FROM %s WHERE id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s LIMIT 1)",
-		table(t.Database, promstore.HistogramsTable), sel, timeLiteral(mint), timeLiteral(maxt)))
-	if err != nil {
-		if missing(err) {
-			return false, nil
-		}
-		return false, err
+// readPushdownSeries reads the series the matchers ms select (sel, their seriesSQL;
+// where, their whereSQL) and whether any has native histogram samples between mint and
+// maxt, in one statement (flaggedSeriesSQL). A database whose histograms table is gone
+// (dropped by SQL) has none: its series are read alone.
+func (qr *querier) readPushdownSeries(ctx context.Context, t Target, sel, where string, ms []*labels.Matcher, mint, maxt int64) ([]*series, bool, error) {
+	out, hists, err := qr.scanSeries(ctx, t, flaggedSeriesSQL(t.Database, sel, idsSQL(t.Database, where), mint, maxt), ms, true)
+	if missing(err) { // the tags table (then none), or the histograms table alone
+		out, err = qr.readSeries(ctx, t, sel, ms)
 	}
-	defer rows.Close()
-	n := uint64(0)
-	if rows.Next() {
-		n, _ = rows.Values()[0].(uint64)
-	}
-	return n > 0, rows.Err()
+	return out, hists, err
 }
 
 // selectPushdown answers the synthetic selector of spec: the series the spec's matchers
 // select, without their metric name (the functions drop it), each with a sample at every
 // evaluation time of p (the stale marker where the function has no value), sorted by
-// labels. Three statements run at once: the series, their float samples in reach, and
-// whether any has native histograms there (then ErrHistogramsInReach).
+// labels. Two statements run at once: the series with whether any has native histograms
+// in reach (then ErrHistogramsInReach), and their float samples there.
 func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s Spec) storage.SeriesSet {
 	grid := gridFuncs[s.Func]
 	if grid == nil {
@@ -122,31 +113,29 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 	if err != nil {
 		return storage.ErrSeriesSet(err)
 	}
+	where, err := whereSQL(s.Matchers)
+	if err != nil {
+		return storage.ErrSeriesSet(err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		wg         sync.WaitGroup
 		byID       map[rowBinaryID]*series
+		hists      bool
 		seriesErr  error
 		seriesRead = make(chan struct{})
-		hists      bool
-		histsErr   error
 	)
 	wg.Go(func() {
 		defer close(seriesRead)
 		var all []*series
-		if all, seriesErr = qr.readSeries(ctx, t, sel, s.Matchers); seriesErr != nil {
+		if all, hists, seriesErr = qr.readPushdownSeries(ctx, t, sel, where, s.Matchers, mint, last); seriesErr != nil || hists {
 			cancel()
 			return
 		}
 		byID = make(map[rowBinaryID]*series, len(all))
 		for _, ser := range all {
 			byID[rowBinaryIDOf(ser.id)] = ser
-		}
-	})
-	wg.Go(func() {
-		if hists, histsErr = qr.hasHistograms(ctx, t, sel, mint, last); histsErr != nil || hists {
-			cancel()
 		}
 	})
 	limit := t.MaxSamples
@@ -156,9 +145,9 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 	n := 0
 	var out []*series
 	var annos annotations.Annotations
-	floatsErr := qr.readFloats(ctx, t, sel, s.Matchers, mint, last, true, func(id rowBinaryID, ts []int64, vs []uint64) error {
+	floatsErr := qr.readFloats(ctx, t, s.Matchers, mint, last, true, func(id rowBinaryID, ts []int64, vs []uint64) error {
 		<-seriesRead
-		if seriesErr != nil {
+		if seriesErr != nil || hists {
 			return seriesErr
 		}
 		ser := byID[id]
@@ -202,7 +191,7 @@ func (qr *querier) selectPushdown(ctx context.Context, t Target, p Pushdown, s S
 	if hists {
 		return storage.ErrSeriesSet(ErrHistogramsInReach)
 	}
-	if err := firstCause(seriesErr, histsErr, floatsErr); err != nil {
+	if err := firstCause(seriesErr, floatsErr); err != nil {
 		return storage.ErrSeriesSet(err)
 	}
 	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].labels, out[j].labels) < 0 })

@@ -145,15 +145,24 @@ func (qr *querier) loadSeries(ctx context.Context, t Target, ms []*labels.Matche
 // readSeries runs sel (seriesSQL) and keeps the series the matchers select, sorted by
 // labels.
 func (qr *querier) readSeries(ctx context.Context, t Target, sel string, ms []*labels.Matcher) ([]*series, error) {
-	rows, err := qr.stream(ctx, t, sel)
+	out, _, err := qr.scanSeries(ctx, t, sel, ms, false)
+	return out, err
+}
+
+// scanSeries is readSeries, and with flagged for a statement with a fourth column
+// (flaggedSeriesSQL) also whether that column is set for any series it keeps; a flagged
+// statement on missing tables returns the engine's error.
+func (qr *querier) scanSeries(ctx context.Context, t Target, sql string, ms []*labels.Matcher, flagged bool) ([]*series, bool, error) {
+	rows, err := qr.stream(ctx, t, sql)
 	if err != nil {
-		if missing(err) {
-			return nil, nil
+		if missing(err) && !flagged {
+			return nil, false, nil
 		}
-		return nil, err
+		return nil, false, err
 	}
 	defer rows.Close()
 	var out []*series
+	anyFlag := false
 	b := labels.NewScratchBuilder(8)
 	for rows.Next() {
 		v := rows.Values()
@@ -162,16 +171,21 @@ func (qr *querier) readSeries(ctx context.Context, t Target, sel string, ms []*l
 		if !matchesAll(ms, ls) {
 			continue
 		}
+		if flagged {
+			if f, _ := v[3].(uint8); f != 0 {
+				anyFlag = true
+			}
+		}
 		if err := t.Budget.charge(seriesBytes + labelBytes(ls)); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, &series{id: id, labels: ls})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].labels, out[j].labels) < 0 })
-	return out, nil
+	return out, anyFlag, nil
 }
 
 func matchesAll(ms []*labels.Matcher, ls labels.Labels) bool {
@@ -264,7 +278,7 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 		}
 	})
 	wg.Go(func() {
-		floatsErr = qr.readFloats(ctx, t, sel, ms, mint, maxt, false, func(id rowBinaryID, ts []int64, vs []uint64) error {
+		floatsErr = qr.readFloats(ctx, t, ms, mint, maxt, false, func(id rowBinaryID, ts []int64, vs []uint64) error {
 			s, err := of(id)
 			if s == nil || err != nil {
 				return err
@@ -286,7 +300,7 @@ func (qr *querier) loadWithSamples(ctx context.Context, t Target, ms []*labels.M
 		}
 	})
 	wg.Go(func() {
-		histErr = qr.readHistograms(ctx, t, sel, mint, maxt, func(id uuid.UUID, hs []hsample) error {
+		histErr = qr.readHistograms(ctx, t, ms, mint, maxt, func(id uuid.UUID, hs []hsample) error {
 			s, err := of(rowBinaryIDOf(id))
 			if s == nil || err != nil {
 				return err
@@ -330,9 +344,13 @@ func firstCause(errs ...error) error {
 }
 
 // readHistograms calls each with the native histograms between mint and maxt of every
-// series sel selects that has some, ordered by time.
-func (qr *querier) readHistograms(ctx context.Context, t Target, sel string, mint, maxt int64, each func(uuid.UUID, []hsample) error) error {
-	rows, err := qr.stream(ctx, t, histogramsSQL(t.Database, sel, mint, maxt))
+// series the matchers select in the engine (idsSQL) that has some, ordered by time.
+func (qr *querier) readHistograms(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64, each func(uuid.UUID, []hsample) error) error {
+	where, err := whereSQL(ms)
+	if err != nil {
+		return err
+	}
+	rows, err := qr.stream(ctx, t, histogramsSQL(t.Database, idsSQL(t.Database, where), mint, maxt))
 	if err != nil {
 		if missing(err) {
 			return nil

@@ -51,36 +51,38 @@ func (r rowBinaryID) uuid() uuid.UUID {
 }
 
 // floatsSQL selects the float samples between mint and maxt (inclusive) of the series
-// sel (seriesSQL) selects under the matchers ms, in the data table's order, as
-// readFloats reads them; without stale markers when dropStale (a range selection drops
-// them). byMetric is for a data table that leads with promstore.MetricHashColumn: the
-// statement then selects by the metric hashes of the series (metricHashSQL), which the
-// table's sorting key finds, and rows without one (0: inserted by SQL), and says which
-// rows have none, so that readFloats can join them to their series.
-func floatsSQL(db, sel string, ms []*labels.Matcher, mint, maxt int64, dropStale, byMetric bool) string {
-	ids := fmt.Sprintf("id IN (SELECT id FROM (%s))", sel)
+// whose tags rows satisfy where (whereSQL of the matchers ms), in the data table's order, as readFloats
+// reads them; without stale markers when dropStale (a range selection drops them).
+// byMetric is for a data table that leads with promstore.MetricHashColumn: the statement
+// then selects by the metric hashes of the series (metricHashSQL), which the table's
+// sorting key finds, and rows without one (0: inserted by SQL), and says which rows have
+// none, so that readFloats can join them to their series.
+func floatsSQL(db, where string, ms []*labels.Matcher, mint, maxt int64, dropStale, byMetric bool) string {
+	inIDs := fmt.Sprintf("id IN (%s)", idsSQL(db, where))
 	inRange := fmt.Sprintf("timestamp >= %s AND timestamp <= %s", timeLiteral(mint), timeLiteral(maxt))
 	if dropStale {
 		inRange += " AND reinterpretAsUInt64(value) != " + strconv.FormatUint(value.StaleNaN, 10)
 	}
 	if !byMetric {
 		return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value) FROM %s WHERE %s AND %s ORDER BY id, timestamp",
-			table(db, promstore.DataTable), ids, inRange)
+			table(db, promstore.DataTable), inIDs, inRange)
 	}
 	mh := promstore.MetricHashColumn
 	return fmt.Sprintf("SELECT id, toUnixTimestamp64Milli(timestamp), reinterpretAsUInt64(value), %[1]s = 0 FROM %[2]s WHERE %[3]s AND %[4]s ORDER BY %[1]s, id, timestamp",
-		mh, table(db, promstore.DataTable), metricHashSQL(ids, sel, ms), inRange)
+		mh, table(db, promstore.DataTable), metricHashSQL(db, where, inIDs, ms), inRange)
 }
 
-// metricHashSQL is the condition on the data table's metric_hash, beside ids (the
-// condition on the ids sel selects), for the series sel selects under the matchers ms.
-// When ms are one metric's name alone, every series of that metric is selected: its
-// hash selects its rows and ids only the rows without a hash (the series outside the
-// time range have no rows in it; a row of a series the tags table does not hold is
-// dropped in Go, as any the matchers refuse). When ms name the metric by equality and
-// more, its hash and ids. Else the hashes of the names of the series sel selects,
-// computed by the engine, and ids. Rows without a hash (0) are read in every case.
-func metricHashSQL(ids, sel string, ms []*labels.Matcher) string {
+// metricHashSQL is the condition on the data table's metric_hash, beside inIDs (the
+// condition on the selected series' ids), for the series the matchers ms select (where:
+// their whereSQL). When
+// ms are one metric's name alone, every series of that metric is selected: its hash
+// selects its rows and inIDs only the rows without a hash (the series outside the time
+// range have no rows in it; a row of a series the tags table does not hold is dropped
+// in Go, as any the matchers refuse). When ms name the metric by equality and more, its
+// hash and inIDs. Else the hashes of the names of the series the matchers select in the
+// tags table, computed by the engine, and inIDs. Rows without a hash (0) are read in
+// every case.
+func metricHashSQL(db, where, inIDs string, ms []*labels.Matcher) string {
 	mh := promstore.MetricHashColumn
 	for _, m := range ms {
 		if m.Name != labels.MetricName || m.Type != labels.MatchEqual {
@@ -88,36 +90,41 @@ func metricHashSQL(ids, sel string, ms []*labels.Matcher) string {
 		}
 		h := promstore.MetricHash([]byte(m.Value))
 		if len(ms) == 1 {
-			return fmt.Sprintf("(%[1]s = %[2]d OR %[1]s = 0 AND %[3]s)", mh, h, ids)
+			return fmt.Sprintf("(%[1]s = %[2]d OR %[1]s = 0 AND %[3]s)", mh, h, inIDs)
 		}
-		return fmt.Sprintf("%s IN (0, %d) AND %s", mh, h, ids)
+		return fmt.Sprintf("%s IN (0, %d) AND %s", mh, h, inIDs)
 	}
-	return fmt.Sprintf("(%[1]s = 0 OR %[1]s IN (SELECT cityHash64(metric_name) FROM (%[2]s))) AND %[3]s", mh, sel, ids)
+	return fmt.Sprintf("(%[1]s = 0 OR %[1]s IN (SELECT cityHash64(metric_name) FROM %[2]s WHERE %[3]s)) AND %[4]s",
+		mh, table(db, promstore.TagsTable), where, inIDs)
 }
 
 // unhashedFor is how long a Queryable remembers that a database's data table has no
 // metric_hash column (made before it) before it tries the column again.
 const unhashedFor = time.Minute
 
-// readFloats reads the float samples between mint and maxt of the series sel selects
-// under the matchers ms (floatsSQL) and calls each with every series' samples, times
+// readFloats reads the float samples between mint and maxt of the series the matchers ms
+// select (floatsSQL) and calls each with every series' samples, times
 // (ms, ascending) and values' bits, once per series. The slices are reused once each returns. A data table
 // made before metric_hash answers the statement by metric hash with an unknown column;
 // it is then read by id alone, and the database remembered as such (unhashedFor).
-func (qr *querier) readFloats(ctx context.Context, t Target, sel string, ms []*labels.Matcher, mint, maxt int64, dropStale bool, each func(id rowBinaryID, ts []int64, vs []uint64) error) error {
+func (qr *querier) readFloats(ctx context.Context, t Target, ms []*labels.Matcher, mint, maxt int64, dropStale bool, each func(id rowBinaryID, ts []int64, vs []uint64) error) error {
 	be, ok := t.Engine.(query.ByteEngine)
 	if !ok {
 		return errors.New("promread: the engine cannot stream binary results")
+	}
+	where, err := whereSQL(ms)
+	if err != nil {
+		return err
 	}
 	byMetric := true
 	if at, ok := qr.q.unhashed.Load(t.Database); ok && time.Since(at.(time.Time)) < unhashedFor {
 		byMetric = false
 	}
-	body, err := be.StreamBytes(ctx, floatsSQL(t.Database, sel, ms, mint, maxt, dropStale, byMetric), "Native", qr.options(t))
+	body, err := be.StreamBytes(ctx, floatsSQL(t.Database, where, ms, mint, maxt, dropStale, byMetric), "Native", qr.options(t))
 	if err != nil && byMetric && engineerr.IsUnknownIdentifier(err) {
 		qr.q.unhashed.Store(t.Database, time.Now())
 		byMetric = false
-		body, err = be.StreamBytes(ctx, floatsSQL(t.Database, sel, ms, mint, maxt, dropStale, false), "Native", qr.options(t))
+		body, err = be.StreamBytes(ctx, floatsSQL(t.Database, where, ms, mint, maxt, dropStale, false), "Native", qr.options(t))
 	}
 	if err != nil {
 		if missing(err) {

@@ -120,11 +120,28 @@ func seriesSQL(db string, ms []*labels.Matcher, mint, maxt int64) (string, error
 		table(db, promstore.TagsTable), where, having), nil
 }
 
+// idsSQL selects the ids of database db's series whose tags rows satisfy where (whereSQL
+// of the matchers), written at any time: a superset of seriesSQL's series (no time
+// bound, the series' rows not folded), and about half its cost, for the conditions on
+// the sample tables. Their rows are joined to seriesSQL's series in Go, where a row of
+// any other series is dropped, as one the matchers refuse.
+func idsSQL(db, where string) string {
+	return fmt.Sprintf("SELECT id FROM %s WHERE %s", table(db, promstore.TagsTable), where)
+}
+
+// flaggedSeriesSQL is sel (seriesSQL) with a fourth column saying whether the series has
+// native histogram samples between mint and maxt (inclusive); ids is idsSQL of the same
+// matchers, which keeps the histograms read to the selected series' granules.
+func flaggedSeriesSQL(db, sel, ids string, mint, maxt int64) string {
+	return fmt.Sprintf("SELECT id, metric_name, tags, id IN (SELECT id FROM %s WHERE id IN (%s) AND timestamp >= %s AND timestamp <= %s) FROM (%s)",
+		table(db, promstore.HistogramsTable), ids, timeLiteral(mint), timeLiteral(maxt), sel)
+}
+
 // histogramsSQL selects the native histograms between mint and maxt (inclusive) of the
-// series sel selects, one row per series with any: its id and one array per field
-// (histogramsOf), aligned, not ordered.
-func histogramsSQL(db, sel string, mint, maxt int64) string {
-	inRange := fmt.Sprintf("id IN (SELECT id FROM (%s)) AND timestamp >= %s AND timestamp <= %s", sel, timeLiteral(mint), timeLiteral(maxt))
+// series ids (idsSQL) selects, one row per series with any: its id and one array per
+// field (histogramsOf), aligned, not ordered.
+func histogramsSQL(db, ids string, mint, maxt int64) string {
+	inRange := fmt.Sprintf("id IN (%s) AND timestamp >= %s AND timestamp <= %s", ids, timeLiteral(mint), timeLiteral(maxt))
 	return fmt.Sprintf("SELECT id, groupArray(toUnixTimestamp64Milli(timestamp)) AS ts, groupArray(counter_reset_hint) AS hint, groupArray(schema) AS schema, "+
 		"groupArray(reinterpretAsUInt64(zero_threshold)) AS zt, groupArray(reinterpretAsUInt64(zero_count)) AS zc, groupArray(reinterpretAsUInt64(count)) AS cnt, groupArray(reinterpretAsUInt64(sum)) AS sum, "+
 		"groupArray(arrayMap(s -> s.1, positive_spans)) AS po, groupArray(arrayMap(s -> s.2, positive_spans)) AS pl, groupArray(positive_buckets) AS pb, "+
