@@ -11,3 +11,5 @@ var (
 )
 
 const MaxSampleBytes = maxSampleBytes
+
+var DropEngineDatabase = dropEngineDatabase

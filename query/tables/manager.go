@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -374,7 +375,35 @@ func (m *Manager) DropDatabase(ctx context.Context, cluster uuid.UUID, name stri
 	if err != nil {
 		return err
 	}
-	return e.Exec(ctx, "DROP DATABASE IF EXISTS "+sqlquote.Ident(d.Engine)+" SYNC")
+	return dropEngineDatabase(ctx, e, d.Engine)
+}
+
+// dropAttempts bounds dropEngineDatabase's tries; dropPause is the first pause between
+// two, doubled each time (about 3 s in all).
+const (
+	dropAttempts = 6
+	dropPause    = 100 * time.Millisecond
+)
+
+// dropEngineDatabase drops an engine database whose catalog entry is already gone. A
+// consumer that had not yet seen the deletion may be creating a table in it (the first
+// generation of a table its batch writes to): the engine then refuses the drop
+// (DATABASE_NOT_EMPTY, "try again"), a retryable error, and the drop is tried again
+// once the consumer has seen the deletion and stopped. Fatal errors are not retried.
+func dropEngineDatabase(ctx context.Context, e Engine, name string) error {
+	pause := dropPause
+	for attempt := 1; ; attempt++ {
+		err := e.Exec(ctx, "DROP DATABASE IF EXISTS "+sqlquote.Ident(name)+" SYNC")
+		if err == nil || attempt == dropAttempts || engineerr.ClassOf(err) != engineerr.Retryable {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
 }
 
 // keyCheckTypes are the types a key's paths are tried with: the data decides a path's

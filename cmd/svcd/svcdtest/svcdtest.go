@@ -254,6 +254,28 @@ func (s *Service) Stop() {
 	s.log.Close()
 	s.cmd = nil
 	s.checkRaces()
+	s.reportOnFailure()
+}
+
+// reportOnFailure logs svcd's warnings and errors when the test has failed, so that a 500
+// ("it was logged as …") found in CI names its cause: the data directory, and the log with
+// it, goes with the test.
+func (s *Service) reportOnFailure() {
+	if !s.t.Failed() {
+		return
+	}
+	var lines []string
+	for _, l := range strings.Split(s.Logs(), "\n") {
+		if strings.Contains(l, "level=ERROR") || strings.Contains(l, "level=WARN") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 60 {
+		lines = lines[len(lines)-60:]
+	}
+	if len(lines) > 0 {
+		s.t.Logf("svcd's warnings and errors (the last %d):\n%s", len(lines), strings.Join(lines, "\n"))
+	}
 }
 
 // checkRaces fails the test when svcd, built with -race (go tool task test does that),
