@@ -41,6 +41,7 @@ type Config struct {
 type Client struct {
 	conn driver.Conn
 	raw  rawHTTP
+	strs *stringTypes
 }
 
 var _ pipeline.Engine = (*Client)(nil)
@@ -91,7 +92,7 @@ func Open(cfg Config) (*Client, error) {
 			// Answers of many rows (PromQL samples) come in reads of this size.
 			ReadBufferSize: 64 << 10,
 			DialContext:    (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext}}}
-	return &Client{conn: conn, raw: raw}, nil
+	return &Client{conn: conn, raw: raw, strs: &stringTypes{}}, nil
 }
 
 // Close closes the pool.
@@ -147,10 +148,18 @@ func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) 
 // the engine parses each row straight into the typed paths. Declared as plain JSON, the
 // rows of a table with typed paths (logsearch_events) were parsed into dynamic paths and
 // then cast to the table's type, which tripled the engine's CPU per row (issue 27).
+//
+// Where the encoder can type every value as the engine would, the column travels in the
+// JSON type's flattened serialization instead (jsonBlock), which the engine copies
+// rather than parses: about half its CPU per row.
 func (c *Client) InsertRows(ctx context.Context, database, table, columnType, token string, rows ...[]byte) error {
 	var stmt strings.Builder
 	writeInsert(&stmt, database, table, token, "Native")
-	return c.raw.insert(ctx, strings.TrimSuffix(stmt.String(), "\n"), newNativeBody(columnType, rows))
+	sql := strings.TrimSuffix(stmt.String(), "\n")
+	if block, ok := c.jsonBlock(ctx, columnType, rows); ok {
+		return c.raw.insertBlock(ctx, sql, block)
+	}
+	return c.raw.insert(ctx, sql, newNativeBody(columnType, rows))
 }
 
 // writeInsert writes an INSERT into database.table under token, of data in format that

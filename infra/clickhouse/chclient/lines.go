@@ -99,6 +99,19 @@ func (h rawHTTP) insert(ctx context.Context, stmt string, body *nativeBody) erro
 	}
 	req.ContentLength = body.size
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.again()), nil }
+	return h.send(req)
+}
+
+// insertBlock is insert of a block built whole.
+func (h rawHTTP) insertBlock(ctx context.Context, stmt string, block []byte) error {
+	req, err := h.request(ctx, url.Values{"query": {stmt}}, bytes.NewReader(block))
+	if err != nil {
+		return err
+	}
+	return h.send(req)
+}
+
+func (h rawHTTP) send(req *http.Request) error {
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return err

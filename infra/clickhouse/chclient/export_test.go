@@ -1,0 +1,9 @@
+package chclient
+
+import "context"
+
+// JSONBlock is Client.jsonBlock: the rows as a block in the flattened serialization, and
+// whether they may travel so.
+func (c *Client) JSONBlock(ctx context.Context, columnType string, rows ...[]byte) ([]byte, bool) {
+	return c.jsonBlock(ctx, columnType, rows)
+}

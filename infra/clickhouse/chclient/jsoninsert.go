@@ -1,0 +1,153 @@
+package chclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/svc-data/svc/query/sqlquote"
+)
+
+// stringTypes remembers what the engine types strings as, for jsonBlock's ambiguous
+// strings: the values of a field repeat (paths, user agents, addresses), so the engine is
+// asked about each once.
+type stringTypes struct {
+	mu     sync.Mutex
+	known  map[string]bool // true: String
+	probed bool            // whether the timestamp shapes were checked
+	times  bool            // the engine agreed on them
+}
+
+// maxKnownStrings bounds stringTypes.known; it starts over when full.
+const maxKnownStrings = 1 << 16
+
+// maxAskedStrings bounds the strings one insert asks the engine about; past it the rows
+// travel as text.
+const maxAskedStrings = 4096
+
+// jsonBlock returns the rows as a block in the JSON type's flattened serialization, or ok
+// false where they must travel as text (nativeBody): the encoder refused them, the
+// engine types one of their strings other than as String, or asking it failed.
+func (c *Client) jsonBlock(ctx context.Context, columnType string, rows [][]byte) ([]byte, bool) {
+	times, err := c.strs.probe(ctx, c)
+	if err != nil {
+		return nil, false
+	}
+	block, ambiguous, ok := encodeJSONBlock(columnType, rows, times)
+	if !ok {
+		return nil, false
+	}
+	if len(ambiguous) == 0 {
+		return block, true
+	}
+	var ask []string
+	c.strs.mu.Lock()
+	for _, s := range ambiguous {
+		str, known := c.strs.known[s]
+		if known && !str {
+			c.strs.mu.Unlock()
+			return nil, false
+		}
+		if !known {
+			ask = append(ask, s)
+		}
+	}
+	c.strs.mu.Unlock()
+	if len(ask) == 0 {
+		return block, true
+	}
+	if len(ask) > maxAskedStrings {
+		return nil, false
+	}
+	types, _, err := c.typesOf(ctx, ask)
+	if err != nil {
+		return nil, false
+	}
+	all := true
+	c.strs.mu.Lock()
+	if c.strs.known == nil || len(c.strs.known)+len(ask) > maxKnownStrings {
+		c.strs.known = make(map[string]bool, len(ask))
+	}
+	for i, s := range ask {
+		c.strs.known[s] = types[i] == "String"
+		all = all && types[i] == "String"
+	}
+	c.strs.mu.Unlock()
+	return block, all
+}
+
+// probe checks once that the engine types and reads the timestamp shapes as
+// parseTimestamp does (it reads times without a zone in its own zone, which must be UTC);
+// where it does not, every such string is asked about instead.
+func (s *stringTypes) probe(ctx context.Context, c *Client) (bool, error) {
+	s.mu.Lock()
+	done, times := s.probed, s.times
+	s.mu.Unlock()
+	if done {
+		return times, nil
+	}
+	samples := []string{"2026-12-01 10:11:12", "2026-12-01 10:11:12.5", "2026-02-28T23:59:59Z",
+		"2024-02-29T00:00:00.123456789Z", "1971-01-01 00:00:00.000001"}
+	types, ns, err := c.typesOf(ctx, samples)
+	if err != nil {
+		return false, err
+	}
+	times = true
+	for i, v := range samples {
+		sec, frac, _ := parseTimestamp([]byte(v))
+		want := "DateTime"
+		if fracDigits([]byte(v)) > 0 {
+			want = "DateTime64(9)"
+		}
+		times = times && types[i] == want && ns[i] == sec*1e9+frac
+	}
+	s.mu.Lock()
+	s.probed, s.times = true, times
+	s.mu.Unlock()
+	return times, nil
+}
+
+// typesOf asks the engine the type it gives each string as a JSON value, and the time it
+// reads from those it types as a time (nanoseconds since the epoch, else 0).
+func (c *Client) typesOf(ctx context.Context, strs []string) (types []string, ns []int64, err error) {
+	var data strings.Builder
+	for i, s := range strs {
+		v, err := json.Marshal(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(&data, "{\"i\":%d,\"s\":%s}\n", i, v)
+	}
+	sql := "SELECT toString(doc.i.:Int64) || '\t' || dynamicType(doc.s) || '\t' || toString(multiIf(" +
+		"dynamicType(doc.s) = 'DateTime', toInt64(toUnixTimestamp(doc.s.:DateTime)) * 1000000000, " +
+		"dynamicType(doc.s) = 'DateTime64(9)', toUnixTimestamp64Nano(doc.s.:`DateTime64(9)`), 0)) " +
+		"FROM format(JSONAsObject, 'doc JSON', " + sqlquote.String(data.String()) + ") " +
+		// A block per row: within a block the engine types a path's value by the types the
+		// path already has (jsonBlock.stringKind), and each string is asked about alone.
+		"SETTINGS max_block_size = 1"
+	lines, err := c.QueryStrings(ctx, sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	types, ns = make([]string, len(strs)), make([]int64, len(strs))
+	got := 0
+	for _, l := range lines {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 {
+			return nil, nil, fmt.Errorf("types of strings: unexpected line %q", l)
+		}
+		i, err1 := strconv.Atoi(f[0])
+		n, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || i < 0 || i >= len(strs) || types[i] != "" {
+			return nil, nil, fmt.Errorf("types of strings: unexpected line %q", l)
+		}
+		types[i], ns[i], got = f[1], n, got+1
+	}
+	if got != len(strs) {
+		return nil, nil, fmt.Errorf("types of strings: %d answers for %d strings", got, len(strs))
+	}
+	return types, ns, nil
+}
