@@ -47,6 +47,11 @@ type jsonBlock struct {
 	ambiguous []string
 	seen      map[string]struct{}
 
+	// hint is the rows expected (the input's lines), input its bytes and reserved the
+	// bytes reserved for columns so far (reserve).
+	hint, input, reserved int
+	gen                   int // the batches encoded with these buffers
+
 	key []byte // the path being read
 	tmp []byte // an unescaped string
 	// inferTimes is whether strings in the timestamp shapes are typed DateTime and
@@ -77,6 +82,8 @@ const noValue = 0xff
 
 type dynPath struct {
 	name string
+	gen  int // the block it holds values of (jsonBlock.gen)
+	hint int // rows expected
 	kind []jsonKind // per row
 	data [jsonKinds][]byte
 	has  [jsonKinds]bool
@@ -188,9 +195,11 @@ func encodeJSONBlock(columnType string, parts [][]byte, inferTimes bool) (block 
 	if !ok {
 		return nil, nil, false
 	}
-	j := &jsonBlock{paths: make(map[string]*dynPath), inferTimes: inferTimes}
-	for i, n := range names {
-		j.typed = append(j.typed, &typedPath{name: n, ms: ms[i]})
+	j := getJSONBlock(names, ms)
+	defer j.release()
+	j.inferTimes = inferTimes
+	for _, part := range parts {
+		j.hint, j.input = j.hint+bytes.Count(part, []byte{'\n'})+1, j.input+len(part)
 	}
 	for _, part := range parts {
 		for len(part) > 0 {
@@ -218,6 +227,42 @@ func encodeJSONBlock(columnType string, parts [][]byte, inferTimes bool) (block 
 	return j.encode(columnType), j.ambiguous, true
 }
 
+// blocks keeps encoders between batches with their columns' buffers, which a block's
+// encode has copied out: a batch of a table then reuses the last one's memory.
+var blocks sync.Pool
+
+// getJSONBlock is an empty encoder for the typed paths names (ms: DateTime64(3, 'UTC')).
+func getJSONBlock(names []string, ms []bool) *jsonBlock {
+	j, _ := blocks.Get().(*jsonBlock)
+	if j == nil {
+		j = &jsonBlock{paths: make(map[string]*dynPath)}
+	}
+	j.gen++
+	j.order, j.rows, j.ambiguous, j.hint, j.input, j.reserved = j.order[:0], 0, nil, 0, 0, 0
+	clear(j.seen)
+	same := len(j.typed) == len(names)
+	for i := 0; same && i < len(names); i++ {
+		same = j.typed[i].name == names[i] && j.typed[i].ms == ms[i]
+	}
+	if !same {
+		j.typed = j.typed[:0]
+		for i, n := range names {
+			j.typed = append(j.typed, &typedPath{name: n, ms: ms[i]})
+		}
+	}
+	for _, t := range j.typed {
+		t.data = t.data[:0]
+	}
+	return j
+}
+
+// release gives the encoder back, unless it holds the paths of too many tables.
+func (j *jsonBlock) release() {
+	if len(j.paths) <= 4*maxDynamicPaths {
+		blocks.Put(j)
+	}
+}
+
 // row reads one document into the columns.
 func (j *jsonBlock) row(doc []byte) bool {
 	for _, t := range j.typed {
@@ -234,9 +279,9 @@ func (j *jsonBlock) row(doc []byte) bool {
 	for _, t := range j.typed {
 		if !t.valid { // the type's default, as the engine writes for a path not given
 			if t.ms {
-				t.data = binary.LittleEndian.AppendUint64(t.data, 0)
+				t.data = binary.LittleEndian.AppendUint64(j.reserve(t.data, 8), 0)
 			} else {
-				t.data = append(t.data, 0)
+				t.data = append(j.reserve(t.data, 1), 0)
 			}
 		}
 	}
@@ -258,17 +303,29 @@ func (j *jsonBlock) object(doc []byte, i, prefix int) (int, bool) {
 		if prefix > 0 {
 			j.key = append(j.key, '.')
 		}
-		start := len(j.key)
-		var ok bool
-		j.key, i, ok = appendJSONString(j.key, doc, i)
-		if !ok || !plainKey(j.key[start:]) {
+		k := plainRun(doc, i+1)
+		escaped := k >= len(doc) || doc[k] != '"' // jsonString unescapes it, else it is doc's bytes
+		key, tmp, end, ok := jsonString(j.tmp, doc, i)
+		j.tmp, i = tmp, end
+		dotted := bytes.IndexByte(key, '.') >= 0
+		if !ok || len(key) == 0 || (dotted || escaped) && !plainKey(key) {
 			return 0, false
 		}
+		j.key = append(j.key, key...)
 		i = skipSpace(doc, i)
 		if i >= len(doc) || doc[i] != ':' {
 			return 0, false
 		}
-		if i, ok = j.value(doc, skipSpace(doc, i+1)); !ok {
+		// Typed paths are top-level names without dots; a dotted top-level key may name
+		// a path under one.
+		var t *typedPath
+		if prefix == 0 && !dotted {
+			t = j.typedAt(j.key)
+		}
+		if prefix == 0 && dotted && j.underTyped(j.key) {
+			return 0, false
+		}
+		if i, ok = j.value(t, doc, skipSpace(doc, i+1)); !ok {
 			return 0, false
 		}
 		i = skipSpace(doc, i)
@@ -300,47 +357,43 @@ func plainKey(k []byte) bool {
 	return true
 }
 
-// value reads the value at doc[i] for the path j.key.
-func (j *jsonBlock) value(doc []byte, i int) (int, bool) {
+// value reads the value at doc[i] for the path j.key, the typed path t if not nil.
+func (j *jsonBlock) value(t *typedPath, doc []byte, i int) (int, bool) {
 	if i >= len(doc) {
 		return 0, false
 	}
-	if t := j.typedAt(j.key); t != nil {
+	if t != nil {
 		return j.typedValue(t, doc, i)
-	}
-	if j.underTyped(j.key) {
-		return 0, false
 	}
 	switch c := doc[i]; {
 	case c == '{':
 		return j.object(doc, i, len(j.key))
 	case c == '"':
-		var ok bool
-		j.tmp, i, ok = appendJSONString(j.tmp[:0], doc, i)
-		if !ok {
+		str, tmp, end, ok := jsonString(j.tmp, doc, i)
+		if j.tmp, i = tmp, end; !ok {
 			return 0, false
 		}
 		p := j.path(true)
 		if p == nil {
 			return 0, false
 		}
-		kind, amb, ok := j.stringKind(p, j.tmp)
+		kind, amb, ok := j.stringKind(p, str)
 		if !ok {
 			return 0, false
 		}
 		switch kind {
 		case kindDateTime:
-			sec, _, _ := parseTimestamp(j.tmp)
-			p.add(j.rows, kindDateTime, binary.LittleEndian.AppendUint32(p.data[kindDateTime], uint32(sec)))
+			sec, _, _ := parseTimestamp(str)
+			p.add(j.rows, kindDateTime, binary.LittleEndian.AppendUint32(j.reserve(p.data[kindDateTime], 4), uint32(sec)))
 		case kindDateTime64:
-			sec, ns, _ := parseTimestamp(j.tmp)
-			p.add(j.rows, kindDateTime64, binary.LittleEndian.AppendUint64(p.data[kindDateTime64], uint64(sec*1e9+ns)))
+			sec, ns, _ := parseTimestamp(str)
+			p.add(j.rows, kindDateTime64, binary.LittleEndian.AppendUint64(j.reserve(p.data[kindDateTime64], 8), uint64(sec*1e9+ns)))
 		default:
 			if amb {
-				j.ambiguousString(j.tmp)
+				j.ambiguousString(str)
 			}
-			d := binary.AppendUvarint(p.data[kindString], uint64(len(j.tmp)))
-			p.add(j.rows, kindString, append(d, j.tmp...))
+			d := binary.AppendUvarint(j.reserve(p.data[kindString], len(str)), uint64(len(str)))
+			p.add(j.rows, kindString, append(d, str...))
 		}
 		return i, true
 	case c == 't' || c == 'f':
@@ -355,7 +408,7 @@ func (j *jsonBlock) value(doc []byte, i int) (int, bool) {
 		if p == nil {
 			return 0, false
 		}
-		p.add(j.rows, kindBool, append(p.data[kindBool], v))
+		p.add(j.rows, kindBool, append(j.reserve(p.data[kindBool], 1), v))
 		return i + n, true
 	case c == 'n':
 		if !bytes.HasPrefix(doc[i:], []byte("null")) {
@@ -389,7 +442,7 @@ func (j *jsonBlock) value(doc []byte, i int) (int, bool) {
 			if err != nil || math.IsInf(f, 0) {
 				return 0, false
 			}
-			p.add(j.rows, kindFloat64, binary.LittleEndian.AppendUint64(p.data[kindFloat64], math.Float64bits(f)))
+			p.add(j.rows, kindFloat64, binary.LittleEndian.AppendUint64(j.reserve(p.data[kindFloat64], 8), math.Float64bits(f)))
 			return end, true
 		}
 		digits := len(text)
@@ -403,7 +456,7 @@ func (j *jsonBlock) value(doc []byte, i int) (int, bool) {
 		if err != nil {
 			return 0, false
 		}
-		p.add(j.rows, kindInt64, binary.LittleEndian.AppendUint64(p.data[kindInt64], uint64(n)))
+		p.add(j.rows, kindInt64, binary.LittleEndian.AppendUint64(j.reserve(p.data[kindInt64], 8), uint64(n)))
 		return end, true
 	}
 	return 0, false
@@ -413,12 +466,18 @@ func (j *jsonBlock) value(doc []byte, i int) (int, bool) {
 // already has a value in this row (a path named twice).
 func (j *jsonBlock) path(create bool) *dynPath {
 	p := j.paths[string(j.key)]
-	if p == nil {
+	if p == nil || p.gen != j.gen {
 		if !create || len(j.order) >= maxDynamicPaths {
 			return nil
 		}
-		p = &dynPath{name: string(j.key)}
-		j.paths[p.name] = p
+		if p == nil {
+			p = &dynPath{name: string(j.key)}
+			j.paths[p.name] = p
+		}
+		p.gen, p.hint, p.kind, p.has = j.gen, j.hint, p.kind[:0], [jsonKinds]bool{}
+		for k := range p.data {
+			p.data[k] = p.data[k][:0]
+		}
 		j.order = append(j.order, p)
 	}
 	if len(p.kind) > j.rows {
@@ -427,8 +486,29 @@ func (j *jsonBlock) path(create bool) *dynPath {
 	return p
 }
 
+// reserve returns data with room for a value of n bytes. A column's first value sizes it
+// for the rows expected (j.hint) while the block's columns stay within twice its input,
+// so most columns are allocated once.
+func (j *jsonBlock) reserve(data []byte, n int) []byte {
+	n += binary.MaxVarintLen32
+	if cap(data)-len(data) >= n {
+		return data
+	}
+	if len(data) == 0 && j.hint > j.rows {
+		want := n * (j.hint - j.rows) * 5 / 4
+		if j.reserved+want <= 2*j.input {
+			j.reserved += want
+			return make([]byte, 0, want)
+		}
+	}
+	return slices.Grow(data, n)
+}
+
 // add records the row's kind, data being p.data[k] with the value appended.
 func (p *dynPath) add(row int, k jsonKind, data []byte) {
+	if cap(p.kind) == 0 {
+		p.kind = make([]jsonKind, 0, max(row+1, p.hint))
+	}
 	for len(p.kind) < row {
 		p.kind = append(p.kind, noValue)
 	}
@@ -459,20 +539,19 @@ func (j *jsonBlock) typedValue(t *typedPath, doc []byte, i int) (int, bool) {
 	if t.valid || doc[i] != '"' {
 		return 0, false // named twice, or not a string: left to the engine
 	}
-	var ok bool
-	j.tmp, i, ok = appendJSONString(j.tmp[:0], doc, i)
-	if !ok {
+	str, tmp, end, ok := jsonString(j.tmp, doc, i)
+	if j.tmp, i = tmp, end; !ok {
 		return 0, false
 	}
 	if t.ms {
-		sec, ns, shape := parseTimestamp(j.tmp)
-		if shape != shapeNoZone || ns%1e6 != 0 || fracDigits(j.tmp) > 3 {
+		sec, ns, shape := parseTimestamp(str)
+		if shape != shapeNoZone || ns%1e6 != 0 || fracDigits(str) > 3 {
 			return 0, false
 		}
-		t.data = binary.LittleEndian.AppendUint64(t.data, uint64(sec*1000+ns/1e6))
+		t.data = binary.LittleEndian.AppendUint64(j.reserve(t.data, 8), uint64(sec*1000+ns/1e6))
 	} else {
-		t.data = binary.AppendUvarint(t.data, uint64(len(j.tmp)))
-		t.data = append(t.data, j.tmp...)
+		t.data = binary.AppendUvarint(j.reserve(t.data, len(str)), uint64(len(str)))
+		t.data = append(t.data, str...)
 	}
 	t.valid = true
 	return i, true
@@ -659,15 +738,45 @@ func scanNumber(b []byte, i int) (end int, frac, ok bool) {
 	return i, frac, true
 }
 
+// jsonString is the JSON string at b[i] unescaped: b's own bytes where it has no escape
+// and is ASCII, else unescaped into scratch (returned for reuse); ok as appendJSONString.
+func jsonString(scratch, b []byte, i int) (s, scratchOut []byte, end int, ok bool) {
+	k := plainRun(b, i+1)
+	if k < len(b) && b[k] == '"' {
+		return b[i+1 : k], scratch, k + 1, true
+	}
+	scratch, end, ok = appendJSONString(append(scratch[:0], b[i+1:k]...), b, k-1)
+	return scratch, scratch, end, ok
+}
+
+// plainRun is the index of the first byte from b[i] that a JSON string cannot hold as it
+// is (a quote, a backslash, a control byte) or that is not ASCII, or len(b): eight bytes
+// at a time.
+func plainRun(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		hit := (q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x | x
+		if hit&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return i
+		}
+	}
+	return i
+}
+
 // appendJSONString appends the JSON string at b[i] unescaped; it refuses control bytes,
 // invalid UTF-8 and lone surrogates, whose handling is the engine's to choose.
 func appendJSONString(dst, b []byte, i int) ([]byte, int, bool) {
 	i++
 	for {
 		s := i
-		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80 {
-			i++
-		}
+		i = plainRun(b, i)
 		dst = append(dst, b[s:i]...)
 		if i >= len(b) {
 			return dst, 0, false
