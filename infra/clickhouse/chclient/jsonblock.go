@@ -82,8 +82,8 @@ const noValue = 0xff
 
 type dynPath struct {
 	name string
-	gen  int // the block it holds values of (jsonBlock.gen)
-	hint int // rows expected
+	gen  int        // the block it holds values of (jsonBlock.gen)
+	hint int        // rows expected
 	kind []jsonKind // per row
 	data [jsonKinds][]byte
 	has  [jsonKinds]bool
