@@ -824,7 +824,22 @@ func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *g
 	if len(rows) == 0 {
 		return nil
 	}
-	return w.insert(ctx, tgt, w.token(p, start, end, g.table.String()), rows, recs[0])
+	token := w.token(p, start, end, g.table.String())
+	if !w.encodesRows() {
+		return w.insert(ctx, tgt, token, rows, recs[0])
+	}
+	// Encoded once: the paths the encoding brings are recorded before the rows go in, so
+	// rows visible to queries are always typed, and a retry sends the same block.
+	enc := w.c.engine.(RowsEncoder)
+	e := enc.EncodeRows(ctx, tgt.ColumnType, rows...)
+	if err := w.recordEncodedPaths(ctx, g.table, e); err != nil {
+		return err
+	}
+	err = w.retry(ctx, func() error { return enc.InsertEncoded(ctx, tgt.Database, tgt.Table, token, e) })
+	if err == nil || !errors.Is(err, engineerr.Permanent) || w.c.cfg.Dead == nil {
+		return err
+	}
+	return w.isolate(ctx, tgt, token, rows, recs[0], err)
 }
 
 // insert inserts rows, retrying while the engine is unavailable. Rows the engine rejects
@@ -838,6 +853,12 @@ func (w *worker) insert(ctx context.Context, t target.Table, token string, rows 
 	if w.c.cfg.Dead == nil {
 		return err
 	}
+	return w.isolate(ctx, t, token, rows, origin, err)
+}
+
+// isolate inserts rows the engine rejected under token (with err) in halves, each under
+// its own token derived from it, down to the rejected rows, which go to dead letters.
+func (w *worker) isolate(ctx context.Context, t target.Table, token string, rows [][]byte, origin Record, err error) error {
 	var lines [][]byte
 	for _, part := range rows {
 		lines = append(lines, bytes.SplitAfter(part, []byte{'\n'})...)

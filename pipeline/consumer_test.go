@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,7 @@ type memEngine struct {
 	keys    map[string]bool
 	failOn  func(call string) error
 	inserts int
+	encoded int               // inserts of encoded rows (InsertEncoded with a block)
 	types   map[string]string // table → the column type its last insert declared
 }
 
@@ -65,6 +67,27 @@ func (e *memEngine) InsertRows(_ context.Context, db, table, columnType, token s
 		e.rows[db+"."+table] = append(e.rows[db+"."+table], l)
 	}
 	return nil
+}
+
+// EncodeRows implements RowsEncoder: rows holding "text" travel as text, the others
+// "encoded" as their own bytes, reporting one path.
+func (e *memEngine) EncodeRows(_ context.Context, columnType string, rows ...[]byte) EncodedRows {
+	out := EncodedRows{ColumnType: columnType, Rows: rows}
+	if joined := bytes.Join(rows, nil); !bytes.Contains(joined, []byte("text")) {
+		out.Block, out.Paths = joined, map[string][]string{"i": {"Int64"}}
+	}
+	return out
+}
+
+// InsertEncoded implements RowsEncoder as InsertRows, counting the encoded inserts.
+func (e *memEngine) InsertEncoded(ctx context.Context, db, table, token string, rows EncodedRows) error {
+	if rows.Block == nil {
+		return e.InsertRows(ctx, db, table, rows.ColumnType, token, rows.Rows...)
+	}
+	e.mu.Lock()
+	e.encoded++
+	e.mu.Unlock()
+	return e.InsertRows(ctx, db, table, rows.ColumnType, token, rows.Block)
 }
 
 func (e *memEngine) ExecArgs(_ context.Context, sql string, args ...any) error {
@@ -114,6 +137,42 @@ func (o oneTable) Target(context.Context, uuid.UUID, [][]byte) (target.Table, bo
 
 func (o oneTable) Generation(_ context.Context, _ uuid.UUID, gen int) (target.Table, bool, error) {
 	return target.Table{TableID: o.id, Database: "db", Table: fmt.Sprintf("t__g%d", gen), Gen: gen, ColumnType: oneTableType}, true, nil
+}
+
+// pathTables is oneTable keeping a path schema: it logs how each batch's paths were
+// recorded ("encoded" or "shapes") with the rows the engine held then.
+type pathTables struct {
+	oneTable
+	eng *memEngine
+	mu  *sync.Mutex
+	log *[]string
+}
+
+func newPathTables(table uuid.UUID, eng *memEngine) pathTables {
+	return pathTables{oneTable: oneTable{table}, eng: eng, mu: &sync.Mutex{}, log: new([]string)}
+}
+
+func (p pathTables) RecordPaths(_ context.Context, _ uuid.UUID, rows [][]byte) error {
+	p.note("shapes", len(rows))
+	return nil
+}
+
+func (p pathTables) RecordPathTypes(_ context.Context, _ uuid.UUID, seen map[string][]string) error {
+	p.note("encoded", len(seen))
+	return nil
+}
+
+func (p pathTables) note(how string, n int) {
+	held := p.eng.count("db.t__g1")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	*p.log = append(*p.log, fmt.Sprintf("%s %d before row %d", how, n, held))
+}
+
+func (p pathTables) entries() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(*p.log)
 }
 
 // memPartition is the committed state of one partition, shared by its successive owners.
@@ -166,9 +225,15 @@ func makeRecords(table uuid.UUID, n int, rowsPer int) []Record {
 // until the consumer is shut down or ctx ends.
 func own(t *testing.T, eng *memEngine, part *memPartition, table uuid.UUID, linger time.Duration, until func() bool) {
 	t.Helper()
+	ownWith(t, eng, oneTable{table}, part, linger, until)
+}
+
+// ownWith is own with the tables given.
+func ownWith(t *testing.T, eng *memEngine, tables Tables, part *memPartition, linger time.Duration, until func() bool) {
+	t.Helper()
 	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 25, Linger: linger, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond,
 		Dead: producerFunc(func(context.Context, ...*Record) error { return nil }), DeadTopic: func(s string) string { return s + ".dead" }},
-		eng, oneTable{table})
+		eng, tables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,24 +307,35 @@ func TestCrashesAtEveryStepNeverLoseOrDuplicate(t *testing.T) {
 			}
 		},
 	}
+	// Each runs with rows inserted as given and with rows encoded ahead of the insert
+	// (tables that record the paths of an encoding).
 	for name, crash := range cases {
-		t.Run(name, func(t *testing.T) {
-			eng := newMemEngine()
-			part := &memPartition{offset: -1, records: makeRecords(table, records, rowsPer)}
-			crash(eng, part)
-			// First owner: runs into the crash for a while, then is revoked.
-			start := time.Now()
-			own(t, eng, part, table, time.Millisecond, func() bool { return time.Since(start) > 100*time.Millisecond })
-			eng.failOn, part.failOn = nil, nil
-			// Second owner: runs until everything is committed.
-			own(t, eng, part, table, time.Millisecond, func() bool {
-				off, meta := memAssignment{part}.Committed()
-				return off == records && meta == ""
+		for _, encoded := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, encoded %v", name, encoded), func(t *testing.T) {
+				eng := newMemEngine()
+				var tables Tables = oneTable{table}
+				if encoded {
+					tables = newPathTables(table, eng)
+				}
+				part := &memPartition{offset: -1, records: makeRecords(table, records, rowsPer)}
+				crash(eng, part)
+				// First owner: runs into the crash for a while, then is revoked.
+				start := time.Now()
+				ownWith(t, eng, tables, part, time.Millisecond, func() bool { return time.Since(start) > 100*time.Millisecond })
+				eng.failOn, part.failOn = nil, nil
+				// Second owner: runs until everything is committed.
+				ownWith(t, eng, tables, part, time.Millisecond, func() bool {
+					off, meta := memAssignment{part}.Committed()
+					return off == records && meta == ""
+				})
+				if got := eng.count("db.t__g1"); got != records*rowsPer {
+					t.Fatalf("%d rows in the table, want exactly %d (commits: %v)", got, records*rowsPer, part.commits)
+				}
+				if encoded != (eng.encoded > 0) {
+					t.Fatalf("%d encoded inserts, encoded %v", eng.encoded, encoded)
+				}
 			})
-			if got := eng.count("db.t__g1"); got != records*rowsPer {
-				t.Fatalf("%d rows in the table, want exactly %d (commits: %v)", got, records*rowsPer, part.commits)
-			}
-		})
+		}
 	}
 }
 
@@ -370,6 +446,53 @@ func TestPoisonRowsGoToDeadLettersWhileNeighboursLand(t *testing.T) {
 	}
 	if len(dead) != 1 || !strings.Contains(dead[0], "poison") || !strings.Contains(dead[0], "bad row") {
 		t.Fatalf("dead letters %q", dead)
+	}
+}
+
+// TestEncodedRowsArePathRecordedBeforeTheyGoIn: where the engine encodes rows ahead of
+// their insert, each batch's paths are recorded from the encoding, or from the rows'
+// shapes where they travel as text, before any of its rows is in the table; and a
+// rejected row of an encoded batch goes to dead letters while its neighbours land.
+func TestEncodedRowsArePathRecordedBeforeTheyGoIn(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	tables := newPathTables(table, eng)
+	recs := makeRecords(table, 6, 2)
+	recs[3].Value = []byte("{\"i\":3,\"text\":1}\n")                 // the second batch travels as text
+	recs[5].Value = []byte("{\"i\":5,\"j\":0}\n{\"poison\":true}\n") // the third is rejected whole, then in halves
+	part := &memPartition{offset: -1, records: recs}
+	var dead []string
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
+			for _, r := range rs {
+				dead = append(dead, string(r.Value))
+			}
+			return nil
+		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	for i := 0; i < len(recs); i += 2 { // a batch each: records 0-1, 2-3, 4-5
+		if err := c.Deliver(context.Background(), "topic", 0, recs[i:i+2]); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for off, _ := (memAssignment{part}).Committed(); off != int64(i+2) && time.Now().Before(deadline); off, _ = (memAssignment{part}).Committed() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	c.Revoked("topic", 0)
+	// The text batch's two shapes are new: the encoded batch recorded no shapes.
+	want := []string{"encoded 1 before row 0", "shapes 2 before row 4", "encoded 1 before row 7"}
+	if got := tables.entries(); !slices.Equal(got, want) {
+		t.Errorf("paths recorded %q, want %q", got, want)
+	}
+	if got := eng.count("db.t__g1"); got != 10 {
+		t.Errorf("%d rows landed, want 10", got)
+	}
+	if len(dead) != 1 || !strings.Contains(dead[0], "poison") {
+		t.Errorf("dead letters %q", dead)
 	}
 }
 

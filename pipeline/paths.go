@@ -19,6 +19,12 @@ type PathRecorder interface {
 	RecordPaths(ctx context.Context, tableID uuid.UUID, rows [][]byte) error
 }
 
+// PathTypesRecorder is implemented by Tables that can add paths and engine types, as an
+// encoding of the rows told them (EncodedRows.Paths), to a table's path schema.
+type PathTypesRecorder interface {
+	RecordPathTypes(ctx context.Context, tableID uuid.UUID, seen map[string][]string) error
+}
+
 // maxShapes bounds the shapes remembered per table; past it the memory starts over
 // (recording again is harmless: only new path types are appended).
 const maxShapes = 4096
@@ -36,53 +42,91 @@ func newShapeCache() *shapeCache {
 
 // recordPaths records the paths of every group's rows of new shapes. Errors reaching
 // the engine or the catalog are retried; the schema is written before the insert, so
-// rows visible to queries are always typed.
+// rows visible to queries are always typed. Where the engine encodes rows ahead of their insert (encodesRows), each group's paths are
+// recorded by insertRows instead, from the encoding or else from its rows' shapes.
 func (w *worker) recordPaths(ctx context.Context, groups []*group) error {
+	if w.encodesRows() {
+		return nil
+	}
+	for _, g := range groups {
+		if isPrometheus(g) {
+			continue // typed tables: no paths
+		}
+		var values [][]byte
+		for _, r := range g.recs {
+			values = append(values, r.Value)
+		}
+		if err := w.recordShapes(ctx, g.table, values); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodesRows reports whether the engine encodes rows ahead of their insert and the
+// tables take the paths of an encoding.
+func (w *worker) encodesRows() bool {
+	_, enc := w.c.engine.(RowsEncoder)
+	_, rec := w.c.tables.(PathTypesRecorder)
+	return enc && rec
+}
+
+// recordEncodedPaths records the paths of rows inserted as e; rows sent as text have theirs
+// recorded from their shapes.
+func (w *worker) recordEncodedPaths(ctx context.Context, table uuid.UUID, e EncodedRows) error {
+	if e.Block == nil {
+		return w.recordShapes(ctx, table, e.Rows)
+	}
+	pr := w.c.tables.(PathTypesRecorder)
+	if err := w.retry(ctx, func() error { return pr.RecordPathTypes(ctx, table, e.Paths) }); err != nil {
+		return fmt.Errorf("record paths of table %s: %w", table, err)
+	}
+	return nil
+}
+
+// recordShapes records the paths of the rows (record values) of a table whose shapes
+// were not recorded yet.
+func (w *worker) recordShapes(ctx context.Context, table uuid.UUID, values [][]byte) error {
 	pr, ok := w.c.tables.(PathRecorder)
 	if !ok {
 		return nil
 	}
 	sc := w.c.shapes
-	for _, g := range groups {
-		if isPrometheus(g) {
-			continue // typed tables: no paths
-		}
-		var rows [][]byte
-		var fresh []uint64
-		sc.mu.Lock()
-		known := sc.tables[g.table]
-		sc.mu.Unlock()
-		batch := map[uint64]bool{}
-		for _, r := range g.recs {
-			for line := range linesOf(r.Value) {
-				h := shapeHash(sc.seed, line)
-				if _, ok := known[h]; ok || batch[h] {
-					continue
-				}
-				batch[h] = true
-				fresh = append(fresh, h)
-				rows = append(rows, line)
+	var rows [][]byte
+	var fresh []uint64
+	sc.mu.Lock()
+	known := sc.tables[table]
+	sc.mu.Unlock()
+	batch := map[uint64]bool{}
+	for _, v := range values {
+		for line := range linesOf(v) {
+			h := shapeHash(sc.seed, line)
+			if _, ok := known[h]; ok || batch[h] {
+				continue
 			}
+			batch[h] = true
+			fresh = append(fresh, h)
+			rows = append(rows, line)
 		}
-		if len(rows) == 0 {
-			continue
-		}
-		if err := w.retry(ctx, func() error { return pr.RecordPaths(ctx, g.table, rows) }); err != nil {
-			return fmt.Errorf("record paths of table %s: %w", g.table, err)
-		}
-		sc.mu.Lock()
-		m := sc.tables[g.table]
-		if m == nil || len(m)+len(fresh) > maxShapes {
-			m = map[uint64]struct{}{}
-		} else {
-			m = cloneSet(m)
-		}
-		for _, h := range fresh {
-			m[h] = struct{}{}
-		}
-		sc.tables[g.table] = m
-		sc.mu.Unlock()
 	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := w.retry(ctx, func() error { return pr.RecordPaths(ctx, table, rows) }); err != nil {
+		return fmt.Errorf("record paths of table %s: %w", table, err)
+	}
+	sc.mu.Lock()
+	m := sc.tables[table]
+	if m == nil || len(m)+len(fresh) > maxShapes {
+		m = map[uint64]struct{}{}
+	} else {
+		m = cloneSet(m)
+	}
+	for _, h := range fresh {
+		m[h] = struct{}{}
+	}
+	sc.tables[table] = m
+	sc.mu.Unlock()
 	return nil
 }
 

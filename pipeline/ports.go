@@ -83,6 +83,27 @@ type Engine interface {
 	QueryStringsArgs(ctx context.Context, sql string, args ...any) ([]string, error)
 }
 
+// EncodedRows are a table's rows encoded for their insert ahead of it (RowsEncoder).
+type EncodedRows struct {
+	ColumnType string
+	// Rows are the rows as given, sent as text where Block is nil.
+	Rows [][]byte
+	// Block is the engine's encoding of the rows, nil where they travel as text.
+	Block []byte
+	// Paths, with Block, are every leaf path of the rows with the engine types its values
+	// are stored as (what distinctJSONPathsAndTypes would report of them).
+	Paths map[string][]string
+}
+
+// RowsEncoder is implemented by engines that encode rows before inserting them: the
+// consumer records a batch's path schema from the encoding instead of walking its rows.
+type RowsEncoder interface {
+	// EncodeRows encodes rows as InsertRows takes them, for a column of columnType.
+	EncodeRows(ctx context.Context, columnType string, rows ...[]byte) EncodedRows
+	// InsertEncoded inserts encoded rows as InsertRows inserts rows.
+	InsertEncoded(ctx context.Context, database, table, token string, rows EncodedRows) error
+}
+
 // Tables resolves where rows of a table are inserted.
 type Tables interface {
 	// Target returns the current generation of a table, creating the next one from

@@ -30,6 +30,16 @@ func (m *Manager) RecordPaths(ctx context.Context, id uuid.UUID, rows [][]byte) 
 	return m.cat.RecordPaths(ctx, id, seen)
 }
 
+// RecordPathTypes implements pipeline.PathTypesRecorder: paths and types an encoding of
+// the rows reported (pipeline.EncodedRows.Paths) go to the table's schema as the engine's
+// would.
+func (m *Manager) RecordPathTypes(ctx context.Context, id uuid.UUID, seen map[string][]string) error {
+	if _, ok := m.cat.Model().TableByID(id); !ok {
+		return nil
+	}
+	return m.cat.RecordPaths(ctx, id, seen)
+}
+
 // PathsOf returns the leaf paths of rows with the engine types of their values, as an
 // insert into a column of columnType would store them.
 func PathsOf(ctx context.Context, e Engine, columnType string, rows [][]byte) (map[string][]string, error) {

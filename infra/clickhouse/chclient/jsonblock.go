@@ -37,10 +37,10 @@ import (
 //	UInt8 per row (the index of the row's type, the type count for no value) and the
 //	values of each type in the order of the types.
 type jsonBlock struct {
-	typed []*typedPath
-	paths map[string]*dynPath
-	order []*dynPath
-	rows  int
+	typed  []*typedPath
+	byPath map[string]*dynPath
+	order  []*dynPath
+	rows   int
 
 	// ambiguous are the distinct strings written as String whose type the engine must
 	// confirm before the block is sent.
@@ -190,10 +190,10 @@ func plainIdent(s string) bool {
 // encodeJSONBlock encodes the documents of parts (newline-separated, blank lines skipped as
 // nativeBody skips them) as a block of columnType. ok is false where the encoder refuses
 // (see jsonBlock); ambiguous then lists the strings the engine must confirm as String.
-func encodeJSONBlock(columnType string, parts [][]byte, inferTimes bool) (block []byte, ambiguous []string, ok bool) {
+func encodeJSONBlock(columnType string, parts [][]byte, inferTimes bool) (block []byte, paths map[string][]string, ambiguous []string, ok bool) {
 	names, ms, ok := typedPaths(columnType)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	j := getJSONBlock(names, ms)
 	defer j.release()
@@ -214,17 +214,43 @@ func encodeJSONBlock(columnType string, parts [][]byte, inferTimes bool) (block 
 				continue
 			}
 			if !j.row(line) {
-				return nil, nil, false
+				return nil, nil, nil, false
 			}
 		}
 	}
 	if j.rows == 0 || len(j.order) > maxDynamicPaths {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	if columnType == "" {
 		columnType = "JSON"
 	}
-	return j.encode(columnType), j.ambiguous, true
+	block = j.encode(columnType)
+	return block, j.paths(), j.ambiguous, true
+}
+
+// paths are the block's leaf paths with the types of their values, as the engine's
+// distinctJSONPathsAndTypes reports them: every typed path with its type, every dynamic
+// path with the types it holds in the order of their names (encode sorted them).
+func (j *jsonBlock) paths() map[string][]string {
+	out := make(map[string][]string, len(j.typed)+len(j.order))
+	for _, t := range j.typed {
+		if t.ms {
+			out[t.name] = []string{"DateTime64(3, 'UTC')"}
+		} else {
+			out[t.name] = []string{"String"}
+		}
+	}
+	for _, p := range j.order {
+		var types []string
+		for k := range jsonKinds {
+			if p.has[k] {
+				types = append(types, kindNames[k])
+			}
+		}
+		slices.Sort(types)
+		out[p.name] = types
+	}
+	return out
 }
 
 // blocks keeps encoders between batches with their columns' buffers, which a block's
@@ -235,7 +261,7 @@ var blocks sync.Pool
 func getJSONBlock(names []string, ms []bool) *jsonBlock {
 	j, _ := blocks.Get().(*jsonBlock)
 	if j == nil {
-		j = &jsonBlock{paths: make(map[string]*dynPath)}
+		j = &jsonBlock{byPath: make(map[string]*dynPath)}
 	}
 	j.gen++
 	j.order, j.rows, j.ambiguous, j.hint, j.input, j.reserved = j.order[:0], 0, nil, 0, 0, 0
@@ -258,7 +284,7 @@ func getJSONBlock(names []string, ms []bool) *jsonBlock {
 
 // release gives the encoder back, unless it holds the paths of too many tables.
 func (j *jsonBlock) release() {
-	if len(j.paths) <= 4*maxDynamicPaths {
+	if len(j.byPath) <= 4*maxDynamicPaths {
 		blocks.Put(j)
 	}
 }
@@ -465,14 +491,14 @@ func (j *jsonBlock) value(t *typedPath, doc []byte, i int) (int, bool) {
 // path is the dynamic path j.key, made if create and new; nil when it may not be made or
 // already has a value in this row (a path named twice).
 func (j *jsonBlock) path(create bool) *dynPath {
-	p := j.paths[string(j.key)]
+	p := j.byPath[string(j.key)]
 	if p == nil || p.gen != j.gen {
 		if !create || len(j.order) >= maxDynamicPaths {
 			return nil
 		}
 		if p == nil {
 			p = &dynPath{name: string(j.key)}
-			j.paths[p.name] = p
+			j.byPath[p.name] = p
 		}
 		p.gen, p.hint, p.kind, p.has = j.gen, j.hint, p.kind[:0], [jsonKinds]bool{}
 		for k := range p.data {

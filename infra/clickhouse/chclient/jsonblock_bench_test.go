@@ -17,7 +17,7 @@ func BenchmarkJSONBlock(b *testing.B) {
 	b.SetBytes(int64(len(rows)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, ok := encodeJSONBlock(typ, [][]byte{rows}, true); !ok {
+		if _, _, _, ok := encodeJSONBlock(typ, [][]byte{rows}, true); !ok {
 			b.Fatal("refused")
 		}
 	}

@@ -3,6 +3,7 @@ package chclient_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,20 @@ func TestJSONBlockMatchesTheEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			return out
+		}
+		// The paths and types the encoding reports are those the engine lists.
+		e := c.EncodeRows(ctx, typ, rows)
+		lines, err := c.QueryStrings(ctx, "SELECT concat(p.1, ' ', arrayStringConcat(arraySort(p.2), ' ')) FROM (SELECT arrayJoin(distinctJSONPathsAndTypes(doc)) AS p FROM "+text+") ORDER BY 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reported []string
+		for p, types := range e.Paths {
+			reported = append(reported, p+" "+strings.Join(types, " "))
+		}
+		slices.Sort(reported)
+		if fmt.Sprint(reported) != fmt.Sprint(lines) {
+			t.Errorf("paths reported:\n %q\nthe engine's:\n %q", reported, lines)
 		}
 		got, want := read(bin), read(text)
 		if len(got) != len(want) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/query/sqlquote"
 )
 
@@ -32,16 +33,44 @@ const maxAskedStrings = 4096
 // false where they must travel as text (nativeBody): the encoder refused them, the
 // engine types one of their strings other than as String, or asking it failed.
 func (c *Client) jsonBlock(ctx context.Context, columnType string, rows [][]byte) ([]byte, bool) {
+	block, _, ok := c.jsonBlockPaths(ctx, columnType, rows)
+	return block, ok
+}
+
+// EncodeRows implements pipeline.RowsEncoder with jsonBlock.
+func (c *Client) EncodeRows(ctx context.Context, columnType string, rows ...[]byte) pipeline.EncodedRows {
+	e := pipeline.EncodedRows{ColumnType: columnType, Rows: rows}
+	if block, paths, ok := c.jsonBlockPaths(ctx, columnType, rows); ok {
+		e.Block, e.Paths = block, paths
+	}
+	return e
+}
+
+// InsertEncoded implements pipeline.RowsEncoder: the block, or else the rows as text.
+func (c *Client) InsertEncoded(ctx context.Context, database, table, token string, e pipeline.EncodedRows) error {
+	var stmt strings.Builder
+	writeInsert(&stmt, database, table, token, "Native")
+	sql := strings.TrimSuffix(stmt.String(), "\n")
+	if e.Block != nil {
+		return c.raw.insertBlock(ctx, sql, e.Block)
+	}
+	return c.raw.insert(ctx, sql, newNativeBody(e.ColumnType, e.Rows))
+}
+
+var _ pipeline.RowsEncoder = (*Client)(nil)
+
+// jsonBlockPaths is jsonBlock with the block's paths and types.
+func (c *Client) jsonBlockPaths(ctx context.Context, columnType string, rows [][]byte) ([]byte, map[string][]string, bool) {
 	times, err := c.strs.probe(ctx, c)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	block, ambiguous, ok := encodeJSONBlock(columnType, rows, times)
+	block, paths, ambiguous, ok := encodeJSONBlock(columnType, rows, times)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	if len(ambiguous) == 0 {
-		return block, true
+		return block, paths, true
 	}
 	var ask []string
 	c.strs.mu.Lock()
@@ -49,7 +78,7 @@ func (c *Client) jsonBlock(ctx context.Context, columnType string, rows [][]byte
 		str, known := c.strs.known[s]
 		if known && !str {
 			c.strs.mu.Unlock()
-			return nil, false
+			return nil, nil, false
 		}
 		if !known {
 			ask = append(ask, s)
@@ -57,14 +86,14 @@ func (c *Client) jsonBlock(ctx context.Context, columnType string, rows [][]byte
 	}
 	c.strs.mu.Unlock()
 	if len(ask) == 0 {
-		return block, true
+		return block, paths, true
 	}
 	if len(ask) > maxAskedStrings {
-		return nil, false
+		return nil, nil, false
 	}
 	types, _, err := c.typesOf(ctx, ask)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	all := true
 	c.strs.mu.Lock()
@@ -76,7 +105,10 @@ func (c *Client) jsonBlock(ctx context.Context, columnType string, rows [][]byte
 		all = all && types[i] == "String"
 	}
 	c.strs.mu.Unlock()
-	return block, all
+	if !all {
+		return nil, nil, false
+	}
+	return block, paths, true
 }
 
 // probe checks once that the engine types and reads the timestamp shapes as
