@@ -71,11 +71,22 @@ const (
 	kindString
 	kindDateTime
 	kindDateTime64
-	kindEmptyArray
+	kindArrayString
+	kindArrayInt64
+	kindArrayFloat64
+	kindArrayBool
 	jsonKinds
 )
 
-var kindNames = [jsonKinds]string{"Int64", "UInt64", "Float64", "Bool", "String", "DateTime", "DateTime64(9)", "Array(Nullable(String))"}
+var kindNames = [jsonKinds]string{"Int64", "UInt64", "Float64", "Bool", "String", "DateTime", "DateTime64(9)",
+	"Array(Nullable(String))", "Array(Nullable(Int64))", "Array(Nullable(Float64))", "Array(Nullable(Bool))"}
+
+// arrayKinds are the array kinds.
+var arrayKinds = []jsonKind{kindArrayBool, kindArrayFloat64, kindArrayInt64, kindArrayString}
+
+// isArray reports whether k is an array kind, whose data are its offsets and whose
+// elements are in dynPath.elem.
+func (k jsonKind) isArray() bool { return k >= kindArrayString }
 
 // noValue is a row's kind index where the path has no value.
 const noValue = 0xff
@@ -87,6 +98,10 @@ type dynPath struct {
 	kind []jsonKind // per row
 	data [jsonKinds][]byte
 	has  [jsonKinds]bool
+	// elem and elems are the elements of the arrays of each array kind (their data and
+	// count; data holds their cumulative offsets).
+	elem  [jsonKinds][]byte
+	elems [jsonKinds]uint64
 }
 
 type typedPath struct {
@@ -442,17 +457,11 @@ func (j *jsonBlock) value(t *typedPath, doc []byte, i int) (int, bool) {
 		}
 		return i + 4, true // no value, as the engine reads a null
 	case c == '[':
-		k := skipSpace(doc, i+1)
-		if k >= len(doc) || doc[k] != ']' {
-			return 0, false // only empty arrays are taken
-		}
 		p := j.path(true)
 		if p == nil {
 			return 0, false
 		}
-		// Array offsets are cumulative: every array taken is empty, so they are all 0.
-		p.add(j.rows, kindEmptyArray, binary.LittleEndian.AppendUint64(p.data[kindEmptyArray], 0))
-		return k + 1, true
+		return j.array(p, doc, i)
 	case c == '-' || c >= '0' && c <= '9':
 		end, frac, ok := scanNumber(doc, i)
 		if !ok {
@@ -488,6 +497,153 @@ func (j *jsonBlock) value(t *typedPath, doc []byte, i int) (int, bool) {
 	return 0, false
 }
 
+// array reads the array at doc[i] for path p. It takes arrays of one kind of scalar:
+// strings the engine reads as strings, integers of up to 18 digits, numbers with a
+// fraction or an exponent (integers beside them too: the engine makes them Float64), or
+// booleans; no nulls, arrays or objects in them. As for scalars, the engine first tries
+// the array types the path already has in this block, without conversion, as seen on the
+// pinned engine: Array(Nullable(String)) takes any array of strings (its strings then
+// need no inference) and no other; Array(Nullable(Bool)) only booleans;
+// Array(Nullable(Int64)) integers; Array(Nullable(Float64)) integers where the path has
+// no Int64 array, and numbers with a fraction. Every array type takes an empty array; one
+// on a path with two array types or more is left to the engine, which picks by an order
+// not pinned here.
+func (j *jsonBlock) array(p *dynPath, doc []byte, i int) (int, bool) {
+	i = skipSpace(doc, i+1)
+	if i < len(doc) && doc[i] == ']' {
+		k, n := kindArrayString, 0
+		for _, a := range arrayKinds {
+			if p.has[a] {
+				k, n = a, n+1
+			}
+		}
+		if n > 1 {
+			return 0, false
+		}
+		p.add(j.rows, k, binary.LittleEndian.AppendUint64(j.reserve(p.data[k], 8), p.elems[k]))
+		return i + 1, true
+	}
+	start := i
+	kind, n := jsonKinds, 0
+	floats := false
+	for { // what the elements are, before anything is written
+		if i >= len(doc) {
+			return 0, false
+		}
+		var k jsonKind
+		switch c := doc[i]; {
+		case c == '"':
+			str, tmp, end, ok := jsonString(j.tmp, doc, i)
+			if j.tmp, i = tmp, end; !ok || !p.has[kindArrayString] && !plainString(str) {
+				return 0, false
+			}
+			k = kindArrayString
+		case c == 't' || c == 'f':
+			w := "true"
+			if c == 'f' {
+				w = "false"
+			}
+			if !bytes.HasPrefix(doc[i:], []byte(w)) {
+				return 0, false
+			}
+			k, i = kindArrayBool, i+len(w)
+		case c == '-' || c >= '0' && c <= '9':
+			end, frac, ok := scanNumber(doc, i)
+			if !ok || !frac && end-i > 18 {
+				return 0, false
+			}
+			k, i, floats = kindArrayInt64, end, floats || frac
+		default:
+			return 0, false // a null, an array or an object: left to the engine
+		}
+		if kind != jsonKinds && kind != k {
+			return 0, false
+		}
+		kind, n = k, n+1
+		i = skipSpace(doc, i)
+		if i >= len(doc) {
+			return 0, false
+		}
+		if doc[i] == ']' {
+			break
+		}
+		if doc[i] != ',' {
+			return 0, false
+		}
+		i = skipSpace(doc, i+1)
+	}
+	if floats || kind == kindArrayInt64 && p.has[kindArrayFloat64] && !p.has[kindArrayInt64] {
+		kind = kindArrayFloat64
+	}
+	// Written: each element, then the array's end offset.
+	for i = start; ; {
+		switch kind {
+		case kindArrayString:
+			str, tmp, end, _ := jsonString(j.tmp, doc, i)
+			j.tmp, i = tmp, end
+			e := binary.AppendUvarint(j.reserveElem(p, kind, len(str)), uint64(len(str)))
+			p.elem[kind] = append(e, str...)
+		case kindArrayBool:
+			v := byte(0)
+			if doc[i] == 't' {
+				v, i = 1, i+4
+			} else {
+				i += 5
+			}
+			p.elem[kind] = append(j.reserveElem(p, kind, 1), v)
+		default:
+			end, _, _ := scanNumber(doc, i)
+			var bits uint64
+			if kind == kindArrayFloat64 {
+				f, err := strconv.ParseFloat(string(doc[i:end]), 64)
+				if err != nil || math.IsInf(f, 0) {
+					return 0, false
+				}
+				bits = math.Float64bits(f)
+			} else {
+				v, err := strconv.ParseInt(string(doc[i:end]), 10, 64)
+				if err != nil {
+					return 0, false
+				}
+				bits = uint64(v)
+			}
+			p.elem[kind], i = binary.LittleEndian.AppendUint64(j.reserveElem(p, kind, 8), bits), end
+		}
+		p.elems[kind]++
+		if i = skipSpace(doc, i); doc[i] == ']' {
+			break
+		}
+		i = skipSpace(doc, i+1)
+	}
+	p.add(j.rows, kind, binary.LittleEndian.AppendUint64(j.reserve(p.data[kind], 8), p.elems[kind]))
+	return i + 1, true
+}
+
+// reserveElem is reserve for an element of p's arrays of kind k.
+func (j *jsonBlock) reserveElem(p *dynPath, k jsonKind, n int) []byte {
+	if cap(p.elem[k])-len(p.elem[k]) >= n+binary.MaxVarintLen32 {
+		return p.elem[k]
+	}
+	return slices.Grow(p.elem[k], n+binary.MaxVarintLen32)
+}
+
+// plainString reports whether the engine infers a string as String whatever the types
+// beside it: longer than a date or time can be, without a digit, or digits alone.
+func plainString(s []byte) bool {
+	if len(s) > 50 {
+		return true
+	}
+	digit, other := false, false
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			digit = true
+		} else {
+			other = true
+		}
+	}
+	return !digit || !other
+}
+
 // path is the dynamic path j.key, made if create and new; nil when it may not be made or
 // already has a value in this row (a path named twice).
 func (j *jsonBlock) path(create bool) *dynPath {
@@ -500,9 +656,9 @@ func (j *jsonBlock) path(create bool) *dynPath {
 			p = &dynPath{name: string(j.key)}
 			j.byPath[p.name] = p
 		}
-		p.gen, p.hint, p.kind, p.has = j.gen, j.hint, p.kind[:0], [jsonKinds]bool{}
+		p.gen, p.hint, p.kind, p.has, p.elems = j.gen, j.hint, p.kind[:0], [jsonKinds]bool{}, [jsonKinds]uint64{}
 		for k := range p.data {
-			p.data[k] = p.data[k][:0]
+			p.data[k], p.elem[k] = p.data[k][:0], p.elem[k][:0]
 		}
 		j.order = append(j.order, p)
 	}
@@ -607,19 +763,8 @@ func (j *jsonBlock) stringKind(p *dynPath, s []byte) (kind jsonKind, amb, ok boo
 	if p.has[kindString] {
 		return kindString, false, true
 	}
-	if len(s) > 50 {
-		return kindString, false, true // past the engine's longest date or time
-	}
-	digit, other := false, false
-	for _, c := range s {
-		if c >= '0' && c <= '9' {
-			digit = true
-		} else {
-			other = true
-		}
-	}
-	if !digit || !other {
-		return kindString, false, true // the engine infers no date or time without a digit, nor from digits alone
+	if plainString(s) {
+		return kindString, false, true
 	}
 	if j.inferTimes {
 		if _, _, shape := parseTimestamp(s); shape != shapeNone {
@@ -653,8 +798,8 @@ func (j *jsonBlock) encode(columnType string) []byte {
 	}
 	for _, p := range j.order {
 		size += len(p.name) + 64 + j.rows
-		for _, d := range p.data {
-			size += len(d)
+		for k := range p.data {
+			size += len(p.data[k]) + len(p.elem[k]) + int(p.elems[k])
 		}
 	}
 	b := make([]byte, 0, size)
@@ -706,6 +851,10 @@ func (j *jsonBlock) encode(columnType string) []byte {
 		}
 		for _, k := range ks[:n] {
 			b = append(b, p.data[k]...)
+			if k.isArray() { // Array(Nullable(T)): the offsets, then the null map, then the values
+				b = append(b, make([]byte, p.elems[k])...)
+				b = append(b, p.elem[k]...)
+			}
 		}
 	}
 	return b
