@@ -7,3 +7,6 @@ import "context"
 func (c *Client) JSONBlock(ctx context.Context, columnType string, rows ...[]byte) ([]byte, bool) {
 	return c.jsonBlock(ctx, columnType, rows)
 }
+
+// IsEngineException is isEngineException.
+var IsEngineException = isEngineException

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/svc-data/svc/infra/clickhouse/chclient"
 )
 
 const logType = "JSON(_time DateTime64(3, 'UTC'), _raw String, host String, source String, sourcetype String, index String)"
@@ -228,4 +230,27 @@ func randomDoc(r *rand.Rand, n int, frac bool) string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// TestProbeTellsRefusalsFromUnreachableEngines: the probe of the flattened
+// serialization disables it only on the engine's own refusal (an engine that cannot read
+// it), and probes again after an error reaching the engine.
+func TestProbeTellsRefusalsFromUnreachableEngines(t *testing.T) {
+	c, ctx := engineWith(t)
+	_, err := c.QueryStrings(ctx, "SELECT * FROM format(Native, 'doc JSON', 'not a block')")
+	if err == nil || !chclient.IsEngineException(err) {
+		t.Fatalf("a statement the engine refuses: %v, want an engine exception", err)
+	}
+	down, err := chclient.Open(chclient.Config{URL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	if _, ok := down.JSONBlock(ctx, "JSON", []byte(`{"a":1}`+"\n")); ok {
+		t.Fatal("rows encoded for an engine that was never reached")
+	}
+	_, err = down.QueryStrings(ctx, "SELECT 1")
+	if err == nil || chclient.IsEngineException(err) {
+		t.Fatalf("an engine that cannot be reached: %v, want an error that is no engine exception", err)
+	}
 }

@@ -3,10 +3,13 @@ package chclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/svc-data/svc/pipeline"
 	"github.com/svc-data/svc/query/sqlquote"
@@ -18,8 +21,9 @@ import (
 type stringTypes struct {
 	mu     sync.Mutex
 	known  map[string]bool // true: String
-	probed bool            // whether the timestamp shapes were checked
-	times  bool            // the engine agreed on them
+	probed bool            // whether the engine was probed (probe)
+	times  bool            // the engine agreed on the timestamp shapes
+	blocks bool            // the engine reads the flattened serialization
 }
 
 // maxKnownStrings bounds stringTypes.known; it starts over when full.
@@ -61,8 +65,8 @@ var _ pipeline.RowsEncoder = (*Client)(nil)
 
 // jsonBlockPaths is jsonBlock with the block's paths and types.
 func (c *Client) jsonBlockPaths(ctx context.Context, columnType string, rows [][]byte) ([]byte, map[string][]string, bool) {
-	times, err := c.strs.probe(ctx, c)
-	if err != nil {
+	times, blocks, err := c.strs.probe(ctx, c)
+	if err != nil || !blocks {
 		return nil, nil, false
 	}
 	block, paths, ambiguous, ok := encodeJSONBlock(columnType, rows, times)
@@ -111,35 +115,61 @@ func (c *Client) jsonBlockPaths(ctx context.Context, columnType string, rows [][
 	return block, paths, true
 }
 
-// probe checks once that the engine types and reads the timestamp shapes as
-// parseTimestamp does (it reads times without a zone in its own zone, which must be UTC);
-// where it does not, every such string is asked about instead.
-func (s *stringTypes) probe(ctx context.Context, c *Client) (bool, error) {
+// probe checks once that the engine reads a block in the flattened serialization (an
+// engine older than the pinned one may not: its rows then all travel as text), and that
+// it types and reads the timestamp shapes as parseTimestamp does (it reads times without
+// a zone in its own zone, which must be UTC); where it does not, every such string is
+// asked about instead. An engine that cannot be reached is probed again next time.
+func (s *stringTypes) probe(ctx context.Context, c *Client) (times, blocks bool, err error) {
 	s.mu.Lock()
-	done, times := s.probed, s.times
+	done, times, blocks := s.probed, s.times, s.blocks
 	s.mu.Unlock()
 	if done {
-		return times, nil
+		return times, blocks, nil
 	}
 	samples := []string{"2026-12-01 10:11:12", "2026-12-01 10:11:12.5", "2026-02-28T23:59:59Z",
 		"2024-02-29T00:00:00.123456789Z", "1971-01-01 00:00:00.000001"}
 	types, ns, err := c.typesOf(ctx, samples)
-	if err != nil {
-		return false, err
-	}
-	times = true
-	for i, v := range samples {
-		sec, frac, _ := parseTimestamp([]byte(v))
-		want := "DateTime"
-		if fracDigits([]byte(v)) > 0 {
-			want = "DateTime64(9)"
+	switch {
+	case err == nil:
+		times, blocks = true, true
+		for i, v := range samples {
+			sec, frac, _ := parseTimestamp([]byte(v))
+			want := "DateTime"
+			if fracDigits([]byte(v)) > 0 {
+				want = "DateTime64(9)"
+			}
+			times = times && types[i] == want && ns[i] == sec*1e9+frac
 		}
-		times = times && types[i] == want && ns[i] == sec*1e9+frac
+	case !isEngineException(err):
+		return false, false, err
+	}
+	if blocks {
+		// A block of every kind, read by the engine into nothing.
+		const typ = "JSON(_time DateTime64(3, 'UTC'), _raw String)"
+		rows := `{"_time":"2026-12-01 10:11:12.345","_raw":"r","i":-1,"f":1.5,"b":true,"s":"x","o":{"k":"v"},` +
+			`"a":["x"],"ai":[1],"af":[0.5],"ab":[false],"e":[],"t":"2026-12-01 10:11:12.5"}` + "\n" + `{"i":"y","n":null}` + "\n"
+		block, _, _, ok := encodeJSONBlock(typ, [][]byte{[]byte(rows)}, times)
+		if !ok {
+			blocks = false
+		} else if err := c.raw.insertBlock(ctx, "INSERT INTO FUNCTION null("+sqlquote.String("doc "+typ)+") FORMAT Native", block); err != nil {
+			if !isEngineException(err) {
+				return false, false, err
+			}
+			blocks = false
+		}
 	}
 	s.mu.Lock()
-	s.probed, s.times = true, times
+	s.probed, s.times, s.blocks = true, times, blocks
 	s.mu.Unlock()
-	return times, nil
+	return times, blocks, nil
+}
+
+// isEngineException reports whether err is the engine's refusal of a statement, rather
+// than a failure to reach it.
+func isEngineException(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex)
 }
 
 // typesOf asks the engine the type it gives each string as a JSON value, and the time it
