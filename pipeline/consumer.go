@@ -836,6 +836,17 @@ func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *g
 		return err
 	}
 	err = w.retry(ctx, func() error { return enc.InsertEncoded(ctx, tgt.Database, tgt.Table, token, e) })
+	if err != nil && e.Block != nil && errors.Is(err, engineerr.Permanent) {
+		// A rejected block is sent again as text under the same token (the rejected
+		// insert took nothing), so that an encoding the engine does not read costs no row;
+		// what the engine rejects as text is isolated as text.
+		w.c.cfg.Logger.Warn("encoded rows rejected; inserting them as text", "table", g.table, "err", err)
+		e.Block = nil
+		if err := w.recordShapes(ctx, g.table, rows); err != nil {
+			return err
+		}
+		err = w.retry(ctx, func() error { return enc.InsertEncoded(ctx, tgt.Database, tgt.Table, token, e) })
+	}
 	if err == nil || !errors.Is(err, engineerr.Permanent) || w.c.cfg.Dead == nil {
 		return err
 	}

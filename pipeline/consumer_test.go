@@ -29,14 +29,15 @@ import (
 var testKey = []byte("0123456789abcdef-test-key")
 
 type memEngine struct {
-	mu      sync.Mutex
-	tokens  map[string]bool
-	rows    map[string][]string // table → rows
-	keys    map[string]bool
-	failOn  func(call string) error
-	inserts int
-	encoded int               // inserts of encoded rows (InsertEncoded with a block)
-	types   map[string]string // table → the column type its last insert declared
+	mu        sync.Mutex
+	tokens    map[string]bool
+	rows      map[string][]string // table → rows
+	keys      map[string]bool
+	failOn    func(call string) error
+	inserts   int
+	encoded   int               // inserts of encoded rows (InsertEncoded with a block)
+	badBlocks bool              // InsertEncoded rejects every block as bad data
+	types     map[string]string // table → the column type its last insert declared
 }
 
 func newMemEngine() *memEngine {
@@ -85,8 +86,14 @@ func (e *memEngine) InsertEncoded(ctx context.Context, db, table, token string, 
 		return e.InsertRows(ctx, db, table, rows.ColumnType, token, rows.Rows...)
 	}
 	e.mu.Lock()
-	e.encoded++
+	bad := e.badBlocks
+	if !bad {
+		e.encoded++
+	}
 	e.mu.Unlock()
+	if bad {
+		return fmt.Errorf("%w: the block does not read", engineerr.Permanent)
+	}
 	return e.InsertRows(ctx, db, table, rows.ColumnType, token, rows.Block)
 }
 
@@ -483,8 +490,9 @@ func TestEncodedRowsArePathRecordedBeforeTheyGoIn(t *testing.T) {
 		}
 	}
 	c.Revoked("topic", 0)
-	// The text batch's two shapes are new: the encoded batch recorded no shapes.
-	want := []string{"encoded 1 before row 0", "shapes 2 before row 4", "encoded 1 before row 7"}
+	// The text batch's two shapes are new: the encoded batch recorded no shapes. The
+	// rejected block is sent again as text, its one new shape recorded, then isolated.
+	want := []string{"encoded 1 before row 0", "shapes 2 before row 4", "encoded 1 before row 7", "shapes 1 before row 7"}
 	if got := tables.entries(); !slices.Equal(got, want) {
 		t.Errorf("paths recorded %q, want %q", got, want)
 	}
@@ -493,6 +501,43 @@ func TestEncodedRowsArePathRecordedBeforeTheyGoIn(t *testing.T) {
 	}
 	if len(dead) != 1 || !strings.Contains(dead[0], "poison") {
 		t.Errorf("dead letters %q", dead)
+	}
+}
+
+// TestRejectedBlocksAreInsertedAsText: an encoded batch the engine rejects as bad data is
+// sent again as text under the same token (its shapes recorded), and no row goes to
+// dead letters for the encoding's sake.
+func TestRejectedBlocksAreInsertedAsText(t *testing.T) {
+	table := uuid.New()
+	eng := newMemEngine()
+	eng.badBlocks = true
+	tables := newPathTables(table, eng)
+	part := &memPartition{offset: -1, records: makeRecords(table, 6, 2)}
+	var dead []string
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
+			for _, r := range rs {
+				dead = append(dead, string(r.Value))
+			}
+			return nil
+		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Assigned(memAssignment{part})
+	if err := c.Deliver(context.Background(), "topic", 0, part.records); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for off, _ := (memAssignment{part}).Committed(); off != 6 && time.Now().Before(deadline); off, _ = (memAssignment{part}).Committed() {
+		time.Sleep(time.Millisecond)
+	}
+	c.Revoked("topic", 0)
+	if got := eng.count("db.t__g1"); got != 12 || len(dead) != 0 || eng.encoded != 0 {
+		t.Fatalf("%d rows landed (want 12), %d encoded, dead letters %q", got, eng.encoded, dead)
+	}
+	if got, want := tables.entries(), []string{"encoded 1 before row 0", "shapes 1 before row 0"}; !slices.Equal(got, want) {
+		t.Errorf("paths recorded %q, want %q", got, want)
 	}
 }
 

@@ -19,9 +19,10 @@ import (
 
 // Direct insert formats the engine can take the same rows in. The fastest one measured
 // on plain JSON is the "best direct" baseline of every workload. fmtNativeText is the
-// consumer's own insert (chclient.InsertRows: one Native block whose JSON column carries
-// each row as text, streamed from the rows as they are), run straight from here: where
-// it wins, the edge is measured against its own insert without the rest of the pipeline.
+// consumer's own insert (chclient.EncodeRows and InsertEncoded: one Native block whose
+// JSON column is in the flattened serialization where the rows can be, else carries each
+// row as text), run straight from here: where it wins, the edge is measured against its
+// own insert without the rest of the pipeline.
 const (
 	fmtJSONAsObject = "JSONAsObject"
 	fmtJSONEachRow  = "JSONEachRow"
@@ -94,7 +95,8 @@ func (d *directInserter) insert(ctx context.Context, format, db, table, token st
 		}
 		return d.st.direct.Exec(ctx, b.String())
 	case fmtNativeText:
-		return d.st.direct.InsertRows(ctx, db, table, "", token, rows)
+		// As the consumer inserts: encoded where it can be, else as text.
+		return d.st.direct.InsertEncoded(ctx, db, table, token, d.st.direct.EncodeRows(ctx, "", rows))
 	case fmtNative:
 		// clickhouse-go's batch: Native blocks, the JSON column sent as strings.
 		batch, err := d.native.PrepareBatch(clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{

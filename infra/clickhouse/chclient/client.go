@@ -149,17 +149,11 @@ func (c *Client) QueryStringsArgs(ctx context.Context, sql string, args ...any) 
 // rows of a table with typed paths (logsearch_events) were parsed into dynamic paths and
 // then cast to the table's type, which tripled the engine's CPU per row (issue 27).
 //
-// Where the encoder can type every value as the engine would, the column travels in the
-// JSON type's flattened serialization instead (jsonBlock), which the engine copies
-// rather than parses: about half its CPU per row.
+// The consumer inserts its batches with EncodeRows and InsertEncoded, in the JSON type's
+// flattened serialization where it can (jsonBlock); InsertRows is the text its fallbacks
+// (rows isolated after a rejection) and the other writers send.
 func (c *Client) InsertRows(ctx context.Context, database, table, columnType, token string, rows ...[]byte) error {
-	var stmt strings.Builder
-	writeInsert(&stmt, database, table, token, "Native")
-	sql := strings.TrimSuffix(stmt.String(), "\n")
-	if block, ok := c.jsonBlock(ctx, columnType, rows); ok {
-		return c.raw.insertBlock(ctx, sql, block)
-	}
-	return c.raw.insert(ctx, sql, newNativeBody(columnType, rows))
+	return c.InsertEncoded(ctx, database, table, token, pipeline.EncodedRows{ColumnType: columnType, Rows: rows})
 }
 
 // writeInsert writes an INSERT into database.table under token, of data in format that

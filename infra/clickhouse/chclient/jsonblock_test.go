@@ -84,7 +84,7 @@ func TestJSONBlockMatchesTheEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := c.InsertRows(ctx, "d", strings.TrimPrefix(bin, "d."), typ, "tok", rows); err != nil {
+		if err := c.InsertEncoded(ctx, "d", strings.TrimPrefix(bin, "d."), "tok", c.EncodeRows(ctx, typ, rows)); err != nil {
 			t.Fatal("block:", err)
 		}
 		if err := c.Exec(ctx, "INSERT INTO "+text+" SETTINGS type_json_skip_duplicated_paths = 1 FORMAT JSONAsObject\n"+string(rows)); err != nil {
