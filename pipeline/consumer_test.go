@@ -456,6 +456,23 @@ func TestPoisonRowsGoToDeadLettersWhileNeighboursLand(t *testing.T) {
 	}
 }
 
+// newDeadLetteringConsumer is a consumer of single batches (a millisecond's linger)
+// whose dead letters' values are appended to dead.
+func newDeadLetteringConsumer(t *testing.T, eng *memEngine, tables Tables, dead *[]string) *Consumer {
+	t.Helper()
+	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
+		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
+			for _, r := range rs {
+				*dead = append(*dead, string(r.Value))
+			}
+			return nil
+		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestEncodedRowsArePathRecordedBeforeTheyGoIn: where the engine encodes rows ahead of
 // their insert, each batch's paths are recorded from the encoding, or from the rows'
 // shapes where they travel as text, before any of its rows is in the table; and a
@@ -469,16 +486,7 @@ func TestEncodedRowsArePathRecordedBeforeTheyGoIn(t *testing.T) {
 	recs[5].Value = []byte("{\"i\":5,\"j\":0}\n{\"poison\":true}\n") // the third is rejected whole, then in halves
 	part := &memPartition{offset: -1, records: recs}
 	var dead []string
-	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
-		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
-			for _, r := range rs {
-				dead = append(dead, string(r.Value))
-			}
-			return nil
-		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newDeadLetteringConsumer(t, eng, tables, &dead)
 	c.Assigned(memAssignment{part})
 	for i := 0; i < len(recs); i += 2 { // a batch each: records 0-1, 2-3, 4-5
 		if err := c.Deliver(context.Background(), "topic", 0, recs[i:i+2]); err != nil {
@@ -514,16 +522,7 @@ func TestRejectedBlocksAreInsertedAsText(t *testing.T) {
 	tables := newPathTables(table, eng)
 	part := &memPartition{offset: -1, records: makeRecords(table, 6, 2)}
 	var dead []string
-	c, err := NewConsumer(ConsumerConfig{TokenKey: testKey, MaxRows: 1000, Linger: time.Millisecond, RetryMin: time.Millisecond,
-		Dead: producerFunc(func(_ context.Context, rs ...*Record) error {
-			for _, r := range rs {
-				dead = append(dead, string(r.Value))
-			}
-			return nil
-		}), DeadTopic: func(s string) string { return s + ".dead" }}, eng, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newDeadLetteringConsumer(t, eng, tables, &dead)
 	c.Assigned(memAssignment{part})
 	if err := c.Deliver(context.Background(), "topic", 0, part.records); err != nil {
 		t.Fatal(err)

@@ -879,38 +879,34 @@ func scanNumber(b []byte, i int) (end int, frac, ok bool) {
 		i++
 	}
 	start := i
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	if i == start || b[start] == '0' && i-start > 1 {
+	if i = digitsFrom(b, i); i == start || b[start] == '0' && i-start > 1 {
 		return 0, false, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		s := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == s {
+		if s := i + 1; digitsFrom(b, s) == s {
 			return 0, false, false
 		}
-		frac = true
+		i, frac = digitsFrom(b, i+1), true
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		s := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == s {
+		if digitsFrom(b, i) == i {
 			return 0, false, false
 		}
-		frac = true
+		i, frac = digitsFrom(b, i), true
 	}
 	return i, frac, true
+}
+
+// digitsFrom is the end of the run of ASCII digits at b[i].
+func digitsFrom(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // jsonString is the JSON string at b[i] unescaped: b's own bytes where it has no escape
