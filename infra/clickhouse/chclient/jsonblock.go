@@ -344,10 +344,18 @@ func (j *jsonBlock) object(doc []byte, i, prefix int) (int, bool) {
 		if prefix > 0 {
 			j.key = append(j.key, '.')
 		}
+		// The key: doc's own bytes up to its quote, else unescaped (jsonString's two ways,
+		// told apart here, since an unescaped key may hold bytes a plain one cannot).
+		var key []byte
+		ok := true
 		k := plainRun(doc, i+1)
-		escaped := k >= len(doc) || doc[k] != '"' // jsonString unescapes it, else it is doc's bytes
-		key, tmp, end, ok := jsonString(j.tmp, doc, i)
-		j.tmp, i = tmp, end
+		escaped := k >= len(doc) || doc[k] != '"'
+		if escaped {
+			j.tmp, i, ok = appendJSONString(append(j.tmp[:0], doc[i+1:k]...), doc, k-1)
+			key = j.tmp
+		} else {
+			key, i = doc[i+1:k], k+1
+		}
 		dotted := bytes.IndexByte(key, '.') >= 0
 		if !ok || len(key) == 0 || (dotted || escaped) && !plainKey(key) {
 			return 0, false
@@ -727,7 +735,7 @@ func (j *jsonBlock) typedValue(t *typedPath, doc []byte, i int) (int, bool) {
 	}
 	if t.ms {
 		sec, ns, shape := parseTimestamp(str)
-		if shape != shapeNoZone || ns%1e6 != 0 || fracDigits(str) > 3 {
+		if shape == shapeNone || ns%1e6 != 0 || fracDigits(str) > 3 {
 			return 0, false
 		}
 		t.data = binary.LittleEndian.AppendUint64(j.reserve(t.data, 8), uint64(sec*1000+ns/1e6))

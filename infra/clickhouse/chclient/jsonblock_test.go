@@ -28,6 +28,8 @@ var taken = []string{
 	"  {\"n\":8 , \"sp\" : [\t] ,\"k\":\t\"v\"}  ",
 	`{"n":9,"_time":"2026-11-21 05:01:02.123","_raw":"line","host":"h","index":"main","status":503}`,
 	`{"n":10,"_time":"2026-11-21 05:01:02","_raw":"line 2","source":"s","sourcetype":"st"}`,
+	`{"n":21,"_time":"2026-11-21T05:01:02.5Z","_raw":"JSON lines' time"}`,
+	`{"n":22,"_time":"2026-11-21T05:01:03Z"}`,
 	`{"n":11}`,
 	`{"n":12,"late":"x","later":"y"}`,
 	`{"n":13,"late":"2026-11-21 05:01:02","later":"2026-11-21"}`, // String takes them: the path has one
@@ -42,7 +44,7 @@ var refused = map[string]string{
 	"a float past Float64":                `{"n":0,"a":1e400}`,
 	"a typed path not a string":           `{"n":0,"host":7}`,
 	"a typed path's null":                 `{"n":0,"host":null}`,
-	"a time of another shape":             `{"n":0,"_time":"2026-11-21T05:01:02Z"}`,
+	"a time of another shape":             `{"n":0,"_time":"2026-11-21T05:01:02+01:00"}`,
 	"a time with more digits":             `{"n":0,"_time":"2026-11-21 05:01:02.1234"}`,
 	"a path under a typed one":            `{"n":0,"host.x":"y"}`,
 	"not an object":                       `[1]`,
