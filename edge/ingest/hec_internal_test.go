@@ -32,6 +32,10 @@ func TestHECFastPathWritesTheReferenceRows(t *testing.T) {
 		{`{"event": 42}{"event": [1, "x"]}{"event": true}{"event": null}`, true},
 		{`{"event": "esc \"q\" \u00e9 \ud800 <&> \u2028", "host": "h\u00e9", "fields": {"k\u00e9y": "v"}}`, true},
 		{`{"event": "x", "host": null, "fields": null, "extra": {"ignored": 1}}`, true},
+		// Event strings taken as they came, and those decoded first.
+		{`{"event": "GET \/a \"q\" \\ \b\f\n\r\t \u0041\u00E9\u20ac tab\tend"}`, true},
+		{`{"event": "\ud83d\ude00 pair"}{"event": "\u0000 nul"}{"event": "\"\""}{"event": "é"}`, true},
+		{`{"event": " \t "}`, false},
 		{`{"event": "x", "fields": {"a": 1}, "fields": {"b": 2}}`, false}, // the reference merges them
 		{`{"event": "x", "host": "a", "host": null}`, false},              // the reference resets it
 		{`{"Event": "x"}`, false},

@@ -9,10 +9,60 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/svc-data/svc/pipeline/internal/jsontext"
 	"github.com/svc-data/svc/pipeline/rows"
 )
+
+// copyable reports whether a JSON string literal (quotes included) can go into a row as
+// it came: valid UTF-8 with no raw control byte, only the escapes every JSON reader takes
+// the same way (no \u escape of a surrogate), and a byte that is not blank, so that
+// its contents are not all white space (an event the reference decoder refuses).
+func copyable(lit []byte) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' || !utf8.Valid(lit) {
+		return false
+	}
+	visible := false
+	for i := 1; i < len(lit)-1; i++ {
+		switch c := lit[i]; {
+		case c == '\\':
+			if i+1 >= len(lit)-1 {
+				return false
+			}
+			switch lit[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if i+6 > len(lit)-1 {
+					return false
+				}
+				v := 0
+				for _, h := range lit[i+2 : i+6] {
+					switch {
+					case h >= '0' && h <= '9':
+						v = v<<4 | int(h-'0')
+					case h|0x20 >= 'a' && h|0x20 <= 'f':
+						v = v<<4 | int(h|0x20-'a'+10)
+					default:
+						return false
+					}
+				}
+				if v >= 0xd800 && v < 0xe000 {
+					return false
+				}
+				i += 5
+			default:
+				return false
+			}
+		case c < 0x20 || c == '"':
+			return false
+		case c > ' ' && c < 0x7f:
+			visible = true
+		}
+	}
+	return visible
+}
 
 // Meta holds an event's built-in fields before the event's own: the request's defaults.
 type Meta struct {
@@ -140,14 +190,18 @@ func (d *decoder) event(m Meta, now time.Time, dst *rows.Buffer) (bool, error) {
 	b = append(b, `","_raw":`...)
 	switch eventRaw[0] {
 	case '"':
+		if copyable(eventRaw) { // the same string, as it came
+			b = append(b, eventRaw...)
+			break
+		}
 		d.sub.Reset(eventRaw)
 		s, err := d.sub.String()
 		if err != nil || len(bytes.TrimSpace(s)) == 0 {
 			return false, nil
 		}
-		b = jsontext.AppendString(b, string(s))
+		b = jsontext.AppendBytes(b, s)
 	case '{':
-		b = jsontext.AppendString(b, string(eventRaw))
+		b = jsontext.AppendBytes(b, eventRaw)
 		if !d.collect(eventRaw) {
 			return false, nil
 		}
