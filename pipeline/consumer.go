@@ -840,7 +840,12 @@ func (w *worker) insertRows(ctx context.Context, p *plan, start, end int64, g *g
 		// A rejected block is sent again as text under the same token (the rejected
 		// insert took nothing), so that an encoding the engine does not read costs no row;
 		// what the engine rejects as text is isolated as text.
-		w.c.cfg.Logger.Warn("encoded rows rejected; inserting them as text", "table", g.table, "err", err)
+		// The engine's code only: its message may quote the rows.
+		var code int32
+		if ee := (*engineerr.Error)(nil); errors.As(err, &ee) {
+			code = ee.Code
+		}
+		w.c.cfg.Logger.Warn("encoded rows rejected; inserting them as text", "table", g.table, "engine_code", code)
 		e.Block = nil
 		if err := w.recordShapes(ctx, g.table, rows); err != nil {
 			return err

@@ -5,7 +5,8 @@ import "context"
 // JSONBlock is Client.jsonBlock: the rows as a block in the flattened serialization, and
 // whether they may travel so.
 func (c *Client) JSONBlock(ctx context.Context, columnType string, rows ...[]byte) ([]byte, bool) {
-	return c.jsonBlock(ctx, columnType, rows)
+	block, _, ok := c.jsonBlock(ctx, columnType, rows)
+	return block, ok
 }
 
 // IsEngineException is isEngineException.

@@ -426,17 +426,15 @@ func (j *jsonBlock) value(t *typedPath, doc []byte, i int) (int, bool) {
 		if p == nil {
 			return 0, false
 		}
-		kind, amb, ok := j.stringKind(p, str)
+		kind, ns, amb, ok := j.stringKind(p, str)
 		if !ok {
 			return 0, false
 		}
 		switch kind {
 		case kindDateTime:
-			sec, _, _ := parseTimestamp(str)
-			p.add(j.rows, kindDateTime, binary.LittleEndian.AppendUint32(j.reserve(p.data[kindDateTime], 4), uint32(sec)))
+			p.add(j.rows, kindDateTime, binary.LittleEndian.AppendUint32(j.reserve(p.data[kindDateTime], 4), uint32(ns/1e9)))
 		case kindDateTime64:
-			sec, ns, _ := parseTimestamp(str)
-			p.add(j.rows, kindDateTime64, binary.LittleEndian.AppendUint64(j.reserve(p.data[kindDateTime64], 8), uint64(sec*1e9+ns)))
+			p.add(j.rows, kindDateTime64, binary.LittleEndian.AppendUint64(j.reserve(p.data[kindDateTime64], 8), uint64(ns)))
 		default:
 			if amb {
 				j.ambiguousString(str)
@@ -754,35 +752,32 @@ func (j *jsonBlock) typedValue(t *typedPath, doc []byte, i int) (int, bool) {
 // takes every string, DateTime and DateTime64(9) any string their best-effort reading
 // parses (even "1.5"), and no number, boolean or array takes one. So a string on a path
 // that has a time type is taken only in the timestamp shapes, and one on a path that has
-// String needs no inference.
-func (j *jsonBlock) stringKind(p *dynPath, s []byte) (kind jsonKind, amb, ok bool) {
+// String needs no inference. For a time, ns is its nanoseconds since the epoch.
+func (j *jsonBlock) stringKind(p *dynPath, s []byte) (kind jsonKind, ns int64, amb, ok bool) {
 	if p.has[kindDateTime] || p.has[kindDateTime64] {
-		if _, _, shape := parseTimestamp(s); shape == shapeNone {
-			return 0, false, false
-		}
+		sec, frac, shape := parseTimestamp(s)
 		switch {
+		case shape == shapeNone:
+			return 0, 0, false, false
 		case p.has[kindDateTime] && fracDigits(s) == 0:
-			return kindDateTime, false, true
+			return kindDateTime, sec * 1e9, false, true
 		case !p.has[kindDateTime]:
-			return kindDateTime64, false, true
+			return kindDateTime64, sec*1e9 + frac, false, true
 		}
-		return 0, false, false // DateTime refuses a fraction, and what follows it is left to the engine
+		return 0, 0, false, false // DateTime refuses a fraction, and what follows it is left to the engine
 	}
-	if p.has[kindString] {
-		return kindString, false, true
-	}
-	if plainString(s) {
-		return kindString, false, true
+	if p.has[kindString] || plainString(s) {
+		return kindString, 0, false, true
 	}
 	if j.inferTimes {
-		if _, _, shape := parseTimestamp(s); shape != shapeNone {
+		if sec, frac, shape := parseTimestamp(s); shape != shapeNone {
 			if fracDigits(s) > 0 {
-				return kindDateTime64, false, true
+				return kindDateTime64, sec*1e9 + frac, false, true
 			}
-			return kindDateTime, false, true
+			return kindDateTime, sec * 1e9, false, true
 		}
 	}
-	return kindString, true, true
+	return kindString, 0, true, true
 }
 
 func (j *jsonBlock) ambiguousString(s []byte) {

@@ -33,18 +33,10 @@ const maxKnownStrings = 1 << 16
 // travel as text.
 const maxAskedStrings = 4096
 
-// jsonBlock returns the rows as a block in the JSON type's flattened serialization, or ok
-// false where they must travel as text (nativeBody): the encoder refused them, the
-// engine types one of their strings other than as String, or asking it failed.
-func (c *Client) jsonBlock(ctx context.Context, columnType string, rows [][]byte) ([]byte, bool) {
-	block, _, ok := c.jsonBlockPaths(ctx, columnType, rows)
-	return block, ok
-}
-
 // EncodeRows implements pipeline.RowsEncoder with jsonBlock.
 func (c *Client) EncodeRows(ctx context.Context, columnType string, rows ...[]byte) pipeline.EncodedRows {
 	e := pipeline.EncodedRows{ColumnType: columnType, Rows: rows}
-	if block, paths, ok := c.jsonBlockPaths(ctx, columnType, rows); ok {
+	if block, paths, ok := c.jsonBlock(ctx, columnType, rows); ok {
 		e.Block, e.Paths = block, paths
 	}
 	return e
@@ -63,8 +55,11 @@ func (c *Client) InsertEncoded(ctx context.Context, database, table, token strin
 
 var _ pipeline.RowsEncoder = (*Client)(nil)
 
-// jsonBlockPaths is jsonBlock with the block's paths and types.
-func (c *Client) jsonBlockPaths(ctx context.Context, columnType string, rows [][]byte) ([]byte, map[string][]string, bool) {
+// jsonBlock returns the rows as a block in the JSON type's flattened serialization with
+// its paths and types, or ok false where they must travel as text (nativeBody): the
+// engine does not read blocks, the encoder refused them, the engine types one of their
+// strings other than as String, or asking it failed.
+func (c *Client) jsonBlock(ctx context.Context, columnType string, rows [][]byte) ([]byte, map[string][]string, bool) {
 	times, blocks, err := c.strs.probe(ctx, c)
 	if err != nil || !blocks {
 		return nil, nil, false
